@@ -1,0 +1,187 @@
+//! The CLI under test: which binary, which version, and the scrubbed environment it runs in.
+//!
+//! A backend is the real Claude Code (a published version installed into the cache, or a
+//! binary given by path) or the simulator with a behaviour profile. Either way the run sees one
+//! [`Cli`]: a program, its version, and how to build its argument list for a driver mode. The
+//! environment is built from nothing ([`scrubbed_env`]): no inherited credentials, proxies or
+//! HOME, so a run can only talk to the fake API.
+
+pub mod install;
+
+use std::path::{Path, PathBuf};
+
+use crate::scenario::{Driver, DriverMode};
+
+/// The version run when none is given: the one the notes were measured on.
+pub const PINNED_VERSION: &str = "2.1.332";
+
+/// The only key a run ever holds. Harmless by construction; reports redact it anyway.
+pub const DUMMY_KEY: &str = "sk-ant-wakeprobe-dummy-key-000000000000000000000000";
+/// The last 20 characters of the key, as the CLI's "approved keys" list stores them.
+pub const DUMMY_KEY_TAIL: &str = "00000000000000000000";
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum BackendKind {
+    /// The real Claude Code CLI.
+    Claude,
+    /// The `claude-sim` stand-in with a behaviour profile.
+    Sim { profile: String },
+}
+
+/// A runnable CLI.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Cli {
+    pub kind: BackendKind,
+    /// The program to execute (a native binary, `node`, or `claude-sim`).
+    pub program: PathBuf,
+    /// Arguments before the driver's own (e.g. the JS entry point when `program` is node).
+    pub leading_args: Vec<String>,
+    /// The version as requested or resolved (`2.1.332`; `sim` for the simulator).
+    pub version: String,
+}
+
+impl Cli {
+    /// A short label for tables and folder names: `claude-2.1.332`, `sim-fixed`.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            BackendKind::Claude => format!("claude-{}", self.version),
+            BackendKind::Sim { profile } => format!("sim-{profile}"),
+        }
+    }
+
+    /// The full argument list for a driver mode.
+    pub fn args(&self, driver: &Driver, tagged_prompt: &str) -> Vec<String> {
+        let mut args = self.leading_args.clone();
+        match driver.mode {
+            DriverMode::Print => {
+                args.extend(["-p".into(), tagged_prompt.to_string()]);
+                args.extend(stream_json_output());
+            }
+            DriverMode::Session => {
+                args.extend(["-p".into(), "--input-format".into(), "stream-json".into()]);
+                args.extend(stream_json_output());
+            }
+            DriverMode::Pty => {}
+        }
+        args.extend([
+            "--permission-mode".into(),
+            driver.permission_mode.clone(),
+            "--allowedTools".into(),
+            driver.allowed_tools.join(" "),
+        ]);
+        args
+    }
+}
+
+fn stream_json_output() -> [String; 3] {
+    [
+        "--output-format".into(),
+        "stream-json".into(),
+        "--verbose".into(),
+    ]
+}
+
+/// What the scrubbed environment is built from.
+#[derive(Debug, Clone)]
+pub struct EnvSpec<'a> {
+    pub home: &'a Path,
+    pub tmp: &'a Path,
+    pub bin: &'a Path,
+    pub api_url: &'a str,
+    pub run_tag: &'a str,
+    pub events_socket: &'a Path,
+    pub pty: bool,
+    pub scenario_env: &'a indexmap::IndexMap<String, String>,
+    pub sim_profile: Option<&'a str>,
+}
+
+/// Environment variable every process of a run inherits; the leftover sweep looks for it.
+pub const RUN_TAG_ENV: &str = "WAKEPROBE_RUN";
+
+/// The CLI's whole environment, built from nothing.
+pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    // The harness's PATH without anything under the real HOME (tools installed there could read
+    // it), with the sandbox's helper folder first.
+    let inherited = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let mut path = vec![spec.bin.display().to_string()];
+    path.extend(
+        std::env::split_paths(&inherited)
+            .filter(|p| real_home.as_ref().is_none_or(|h| !p.starts_with(h)))
+            .map(|p| p.display().to_string()),
+    );
+    let mut env: Vec<(String, String)> = vec![
+        ("PATH".into(), path.join(":")),
+        ("HOME".into(), spec.home.display().to_string()),
+        ("TMPDIR".into(), spec.tmp.display().to_string()),
+        ("USER".into(), "wakeprobe".into()),
+        ("LOGNAME".into(), "wakeprobe".into()),
+        ("SHELL".into(), "/bin/bash".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        (
+            "TERM".into(),
+            if spec.pty { "xterm-256color" } else { "dumb" }.into(),
+        ),
+        ("ANTHROPIC_BASE_URL".into(), spec.api_url.to_string()),
+        ("ANTHROPIC_API_KEY".into(), DUMMY_KEY.into()),
+        ("DISABLE_TELEMETRY".into(), "1".into()),
+        ("DISABLE_ERROR_REPORTING".into(), "1".into()),
+        ("DISABLE_AUTOUPDATER".into(), "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+        (RUN_TAG_ENV.into(), spec.run_tag.to_string()),
+        (
+            crate::evidence::wire::EVENTS_ENV.into(),
+            spec.events_socket.display().to_string(),
+        ),
+    ];
+    if spec.pty {
+        env.push(("COLUMNS".into(), crate::driver::pty::COLS.to_string()));
+        env.push(("LINES".into(), crate::driver::pty::ROWS.to_string()));
+    }
+    if let Some(profile) = spec.sim_profile {
+        env.push(("CLAUDE_SIM_PROFILE".into(), profile.to_string()));
+    }
+    for (k, v) in spec.scenario_env {
+        env.retain(|(key, _)| key != k);
+        env.push((k.clone(), v.clone()));
+    }
+    env
+}
+
+/// Finds the `claude-sim` binary next to the running `wakeprobe`.
+pub fn sim_binary() -> Option<PathBuf> {
+    let me = std::env::current_exe().ok()?;
+    let candidate = me.parent()?.join("claude-sim");
+    candidate.exists().then_some(candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_is_built_from_nothing() {
+        let extra = indexmap::IndexMap::from([("FOO".to_string(), "bar".to_string())]);
+        let env = scrubbed_env(&EnvSpec {
+            home: Path::new("/sb/home"),
+            tmp: Path::new("/sb/tmp"),
+            bin: Path::new("/sb/bin"),
+            api_url: "http://127.0.0.1:9",
+            run_tag: "r1",
+            events_socket: Path::new("/sb/events.sock"),
+            pty: false,
+            scenario_env: &extra,
+            sim_profile: None,
+        });
+        let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("HOME"), Some("/sb/home"));
+        assert_eq!(get("ANTHROPIC_API_KEY"), Some(DUMMY_KEY));
+        assert_eq!(get("FOO"), Some("bar"));
+        assert!(get("PATH").unwrap().starts_with("/sb/bin:"));
+        for banned in ["HTTPS_PROXY", "HTTP_PROXY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"] {
+            assert_eq!(get(banned), None);
+        }
+        assert!(DUMMY_KEY.ends_with(DUMMY_KEY_TAIL) && DUMMY_KEY_TAIL.len() == 20);
+    }
+}

@@ -1,0 +1,342 @@
+//! Command-line definitions (clap) and exit codes. No logic lives here beyond parsing.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::driver::netns::NetworkPolicy;
+
+/// Documented exit codes.
+pub mod exit {
+    /// Every run finished and matched its scenario's `expect`.
+    pub const OK: i32 = 0;
+    /// A run's verdict differs from its scenario's `expect`, or a check failed.
+    pub const MISMATCH: i32 = 1;
+    /// Bad input: arguments, a scenario file, a baseline file.
+    pub const BAD_INPUT: i32 = 2;
+    /// The harness could not set up: install, sandbox, spawn.
+    pub const SETUP: i32 = 3;
+    /// `matrix --baseline`: a cell's verdict got worse.
+    pub const REGRESSION: i32 = 4;
+    /// `matrix --baseline`: nothing got worse, something got better.
+    pub const IMPROVEMENT: i32 = 5;
+    /// Interrupted by Ctrl-C or SIGTERM (partial results are written).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    every run finished and matched its scenario's expected verdict
+  1    a verdict differs from `expect`, or a check failed
+  2    bad input (arguments, scenario file, baseline)
+  3    setup failed (CLI install, sandbox, spawn)
+  4    matrix --baseline: a verdict regressed
+  5    matrix --baseline: no regression, at least one improvement
+  130  interrupted (what finished is written)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wakeprobe",
+    version,
+    about = "Controlled experiments on AI coding-agent CLIs: does background work wake the agent that waits for it?",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios against one CLI and write timelines, verdicts and reports.
+    Run(RunArgs),
+    /// List the scenarios with their one-line summary and seed.
+    List(ListArgs),
+    /// Re-render every report of saved runs, without running anything.
+    Report(ReportArgs),
+    /// Run scenarios across CLI versions (versions x scenarios x repeats).
+    Matrix(MatrixArgs),
+    /// Find the first published version whose verdict differs.
+    Bisect(BisectArgs),
+    /// Combine shard outputs (`matrix --shard i/n`) into one matrix.
+    Merge(MergeArgs),
+    /// Manage the committed baseline.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+    /// The stall guard hook.
+    #[command(subcommand)]
+    Guard(GuardCommand),
+    /// Compare a scenario's timeline shape on the real CLI and on the simulator.
+    Conform(ConformArgs),
+    /// The cache of installed CLI versions.
+    #[command(subcommand)]
+    Cache(CacheCommand),
+    /// (internal) Record a hook payload from stdin.
+    #[command(hide = true)]
+    HookRecord(HelperSocket),
+    /// (internal) Run a command under the task tracker.
+    #[command(hide = true)]
+    Track(TrackArgs),
+    /// (internal) Supervise a CLI process tree.
+    #[command(hide = true, name = "__supervise")]
+    Supervise(SuperviseArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// The real Claude Code CLI.
+    Claude,
+    /// The claude-sim simulator.
+    Sim,
+}
+
+/// Which CLI to run.
+#[derive(Debug, Clone, Args)]
+pub struct BackendArgs {
+    /// The backend.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Claude)]
+    pub backend: BackendChoice,
+    /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest, latest~K.
+    #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION, conflicts_with = "claude_bin")]
+    pub claude_version: String,
+    /// Run this Claude Code binary instead of a cached version.
+    #[arg(long, value_name = "PATH")]
+    pub claude_bin: Option<PathBuf>,
+    /// Simulator behaviour profile (with --backend sim).
+    #[arg(long, default_value = "finalize-on-turn-end")]
+    pub profile: String,
+}
+
+/// How runs are carried out and where they go.
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// Only these variants (default: every variant of each scenario).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Set a scenario parameter, e.g. --set bg_seconds=3 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub sets: Vec<(String, String)>,
+    /// Repetitions of each run; their verdicts' agreement is reported.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Runs at the same time (default: the number of CPUs).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Folder for reports (a run-id folder is created inside).
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Also write a JUnit XML file.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Keep each run's sandbox folder (also WAKEPROBE_KEEP=1).
+    #[arg(long)]
+    pub keep: bool,
+    /// Network isolation of the CLI.
+    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
+    pub network: NetworkPolicy,
+    /// The project template copied into every sandbox.
+    #[arg(long, value_name = "DIR")]
+    pub template: Option<PathBuf>,
+    /// Do not draw the progress line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files or names (default: every scenario in scenarios/).
+    pub scenarios: Vec<String>,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Folder holding the scenario files.
+    #[arg(long, default_value = "scenarios")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run folders (a run-id folder, or one run's folder).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Versions: X.Y.Z, latest, latest~K, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = crate::backend::PINNED_VERSION)]
+    pub versions: Vec<String>,
+    /// Scenarios: names or files, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub scenarios: Vec<String>,
+    /// A previous matrix.json: changed verdicts are listed first and set the exit code.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Run only shard I of N (deterministic split of cells), e.g. 2/3.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+    /// Map versions to simulator profiles (VERSION=PROFILE, repeatable) instead of installing.
+    #[arg(long = "sim-version", value_name = "V=PROFILE", value_parser = parse_key_value)]
+    pub sim_versions: Vec<(String, String)>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// Scenario file or name.
+    pub scenario: String,
+    /// A version with the old verdict.
+    #[arg(long)]
+    pub good: String,
+    /// A version with the new verdict.
+    #[arg(long)]
+    pub bad: String,
+    /// The versions to search (default: npm's published list); comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub versions: Vec<String>,
+    /// Map versions to simulator profiles (VERSION=PROFILE) instead of installing.
+    #[arg(long = "sim-version", value_name = "V=PROFILE", value_parser = parse_key_value)]
+    pub sim_versions: Vec<(String, String)>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard output folders (each holds a matrix.json).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged matrix goes.
+    #[arg(long, default_value = "reports/merged")]
+    pub out: PathBuf,
+    /// Also write a merged JUnit XML file.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// A baseline to compare the merged matrix with.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Write a matrix.json as the new baseline (on purpose, never silently).
+    Update {
+        /// The matrix.json to adopt.
+        matrix: PathBuf,
+        /// The baseline file.
+        #[arg(long, default_value = "baseline/matrix.json")]
+        baseline: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GuardCommand {
+    /// Run a guard script against the payload corpus and report misses.
+    Verify {
+        /// The guard script (default: ours, in sandbox-project/).
+        #[arg(long)]
+        script: Option<PathBuf>,
+        /// Also run the guard from seed 000 (extracted from the seed report) side by side.
+        #[arg(long)]
+        with_seed: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ConformArgs {
+    /// Scenario file or name.
+    pub scenario: String,
+    /// The simulator profile to compare.
+    #[arg(long, default_value = "finalize-on-turn-end")]
+    pub profile: String,
+    /// The real CLI version.
+    #[arg(long, default_value = crate::backend::PINNED_VERSION)]
+    pub claude_version: String,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Installed versions and their size.
+    List,
+    /// Remove installed versions, keeping the newest N (and the pinned one).
+    Prune {
+        #[arg(long, default_value_t = 3)]
+        keep: usize,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct HelperSocket {
+    #[arg(long)]
+    pub socket: PathBuf,
+    #[arg(long)]
+    pub fallback: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct TrackArgs {
+    #[command(flatten)]
+    pub socket: HelperSocket,
+    /// The track name from the scenario.
+    pub name: String,
+    /// The command, run with bash -c.
+    pub command: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SuperviseArgs {
+    #[arg(long)]
+    pub events: PathBuf,
+    #[arg(long)]
+    pub pty: bool,
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    pub command: Vec<String>,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got `{s}`"))?;
+    if k.is_empty() {
+        return Err(format!("expected KEY=VALUE, got `{s}`"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("expected I/N with 1 <= I <= N, got `{s}`");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let i: usize = i.parse().map_err(|_| bad())?;
+    let n: usize = n.parse().map_err(|_| bad())?;
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn shards_and_pairs_parse() {
+        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        assert!(parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err());
+        assert_eq!(parse_key_value("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_key_value("=x").is_err());
+    }
+}

@@ -1,0 +1,125 @@
+//! Reading the process table from `/proc`: descendants of a process, and processes carrying a
+//! run's environment tag.
+//!
+//! The tag (`WAKEPROBE_RUN=<id>` in the environment) is inherited by everything a run starts,
+//! including tasks that moved to their own session, so it finds leftovers without matching
+//! names.
+
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct ProcInfo {
+    pub pid: u32,
+    pub ppid: u32,
+    pub state: char,
+    pub comm: String,
+}
+
+/// Every process visible in `/proc`.
+pub fn list() -> Vec<ProcInfo> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(stat)
+        .collect()
+}
+
+/// Parses `/proc/PID/stat`: `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+pub fn stat(pid: u32) -> Option<ProcInfo> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text[open + 1..close].to_string();
+    let mut rest = text[close + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some(ProcInfo {
+        pid,
+        ppid,
+        state,
+        comm,
+    })
+}
+
+/// All live (non-zombie) descendants of `root`, parents before children.
+pub fn descendants(root: u32) -> Vec<ProcInfo> {
+    let all = list();
+    let mut children: HashMap<u32, Vec<&ProcInfo>> = HashMap::new();
+    for p in &all {
+        children.entry(p.ppid).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            queue.push(child.pid);
+            if child.state != 'Z' {
+                out.push((*child).clone());
+            }
+        }
+    }
+    out
+}
+
+/// The command line of a process, space-joined (empty for zombies and kernel threads).
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// Live processes whose environment holds exactly `KEY=VALUE`.
+pub fn tagged(key: &str, value: &str) -> Vec<ProcInfo> {
+    let needle = format!("{key}={value}");
+    list()
+        .into_iter()
+        .filter(|p| p.state != 'Z')
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid))
+                .map(|env| env.split(|c| *c == 0).any(|kv| kv == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Sends a signal; a process that is already gone is not an error.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a pid we read from /proc; at worst ESRCH.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_children_and_tags() {
+        let tag = format!("t{}", std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("WAKEPROBE_TEST_TAG", &tag)
+            .spawn()
+            .unwrap();
+        let me = std::process::id();
+        let found = descendants(me);
+        assert!(found.iter().any(|p| p.pid == child.id() && p.comm == "sleep"));
+        let tagged = tagged("WAKEPROBE_TEST_TAG", &tag);
+        assert_eq!(tagged.len(), 1);
+        assert_eq!(tagged[0].pid, child.id());
+        assert_eq!(cmdline(child.id()), "sleep 30");
+        signal(child.id(), libc::SIGKILL);
+        child.wait().unwrap();
+        assert!(super::tagged("WAKEPROBE_TEST_TAG", &tag).is_empty());
+    }
+}

@@ -1,0 +1,324 @@
+//! Evidence on one clock: the `Event` enum and the `Timeline` every later stage reads.
+//!
+//! `Event` is the contract between the driver and everything after it (classifier, reports,
+//! conformance). Each evidence source (fake-API journal, hook payloads, stream-json lines, OS
+//! markers and process exits, transcripts) is turned into events by [`normalize::Normalizer`],
+//! stamped in milliseconds since the run started on [`clock::RunClock`].
+
+pub mod clock;
+pub mod normalize;
+pub mod recorder;
+pub mod wire;
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when the timeline's JSON shape changes incompatibly.
+pub const TIMELINE_SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Milliseconds since the run started.
+    pub t_ms: f64,
+    pub source: Source,
+    /// The scenario's agent name (`main`, `worker`, ...) when the event belongs to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// Where an event was observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The fake Messages API's journal.
+    Api,
+    /// A recorder hook's payload.
+    Hook,
+    /// A stream-json line on the CLI's stdout.
+    Stream,
+    /// The OS: tracked processes, reaped processes, exits.
+    Os,
+    /// The driver's own actions (inputs, ceiling, interrupt).
+    Driver,
+    /// The CLI's session or subagent transcripts.
+    Transcript,
+    /// The pseudo-terminal's screen.
+    Screen,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The CLI process (under its supervisor) was started.
+    CliSpawned { pid: u32 },
+    /// The driver sent user input: the prompt, a scheduled input, or a probe.
+    UserInput { text: String, why: InputReason },
+    /// The fake API received a model request and decided how to answer it.
+    ModelRequest {
+        seq: u64,
+        route: Route,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<usize>,
+        /// Task notifications that are new in this request (after the last assistant message).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notifications: Vec<Notification>,
+    },
+    /// The fake API answered with a tool call.
+    ToolCall {
+        seq: u64,
+        tool: String,
+        tool_use_id: String,
+        #[serde(default)]
+        background: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spawn: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        track: Option<String>,
+        /// The `name` given to a spawned agent (a teammate, where the CLI supports them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        teammate: Option<String>,
+    },
+    /// The fake API answered with text that ends the agent's turn.
+    TurnEnded { seq: u64, text: String },
+    /// The CLI reported a task (background Bash, subagent, teammate) started.
+    TaskStarted {
+        task_id: String,
+        task_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+        /// The scenario's track name (Bash) or agent name (Agent) behind the task.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// The CLI changed a task's status (`completed`, `killed`, ...).
+    TaskUpdated {
+        task_id: String,
+        status: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    /// The CLI printed a `task_notification` line. Not proof of delivery to any agent.
+    TaskNotified {
+        task_id: String,
+        status: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    /// A hook fired (from the recorder's payload).
+    Hook {
+        hook: String,
+        /// Index of the raw payload in `hooks.jsonl`.
+        raw: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        background_tasks: Option<Vec<BackgroundTask>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_hook_active: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// A subagent was finalized (SubagentStop) or went idle (TeammateIdle).
+    AgentFinalized { hook: String },
+    /// The stream's `result` line: a top-level turn finished.
+    TurnResult {
+        subtype: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        num_turns: Option<u64>,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// Any other stream-json line, kept by type and subtype (for shape comparisons).
+    StreamLine {
+        #[serde(rename = "type")]
+        line_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subtype: Option<String>,
+    },
+    /// A tracked command started (from the task tracker).
+    TrackStarted { name: String, pid: u32 },
+    /// A tracked command ended; `exit` says how.
+    TrackEnded {
+        name: String,
+        pid: u32,
+        exit: ExitDesc,
+    },
+    /// A process under the supervisor was reaped.
+    ProcessExited {
+        pid: u32,
+        exit: ExitDesc,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
+    /// The CLI process ended.
+    CliExited { exit: ExitDesc },
+    /// The driver sent a stream-json control request (`interrupt`, `stop_task`).
+    ControlRequest {
+        subtype: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+    },
+    /// The CLI answered a control request.
+    ControlResponse {
+        subtype: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The driver closed the session (stdin, or `/exit` in a pty).
+    SessionClosed,
+    /// The run's ceiling ended the run.
+    CeilingHit { ceiling_s: f64 },
+    /// The run was interrupted (Ctrl-C or SIGTERM to the harness).
+    Interrupted,
+    /// A process the run started was still alive after cleanup and had to be killed.
+    Leftover { pid: u32, command: String },
+    /// A fact read from a transcript (seed 004's rules).
+    TranscriptFact { fact: String, detail: String },
+    /// What the pseudo-terminal showed at a moment.
+    Screen { text: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputReason {
+    Prompt,
+    Scheduled,
+    Probe,
+}
+
+/// How the fake API routed a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "route", content = "detail")]
+pub enum Route {
+    /// A scripted step of a known agent.
+    Turn,
+    /// A known agent asked past the end of its script.
+    ScriptExhausted,
+    /// A recognised side call (title, safety classifier, ...), answered harmlessly.
+    SideCall(String),
+    /// No agent tag: answered harmlessly.
+    Unrouted,
+}
+
+/// One `<task-notification>` found in a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notification {
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// An entry of a Stop/SubagentStop payload's `background_tasks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundTask {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub task_type: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Fields beyond the four above, by name (they vary between versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_fields: Vec<String>,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitDesc {
+    Code(i32),
+    Signal(i32),
+    /// The process vanished without a status we could read (killed with SIGKILL, say).
+    Vanished,
+}
+
+impl ExitDesc {
+    pub fn from_wait_status(status: i32) -> ExitDesc {
+        if libc::WIFEXITED(status) {
+            ExitDesc::Code(libc::WEXITSTATUS(status))
+        } else if libc::WIFSIGNALED(status) {
+            ExitDesc::Signal(libc::WTERMSIG(status))
+        } else {
+            ExitDesc::Vanished
+        }
+    }
+
+    pub fn from_std(status: std::process::ExitStatus) -> ExitDesc {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(c), _) => ExitDesc::Code(c),
+            (None, Some(s)) => ExitDesc::Signal(s),
+            _ => ExitDesc::Vanished,
+        }
+    }
+
+    pub fn success(&self) -> bool {
+        matches!(self, ExitDesc::Code(0))
+    }
+
+    /// `exit 0`, `SIGTERM`, ...
+    pub fn describe(&self) -> String {
+        match self {
+            ExitDesc::Code(c) => format!("exit {c}"),
+            ExitDesc::Signal(s) => signal_name(*s).to_string(),
+            ExitDesc::Vanished => "vanished".to_string(),
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+/// A run's events in time order, with what the run was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub schema: u32,
+    pub events: Vec<Event>,
+}
+
+impl Timeline {
+    /// Orders events by time; ties keep their arrival order.
+    pub fn new(mut events: Vec<Event>) -> Timeline {
+        events.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+        Timeline {
+            schema: TIMELINE_SCHEMA,
+            events,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Event> {
+        self.events.iter()
+    }
+
+    /// Model requests routed to an agent's script (scripted or exhausted), in time order.
+    pub fn agent_requests<'a>(&'a self, agent: &'a str) -> impl Iterator<Item = &'a Event> + 'a {
+        self.events.iter().filter(move |e| {
+            e.agent.as_deref() == Some(agent)
+                && matches!(
+                    &e.kind,
+                    EventKind::ModelRequest {
+                        route: Route::Turn | Route::ScriptExhausted,
+                        ..
+                    }
+                )
+        })
+    }
+}

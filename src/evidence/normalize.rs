@@ -1,0 +1,466 @@
+//! Turning raw evidence (stream-json lines, hook payloads, wire messages) into `Event`s.
+//!
+//! The normalizer is fed in arrival order and keeps the links that let later events name their
+//! agent and task: the fake API's tool calls (tool_use id -> calling agent and the scenario's
+//! spawn/track label), the CLI's `task_started` lines (task id -> tool_use id), and agent ids
+//! (the CLI's id for a subagent -> the scenario's agent name). Every field is read leniently:
+//! versions add and drop fields, and a missing one must never end a run.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::clock::RunClock;
+use super::wire::WireMessage;
+use super::{BackgroundTask, Event, EventKind, Source};
+use crate::scenario::MAIN_AGENT;
+
+#[derive(Debug, Clone, Default)]
+struct ToolUse {
+    agent: Option<String>,
+    label: Option<String>,
+    spawn: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Task {
+    owner: Option<String>,
+    label: Option<String>,
+}
+
+/// Stateful converter from raw evidence to events, one per run.
+#[derive(Debug)]
+pub struct Normalizer {
+    clock: RunClock,
+    tool_uses: HashMap<String, ToolUse>,
+    tasks: HashMap<String, Task>,
+    agent_ids: HashMap<String, String>,
+    track_owner: HashMap<String, String>,
+    /// Teammate name (the Agent call's `name`) -> scenario agent.
+    teammates: HashMap<String, String>,
+    hooks_seen: usize,
+    /// The CLI version the `init` line reported.
+    pub cli_version: Option<String>,
+}
+
+impl Normalizer {
+    pub fn new(clock: RunClock) -> Normalizer {
+        Normalizer {
+            clock,
+            tool_uses: HashMap::new(),
+            tasks: HashMap::new(),
+            agent_ids: HashMap::new(),
+            track_owner: HashMap::new(),
+            teammates: HashMap::new(),
+            hooks_seen: 0,
+            cli_version: None,
+        }
+    }
+
+    /// Learns from the fake API's own events (they are already normalized).
+    pub fn learn_api(&mut self, event: &Event) {
+        if let EventKind::ToolCall {
+            tool_use_id,
+            spawn,
+            track,
+            teammate,
+            ..
+        } = &event.kind
+        {
+            if let (Some(name), Some(agent)) = (teammate, spawn) {
+                self.teammates.insert(name.clone(), agent.clone());
+            }
+            if let Some(track) = track {
+                if let Some(agent) = &event.agent {
+                    self.track_owner.insert(track.clone(), agent.clone());
+                }
+            }
+            self.tool_uses.insert(
+                tool_use_id.clone(),
+                ToolUse {
+                    agent: event.agent.clone(),
+                    label: spawn.clone().or_else(|| track.clone()),
+                    spawn: spawn.clone(),
+                },
+            );
+        }
+    }
+
+    fn event(&self, t_ms: f64, source: Source, agent: Option<String>, kind: EventKind) -> Event {
+        Event {
+            t_ms,
+            source,
+            agent,
+            kind,
+        }
+    }
+
+    /// One line of the CLI's stdout.
+    pub fn stream_line(&mut self, t_ms: f64, line: &str) -> Vec<Event> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return vec![self.event(
+                t_ms,
+                Source::Stream,
+                None,
+                EventKind::StreamLine {
+                    line_type: "non-json".into(),
+                    subtype: None,
+                },
+            )];
+        };
+        let line_type = str_field(&v, "type").unwrap_or_else(|| "unknown".into());
+        let subtype = str_field(&v, "subtype");
+        let kind = match (line_type.as_str(), subtype.as_deref()) {
+            ("system", Some("init")) => {
+                self.cli_version = str_field(&v, "claude_code_version");
+                None
+            }
+            ("system", Some("task_started")) => self.task_started(&v),
+            ("system", Some("task_updated")) => {
+                let task_id = str_field(&v, "task_id");
+                let status = v
+                    .get("patch")
+                    .and_then(|p| str_field(p, "status"))
+                    .or_else(|| str_field(&v, "status"));
+                match (task_id, status) {
+                    (Some(task_id), Some(status)) => {
+                        let task = self.tasks.get(&task_id).cloned().unwrap_or_default();
+                        return vec![self.event(
+                            t_ms,
+                            Source::Stream,
+                            task.owner,
+                            EventKind::TaskUpdated {
+                                task_id,
+                                status,
+                                label: task.label,
+                            },
+                        )];
+                    }
+                    _ => None,
+                }
+            }
+            ("system", Some("task_notification")) => str_field(&v, "task_id").map(|task_id| {
+                let task = self.tasks.get(&task_id).cloned().unwrap_or_default();
+                EventKind::TaskNotified {
+                    task_id,
+                    status: str_field(&v, "status").unwrap_or_else(|| "unknown".into()),
+                    label: task.label,
+                    summary: str_field(&v, "summary").map(|s| truncate(&s, 200)),
+                }
+            }),
+            ("result", _) => Some(EventKind::TurnResult {
+                subtype: subtype.clone().unwrap_or_else(|| "unknown".into()),
+                num_turns: v.get("num_turns").and_then(Value::as_u64),
+                is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            }),
+            _ => None,
+        };
+        let agent = match &kind {
+            Some(EventKind::TaskStarted { task_id, .. })
+            | Some(EventKind::TaskNotified { task_id, .. }) => {
+                self.tasks.get(task_id).and_then(|t| t.owner.clone())
+            }
+            Some(EventKind::TurnResult { .. }) => Some(MAIN_AGENT.to_string()),
+            _ => None,
+        };
+        let kind = kind.unwrap_or(EventKind::StreamLine { line_type, subtype });
+        vec![self.event(t_ms, Source::Stream, agent, kind)]
+    }
+
+    fn task_started(&mut self, v: &Value) -> Option<EventKind> {
+        let task_id = str_field(v, "task_id")?;
+        let tool_use_id = str_field(v, "tool_use_id");
+        let tool_use = tool_use_id
+            .as_ref()
+            .and_then(|id| self.tool_uses.get(id))
+            .cloned()
+            .unwrap_or_default();
+        if let Some(spawned) = &tool_use.spawn {
+            // The CLI names a subagent by its task id in hook payloads (`agent_id`).
+            self.agent_ids.insert(task_id.clone(), spawned.clone());
+        }
+        self.tasks.insert(
+            task_id.clone(),
+            Task {
+                owner: tool_use.agent.clone(),
+                label: tool_use.label.clone(),
+            },
+        );
+        Some(EventKind::TaskStarted {
+            task_id,
+            task_type: str_field(v, "task_type").unwrap_or_else(|| "unknown".into()),
+            tool_use_id,
+            label: tool_use.label,
+            description: str_field(v, "description").map(|d| truncate(&d, 120)),
+        })
+    }
+
+    /// A hook payload as the recorder received it.
+    pub fn hook(&mut self, t_ms: f64, payload: &str) -> Vec<Event> {
+        let raw = self.hooks_seen;
+        self.hooks_seen += 1;
+        let v: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
+        let hook = str_field(&v, "hook_event_name").unwrap_or_else(|| "unparsed".into());
+        let agent_id = str_field(&v, "agent_id");
+        if let Some(id) = &agent_id {
+            if !self.agent_ids.contains_key(id) {
+                // Teammates have no task_started line (and no stream at all in a pty): their
+                // hooks name them (`agent_type` is the teammate's name); else the transcript.
+                let named = str_field(&v, "agent_type")
+                    .or_else(|| str_field(&v, "teammate_name"))
+                    .and_then(|n| self.teammates.get(&n).cloned())
+                    .or_else(|| self.name_from_transcript(&v));
+                if let Some(name) = named {
+                    self.agent_ids.insert(id.clone(), name);
+                }
+            }
+        }
+        let teammate = str_field(&v, "teammate_name").and_then(|n| self.teammates.get(&n).cloned());
+        let agent = match &agent_id {
+            Some(id) => self.agent_ids.get(id).cloned().or(teammate),
+            None if teammate.is_some() => teammate,
+            None if matches!(
+                hook.as_str(),
+                "Stop" | "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
+            ) =>
+            {
+                Some(MAIN_AGENT.to_string())
+            }
+            None => None,
+        };
+        let background_tasks = v
+            .get("background_tasks")
+            .and_then(Value::as_array)
+            .map(|tasks| tasks.iter().map(background_task).collect());
+        let detail = match hook.as_str() {
+            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => str_field(&v, "tool_name"),
+            "SessionEnd" | "SessionStart" => {
+                str_field(&v, "reason").or_else(|| str_field(&v, "source"))
+            }
+            "TeammateIdle" => str_field(&v, "teammate_name"),
+            "SubagentStart" => str_field(&v, "agent_type"),
+            "Stop" | "SubagentStop" => {
+                str_field(&v, "last_assistant_message").map(|m| truncate(&m, 160))
+            }
+            _ => None,
+        };
+        let mut events = vec![self.event(
+            t_ms,
+            Source::Hook,
+            agent.clone(),
+            EventKind::Hook {
+                hook: hook.clone(),
+                raw,
+                agent_id,
+                background_tasks,
+                stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool),
+                detail,
+            },
+        )];
+        if hook == "SubagentStop" {
+            events.push(self.event(
+                t_ms,
+                Source::Hook,
+                agent,
+                EventKind::AgentFinalized { hook },
+            ));
+        }
+        events
+    }
+
+    /// A subagent's transcript path names its file `agent-<id>.jsonl`; its first user line holds
+    /// the harness's tag. Reading it is the fallback link when no `task_started` line gave one.
+    fn name_from_transcript(&self, v: &Value) -> Option<String> {
+        let path = str_field(v, "agent_transcript_path")?;
+        let text = std::fs::read_to_string(path).ok()?;
+        let first_user = text.lines().find(|l| l.contains("\"user\""))?;
+        let start = first_user.find("[wakeprobe:agent=")? + "[wakeprobe:agent=".len();
+        let end = first_user[start..].find(']')? + start;
+        Some(first_user[start..end].to_string())
+    }
+
+    /// A message from a helper process.
+    pub fn wire(&mut self, message: WireMessage) -> Vec<Event> {
+        let t_ms = self.clock.ms_at(message.t_ns());
+        match message {
+            WireMessage::Hook { payload, .. } => self.hook(t_ms, &payload),
+            WireMessage::TrackStart { name, pid, .. } => {
+                let owner = self.track_owner.get(&name).cloned();
+                vec![self.event(t_ms, Source::Os, owner, EventKind::TrackStarted { name, pid })]
+            }
+            WireMessage::TrackEnd {
+                name, pid, exit, ..
+            } => {
+                let owner = self.track_owner.get(&name).cloned();
+                vec![self.event(
+                    t_ms,
+                    Source::Os,
+                    owner,
+                    EventKind::TrackEnded { name, pid, exit },
+                )]
+            }
+            WireMessage::Reaped {
+                pid,
+                exit,
+                command,
+                cli,
+                ..
+            } => {
+                let kind = if cli {
+                    EventKind::CliExited { exit }
+                } else {
+                    EventKind::ProcessExited { pid, exit, command }
+                };
+                vec![self.event(t_ms, Source::Os, None, kind)]
+            }
+        }
+    }
+}
+
+fn background_task(v: &Value) -> BackgroundTask {
+    const KNOWN: &[&str] = &["id", "type", "status", "description"];
+    BackgroundTask {
+        id: str_field(v, "id").unwrap_or_default(),
+        task_type: str_field(v, "type").unwrap_or_default(),
+        status: str_field(v, "status").unwrap_or_default(),
+        description: str_field(v, "description").map(|d| truncate(&d, 120)),
+        other_fields: v
+            .as_object()
+            .map(|o| {
+                o.keys()
+                    .filter(|k| !KNOWN.contains(&k.as_str()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// A string field, or a number rendered as text (ids are numbers in some versions).
+fn str_field(v: &Value, key: &str) -> Option<String> {
+    match v.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::ExitDesc;
+    use proptest::prelude::*;
+
+    fn normalizer_with_spawn() -> Normalizer {
+        let mut n = Normalizer::new(RunClock::with_origin(0));
+        n.learn_api(&Event {
+            t_ms: 1.0,
+            source: Source::Api,
+            agent: Some("main".into()),
+            kind: EventKind::ToolCall {
+                seq: 1,
+                tool: "Agent".into(),
+                tool_use_id: "toolu_a".into(),
+                background: true,
+                spawn: Some("worker".into()),
+                track: None,
+                teammate: None,
+            },
+        });
+        n.learn_api(&Event {
+            t_ms: 2.0,
+            source: Source::Api,
+            agent: Some("worker".into()),
+            kind: EventKind::ToolCall {
+                seq: 2,
+                tool: "Bash".into(),
+                tool_use_id: "toolu_b".into(),
+                background: true,
+                spawn: None,
+                track: Some("bg".into()),
+                teammate: None,
+            },
+        });
+        n
+    }
+
+    #[test]
+    fn tasks_and_hooks_are_linked_to_scenario_agents() {
+        let mut n = normalizer_with_spawn();
+        let e = n.stream_line(
+            3.0,
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
+        );
+        assert!(matches!(&e[0].kind, EventKind::TaskStarted { label: Some(l), .. } if l == "worker"));
+        assert_eq!(e[0].agent.as_deref(), Some("main"));
+        let e = n.stream_line(
+            4.0,
+            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#,
+        );
+        assert_eq!(e[0].agent.as_deref(), Some("worker"));
+        let e = n.hook(
+            5.0,
+            r#"{"hook_event_name":"SubagentStop","agent_id":"a1","stop_hook_active":false,
+                "background_tasks":[{"id":"b1","type":"shell","status":"running","command":"sleep 3"}]}"#,
+        );
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].agent.as_deref(), Some("worker"));
+        match &e[0].kind {
+            EventKind::Hook { background_tasks: Some(tasks), .. } => {
+                assert_eq!(tasks[0].status, "running");
+                assert_eq!(tasks[0].other_fields, vec!["command"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(e[1].kind, EventKind::AgentFinalized { .. }));
+        let e = n.stream_line(
+            6.0,
+            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"killed"}}"#,
+        );
+        assert!(matches!(&e[0].kind, EventKind::TaskUpdated { status, label: Some(l), .. } if status == "killed" && l == "bg"));
+    }
+
+    #[test]
+    fn wire_messages_use_the_senders_clock() {
+        let mut n = normalizer_with_spawn();
+        let e = n.wire(WireMessage::TrackEnd {
+            t_ns: 2_500_000,
+            name: "bg".into(),
+            pid: 7,
+            exit: ExitDesc::Signal(15),
+        });
+        assert_eq!(e[0].t_ms, 2.5);
+        assert_eq!(e[0].agent.as_deref(), Some("worker"));
+    }
+
+    #[test]
+    fn unknown_lines_are_kept_by_shape() {
+        let mut n = Normalizer::new(RunClock::with_origin(0));
+        let e = n.stream_line(1.0, r#"{"type":"system","subtype":"hook_started"}"#);
+        assert!(matches!(&e[0].kind, EventKind::StreamLine { subtype: Some(s), .. } if s == "hook_started"));
+        let e = n.stream_line(1.0, "garbage");
+        assert!(matches!(&e[0].kind, EventKind::StreamLine { line_type, .. } if line_type == "non-json"));
+        let e = n.stream_line(1.0, r#"{"type":"system","subtype":"init","claude_code_version":"9.9.9"}"#);
+        assert_eq!(e.len(), 1);
+        assert_eq!(n.cli_version.as_deref(), Some("9.9.9"));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_lines_and_payloads_never_panic(s in ".{0,200}") {
+            let mut n = Normalizer::new(RunClock::with_origin(0));
+            prop_assert_eq!(n.stream_line(0.0, &s).len(), 1);
+            prop_assert!(!n.hook(0.0, &s).is_empty());
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The two evidence helpers the sandbox runs: the hook recorder and the task tracker.
+//!
+//! Both are the `wakeprobe` binary itself (hidden subcommands), so they need nothing installed
+//! and start in about a millisecond. Both are written to never disturb what they observe: the
+//! recorder prints nothing and exits 0 whatever happens; the tracker runs the command as its
+//! child, passes signals through, and exits exactly as the command did.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::clock::monotonic_ns;
+use super::wire::WireMessage;
+use super::ExitDesc;
+
+/// Largest hook payload kept; a payload is a few KiB, this only bounds a runaway writer.
+const MAX_PAYLOAD: u64 = 16 << 20;
+
+/// Reads a hook payload from stdin and sends it to the harness; if the socket is gone, appends
+/// it to `fallback` so the run still has it. Always succeeds from the CLI's point of view.
+pub fn record_hook(socket: &Path, fallback: &Path) {
+    let t_ns = monotonic_ns();
+    let mut payload = String::new();
+    let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_string(&mut payload);
+    let message = WireMessage::Hook { t_ns, payload };
+    if message.send(socket).is_err() {
+        append_line(fallback, &message);
+    }
+}
+
+fn append_line(path: &Path, message: &WireMessage) {
+    if let Ok(mut line) = serde_json::to_vec(message) {
+        line.push(b'\n');
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = file.write_all(&line);
+        }
+    }
+}
+
+static CHILD_PID: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_signal(sig: libc::c_int) {
+    let pid = CHILD_PID.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// Runs `command` with bash as a tracked child: reports its start and end, forwards SIGTERM,
+/// SIGINT and SIGHUP, and returns how it ended (the caller exits the same way).
+pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitDesc {
+    let me = std::process::id();
+    let start = WireMessage::TrackStart {
+        t_ns: monotonic_ns(),
+        name: name.to_string(),
+        pid: me,
+    };
+    if start.send(socket).is_err() {
+        append_line(fallback, &start);
+    }
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: installing a handler that only calls kill(), which is async-signal-safe.
+        unsafe {
+            libc::signal(sig, forward_signal as *const () as libc::sighandler_t);
+        }
+    }
+    let exit = match std::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .spawn()
+    {
+        Ok(mut child) => {
+            CHILD_PID.store(child.id() as i32, Ordering::SeqCst);
+            match child.wait() {
+                Ok(status) => ExitDesc::from_std(status),
+                Err(_) => ExitDesc::Vanished,
+            }
+        }
+        Err(e) => {
+            eprintln!("wp-track: cannot run bash: {e}");
+            ExitDesc::Code(127)
+        }
+    };
+    let end = WireMessage::TrackEnd {
+        t_ns: monotonic_ns(),
+        name: name.to_string(),
+        pid: me,
+        exit: exit.clone(),
+    };
+    if end.send(socket).is_err() {
+        append_line(fallback, &end);
+    }
+    exit
+}
+
+/// Ends this process the way `exit` describes: same code, or the same signal re-raised.
+pub fn exit_like(exit: &ExitDesc) -> ! {
+    match exit {
+        ExitDesc::Code(c) => std::process::exit(*c),
+        ExitDesc::Signal(s) => {
+            // SAFETY: restoring the default disposition and re-raising to die by the same signal.
+            unsafe {
+                libc::signal(*s, libc::SIG_DFL);
+                libc::raise(*s);
+            }
+            std::process::exit(128 + s)
+        }
+        ExitDesc::Vanished => std::process::exit(1),
+    }
+}

@@ -1,0 +1,60 @@
+//! The messages helper processes send the harness over the run's Unix socket.
+//!
+//! The hook recorder, the task tracker and the process supervisor are separate processes; each
+//! connects to `$WAKEPROBE_EVENTS`, writes one JSON line and closes. Each message carries the
+//! sender's own reading of the shared monotonic clock, so the order of events does not depend
+//! on how fast the harness reads its socket.
+
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+use super::ExitDesc;
+
+/// Environment variable holding the socket path.
+pub const EVENTS_ENV: &str = "WAKEPROBE_EVENTS";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "src", rename_all = "snake_case")]
+pub enum WireMessage {
+    /// A hook's raw stdin payload.
+    Hook { t_ns: u64, payload: String },
+    /// A tracked command started.
+    TrackStart { t_ns: u64, name: String, pid: u32 },
+    /// A tracked command ended.
+    TrackEnd {
+        t_ns: u64,
+        name: String,
+        pid: u32,
+        exit: ExitDesc,
+    },
+    /// The supervisor reaped a process.
+    Reaped {
+        t_ns: u64,
+        pid: u32,
+        exit: ExitDesc,
+        command: Option<String>,
+        /// True for the CLI itself (the supervisor's direct child).
+        cli: bool,
+    },
+}
+
+impl WireMessage {
+    pub fn t_ns(&self) -> u64 {
+        match self {
+            WireMessage::Hook { t_ns, .. }
+            | WireMessage::TrackStart { t_ns, .. }
+            | WireMessage::TrackEnd { t_ns, .. }
+            | WireMessage::Reaped { t_ns, .. } => *t_ns,
+        }
+    }
+
+    /// Sends one message; failures are returned, never fatal to the sender's real work.
+    pub fn send(&self, socket: &Path) -> std::io::Result<()> {
+        let mut stream = UnixStream::connect(socket)?;
+        let mut line = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        stream.write_all(&line)
+    }
+}

@@ -1,0 +1,506 @@
+//! The scripted fake of the Anthropic Messages API: routing, answers, and the request journal.
+//!
+//! [`app`] builds the axum `Router`; the driver binds it to `127.0.0.1:0` inside the run's
+//! network namespace. Each request is routed to an agent by the tag the harness put in that
+//! agent's prompt ([`request::agent_tag`]), and to a step by the number of assistant messages it
+//! carries (so a retried request gets the same step again). Every request is journaled and
+//! becomes an [`Event`]; requests the script does not cover get a short harmless answer, never an
+//! error that would derail the CLI.
+
+pub mod reply;
+pub mod request;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::evidence::clock::RunClock;
+use crate::evidence::{Event, EventKind, Notification, Route, Source};
+use crate::scenario::{Step, Until};
+use reply::{Answer, Block};
+use request::RequestView;
+
+/// What the fake API serves.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Each agent's steps, `main` first.
+    pub script: IndexMap<String, Vec<Step>>,
+    /// The command that wraps a tracked Bash command (`wp-track`).
+    pub track_command: String,
+    /// Where the journal and request bodies go; `None` keeps them in memory only.
+    pub evidence_dir: Option<PathBuf>,
+}
+
+/// Shared state of one fake API instance (one run).
+pub struct ApiState {
+    config: ApiConfig,
+    clock: RunClock,
+    sink: UnboundedSender<Event>,
+    seq: AtomicU64,
+    cursors: Mutex<HashMap<String, Cursor>>,
+    journal: Mutex<Vec<JournalEntry>>,
+}
+
+#[derive(Debug, Default)]
+struct Cursor {
+    step: usize,
+    /// Assistant-message count of the last request served: a request with the same count is a
+    /// retry of that step.
+    last_count: Option<usize>,
+    repeats: u32,
+}
+
+/// One line of `api-journal.jsonl`.
+#[derive(Debug, Clone, Serialize)]
+pub struct JournalEntry {
+    pub seq: u64,
+    pub t_ms: f64,
+    pub method: String,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub route: Route,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    pub stream: bool,
+    pub assistant_messages: usize,
+    pub messages: usize,
+    pub tools: usize,
+    pub system_head: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<Notification>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications_seen: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// What was answered: `text`, `tool_use:Bash`, ...
+    pub answer: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ApiState {
+    pub fn new(config: ApiConfig, clock: RunClock, sink: UnboundedSender<Event>) -> Arc<ApiState> {
+        if let Some(dir) = &config.evidence_dir {
+            let _ = std::fs::create_dir_all(dir.join("requests"));
+        }
+        Arc::new(ApiState {
+            config,
+            clock,
+            sink,
+            seq: AtomicU64::new(0),
+            cursors: Mutex::new(HashMap::new()),
+            journal: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A copy of the journal so far.
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.journal.lock().expect("journal lock").clone()
+    }
+
+    fn emit(&self, t_ms: f64, agent: Option<&str>, kind: EventKind) {
+        let _ = self.sink.send(Event {
+            t_ms,
+            source: Source::Api,
+            agent: agent.map(str::to_string),
+            kind,
+        });
+    }
+
+    fn record(&self, entry: JournalEntry, body: Option<&Value>) {
+        if let Some(dir) = &self.config.evidence_dir {
+            if let Some(body) = body {
+                let path = dir.join("requests").join(format!("{:04}.json", entry.seq));
+                let _ = std::fs::write(path, serde_json::to_vec_pretty(&slim_body(body)).unwrap_or_default());
+            }
+            if let Ok(mut line) = serde_json::to_vec(&entry) {
+                line.push(b'\n');
+                if let Ok(mut f) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join("api-journal.jsonl"))
+                {
+                    let _ = f.write_all(&line);
+                }
+            }
+        }
+        self.journal.lock().expect("journal lock").push(entry);
+    }
+
+    /// Picks the step for a request from a known agent, advancing its cursor.
+    fn next_step(&self, agent: &str, view: &RequestView) -> Option<usize> {
+        let steps = &self.config.script[agent];
+        let mut cursors = self.cursors.lock().expect("cursor lock");
+        let cursor = cursors.entry(agent.to_string()).or_default();
+        match cursor.last_count {
+            None => {}
+            Some(count) if count == view.assistant_messages => {}
+            Some(_) => {
+                let current = steps.get(cursor.step);
+                let repeat = current.is_some_and(|s| {
+                    s.until == Some(Until::Notified)
+                        && view.new_notifications.is_empty()
+                        && cursor.repeats < s.max_repeats
+                });
+                if repeat {
+                    cursor.repeats += 1;
+                } else {
+                    cursor.step += 1;
+                    cursor.repeats = 0;
+                }
+            }
+        }
+        cursor.last_count = Some(view.assistant_messages);
+        (cursor.step < steps.len()).then_some(cursor.step)
+    }
+}
+
+/// The request body as journaled: everything but the tool schemas, which are large and fixed.
+fn slim_body(body: &Value) -> Value {
+    let mut body = body.clone();
+    if let Some(tools) = body.get_mut("tools") {
+        let names: Vec<Value> = tools
+            .as_array()
+            .map(|t| t.iter().filter_map(|t| t.get("name").cloned()).collect())
+            .unwrap_or_default();
+        *tools = Value::Array(names);
+    }
+    body
+}
+
+/// The router: `POST /v1/messages`, `POST /v1/messages/count_tokens`, and a logged 404 for
+/// anything else.
+pub fn app(state: Arc<ApiState>) -> Router {
+    Router::new()
+        .route("/v1/messages", post(messages))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .fallback(unknown)
+        .with_state(state)
+}
+
+async fn count_tokens(body: Bytes) -> Json<Value> {
+    Json(json!({"input_tokens": body.len() as u64 / 4 + 1}))
+}
+
+async fn unknown(State(state): State<Arc<ApiState>>, method: Method, uri: Uri) -> Response {
+    let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
+    tracing::warn!(%method, %uri, "fake API: request to an endpoint it does not serve");
+    state.record(
+        JournalEntry {
+            seq,
+            t_ms: state.clock.now_ms(),
+            method: method.to_string(),
+            path: uri.to_string(),
+            agent: None,
+            route: Route::Unrouted,
+            step: None,
+            stream: false,
+            assistant_messages: 0,
+            messages: 0,
+            tools: 0,
+            system_head: String::new(),
+            notifications: vec![],
+            notifications_seen: vec![],
+            user_agent: None,
+            session_id: None,
+            answer: "404".into(),
+            note: Some("no such endpoint".into()),
+        },
+        None,
+    );
+    let error = json!({"type": "error", "error": {"type": "not_found_error",
+        "message": format!("wakeprobe fake API serves POST /v1/messages and /v1/messages/count_tokens, not {method} {uri}")}});
+    (StatusCode::NOT_FOUND, Json(error)).into_response()
+}
+
+/// Recognises a side call (not an agent turn) and names it.
+fn side_call(view: &RequestView) -> Option<String> {
+    if view.stop_sequences.iter().any(|s| s == "</block>")
+        || view.system_head.starts_with("You are a security monitor")
+    {
+        return Some("safety-classifier".into());
+    }
+    if view.tool_names.is_empty() {
+        return Some(if view.stream { "no-tools" } else { "non-streaming" }.into());
+    }
+    None
+}
+
+async fn messages(
+    State(state): State<Arc<ApiState>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let t_ms = state.clock.now_ms();
+    let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
+    let header_text =
+        |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let parsed: Result<Value, _> = serde_json::from_slice(&body);
+    let Ok(body) = parsed else {
+        tracing::warn!(seq, "fake API: request body is not JSON");
+        let error = json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "wakeprobe fake API: the request body is not JSON"}});
+        return (StatusCode::BAD_REQUEST, Json(error)).into_response();
+    };
+    let view = RequestView::parse(&body);
+    let known_agent = view
+        .tag
+        .clone()
+        .filter(|a| state.config.script.contains_key(a));
+
+    let side = side_call(&view);
+    let (route, agent, step) = match (&known_agent, &side) {
+        (Some(agent), None) => match state.next_step(agent, &view) {
+            Some(step) => (Route::Turn, Some(agent.clone()), Some(step)),
+            None => (Route::ScriptExhausted, Some(agent.clone()), None),
+        },
+        (_, Some(what)) => (Route::SideCall(what.clone()), known_agent.clone(), None),
+        (None, None) => (Route::Unrouted, None, None),
+    };
+
+    let mut note = None;
+    let (answer, think, after_send) = match (&route, step) {
+        (Route::Turn, Some(index)) => {
+            let agent = agent.as_deref().expect("a turn has an agent");
+            let step = &state.config.script[agent][index];
+            let (answer, events, alias) = scripted_answer(&state.config, agent, step, seq, &view);
+            note = alias;
+            (answer, step.think, events)
+        }
+        (Route::ScriptExhausted, _) => {
+            let text = format!(
+                "(wakeprobe: the script for `{}` has no more steps; ending the turn.)",
+                agent.as_deref().unwrap_or("?")
+            );
+            let answer = text_answer(seq, &view, &text);
+            let events = vec![EventKind::TurnEnded { seq, text }];
+            (answer, Default::default(), events)
+        }
+        (Route::SideCall(what), _) if what == "safety-classifier" => {
+            let mut answer = text_answer(seq, &view, "<block>no");
+            answer.stop_reason = "stop_sequence";
+            answer.stop_sequence = Some("</block>".into());
+            (answer, Default::default(), vec![])
+        }
+        _ => (text_answer(seq, &view, "OK."), Default::default(), vec![]),
+    };
+
+    let entry = JournalEntry {
+        seq,
+        t_ms,
+        method: "POST".into(),
+        path: uri.to_string(),
+        agent: agent.clone(),
+        route: route.clone(),
+        step,
+        stream: view.stream,
+        assistant_messages: view.assistant_messages,
+        messages: view.message_count,
+        tools: view.tool_names.len(),
+        system_head: view.system_head.chars().take(80).collect(),
+        notifications: view.new_notifications.clone(),
+        notifications_seen: view.all_notification_ids.clone(),
+        user_agent: header_text("user-agent"),
+        session_id: header_text("x-claude-code-session-id"),
+        answer: describe(&answer),
+        note,
+    };
+    state.record(entry, Some(&body));
+    state.emit(
+        t_ms,
+        agent.as_deref(),
+        EventKind::ModelRequest {
+            seq,
+            route,
+            step,
+            notifications: view.new_notifications.clone(),
+        },
+    );
+
+    let (content_type, bytes) = if view.stream {
+        ("text/event-stream", answer.to_sse())
+    } else {
+        ("application/json", answer.to_message().to_string().into_bytes())
+    };
+    let state_for_send = state.clone();
+    let on_send = Box::new(move || {
+        let t = state_for_send.clock.now_ms();
+        for kind in after_send {
+            state_for_send.emit(t, agent.as_deref(), kind);
+        }
+    });
+    let stream = DelayedBody {
+        delay: Box::pin(tokio::time::sleep(think)),
+        data: Some(Bytes::from(bytes)),
+        on_send: Some(on_send),
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-cache")
+        .header("request-id", format!("req_wakeprobe_{seq}"))
+        .body(Body::from_stream(stream))
+        .expect("static response parts are valid")
+}
+
+fn text_answer(seq: u64, view: &RequestView, text: &str) -> Answer {
+    Answer {
+        id: format!("msg_wakeprobe_{seq:04}"),
+        model: view.model.clone(),
+        blocks: vec![Block::Text(text.to_string())],
+        stop_reason: "end_turn",
+        stop_sequence: None,
+        input_tokens: 10,
+    }
+}
+
+fn describe(answer: &Answer) -> String {
+    answer
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(_) => "text".to_string(),
+            Block::ToolUse { name, .. } => format!("tool_use:{name}"),
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// Tool names that the CLI renamed across versions; the script says one, the CLI may offer the
+/// other.
+const TOOL_ALIASES: &[(&str, &str)] = &[("Agent", "Task"), ("Task", "Agent")];
+
+/// Builds a scripted step's answer, the events to emit once it is sent, and a note when a tool
+/// name had to be translated to the CLI's name for it.
+fn scripted_answer(
+    config: &ApiConfig,
+    agent: &str,
+    step: &Step,
+    seq: u64,
+    view: &RequestView,
+) -> (Answer, Vec<EventKind>, Option<String>) {
+    let mut blocks = Vec::new();
+    let mut events = Vec::new();
+    let mut note = None;
+    if let Some(text) = &step.say {
+        blocks.push(Block::Text(text.clone()));
+    }
+    let stop_reason = match &step.call {
+        Some(call) => {
+            let mut name = call.tool.clone();
+            if !view.tool_names.is_empty() && !view.tool_names.contains(&name) {
+                if let Some((_, alias)) = TOOL_ALIASES
+                    .iter()
+                    .find(|(from, to)| *from == name && view.tool_names.iter().any(|t| t == to))
+                {
+                    note = Some(format!("tool `{name}` offered as `{alias}` by this CLI"));
+                    name = alias.to_string();
+                } else {
+                    note = Some(format!("tool `{name}` is not among the request's tools"));
+                }
+            }
+            let mut input = call.input.clone();
+            if let Some(spawned) = &call.spawn {
+                if let Some(prompt) = input.get("prompt").and_then(Value::as_str) {
+                    input["prompt"] = format!("{prompt}\n\n{}", request::agent_tag(spawned)).into();
+                }
+            }
+            if let Some(track) = &call.track {
+                if let Some(command) = input.get("command").and_then(Value::as_str) {
+                    input["command"] =
+                        format!("{} {track} {}", config.track_command, shell_quote(command)).into();
+                }
+            }
+            let tool_use_id = format!("toolu_wp{seq:04}_{}", agent.replace('-', "_"));
+            let background = input
+                .get("run_in_background")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let teammate = call
+                .spawn
+                .as_ref()
+                .and_then(|_| input.get("name").and_then(Value::as_str))
+                .map(str::to_string);
+            events.push(EventKind::ToolCall {
+                seq,
+                tool: name.clone(),
+                tool_use_id: tool_use_id.clone(),
+                background,
+                spawn: call.spawn.clone(),
+                track: call.track.clone(),
+                teammate,
+            });
+            blocks.push(Block::ToolUse {
+                id: tool_use_id,
+                name,
+                input,
+            });
+            "tool_use"
+        }
+        None => {
+            events.push(EventKind::TurnEnded {
+                seq,
+                text: step.say.clone().unwrap_or_default(),
+            });
+            "end_turn"
+        }
+    };
+    let answer = Answer {
+        id: format!("msg_wakeprobe_{seq:04}"),
+        model: view.model.clone(),
+        blocks,
+        stop_reason,
+        stop_sequence: None,
+        input_tokens: 10,
+    };
+    (answer, events, note)
+}
+
+/// Quotes a string for a POSIX shell as one word.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A response body that waits for the step's think-time, then sends everything at once.
+struct DelayedBody {
+    delay: Pin<Box<tokio::time::Sleep>>,
+    data: Option<Bytes>,
+    on_send: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl futures_core::Stream for DelayedBody {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.delay.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if let Some(on_send) = self.on_send.take() {
+            on_send();
+        }
+        Poll::Ready(self.data.take().map(Ok))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,248 @@
+//! Reading a Messages API request: who is calling, at which step, and what it carries.
+//!
+//! Parsing is lenient on purpose: fields come and go between CLI versions, and a request the
+//! harness does not understand must still get a harmless answer, never an error that derails
+//! the CLI.
+
+use serde_json::Value;
+
+use crate::evidence::Notification;
+
+/// The marker the harness appends to every prompt it hands an agent.
+pub fn agent_tag(agent: &str) -> String {
+    format!("[wakeprobe:agent={agent}]")
+}
+
+/// What the router needs from a request body.
+#[derive(Debug, Clone, Default)]
+pub struct RequestView {
+    pub stream: bool,
+    pub model: String,
+    /// The agent named by the tag in the first user message, if any.
+    pub tag: Option<String>,
+    /// Number of assistant messages: the step the agent is at.
+    pub assistant_messages: usize,
+    pub message_count: usize,
+    pub tool_names: Vec<String>,
+    pub stop_sequences: Vec<String>,
+    /// The first characters of the system prompt, for journals and side-call recognition.
+    pub system_head: String,
+    /// Notifications in the messages after the last assistant message.
+    pub new_notifications: Vec<Notification>,
+    /// Task ids of every notification anywhere in the request.
+    pub all_notification_ids: Vec<String>,
+}
+
+impl RequestView {
+    pub fn parse(body: &Value) -> RequestView {
+        let messages = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let first_user = messages
+            .iter()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+        let tag = first_user.and_then(|m| find_tag(&collect_text(m.get("content"))));
+        let last_assistant = messages
+            .iter()
+            .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
+        let trailing = match last_assistant {
+            Some(i) => &messages[i + 1..],
+            None => messages,
+        };
+        let trailing_text: String = trailing
+            .iter()
+            .map(|m| collect_text(m.get("content")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let all_text: String = messages
+            .iter()
+            .map(|m| collect_text(m.get("content")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let system_head = match body.get("system") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => collect_text(Some(other)),
+            None => String::new(),
+        };
+        RequestView {
+            stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("claude-fake")
+                .to_string(),
+            tag,
+            assistant_messages: messages
+                .iter()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+                .count(),
+            message_count: messages.len(),
+            tool_names: body
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(|t| t.get("name").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            stop_sequences: body
+                .get("stop_sequences")
+                .and_then(Value::as_array)
+                .map(|s| {
+                    s.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            system_head: system_head.chars().take(200).collect(),
+            new_notifications: parse_notifications(&trailing_text),
+            all_notification_ids: parse_notifications(&all_text)
+                .into_iter()
+                .map(|n| n.task_id)
+                .collect(),
+        }
+    }
+}
+
+/// Every string under `text` or `content` keys (and plain string content), in order.
+pub fn collect_text(content: Option<&Value>) -> String {
+    let mut out = Vec::new();
+    fn walk<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(map) => {
+                for key in ["text", "content"] {
+                    if let Some(inner) = map.get(key) {
+                        walk(inner, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(c) = content {
+        walk(c, &mut out);
+    }
+    out.join("\n")
+}
+
+fn find_tag(text: &str) -> Option<String> {
+    let start = text.find("[wakeprobe:agent=")? + "[wakeprobe:agent=".len();
+    let end = text[start..].find(']')? + start;
+    let name = &text[start..end];
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Extracts `<task-notification>` blocks: their `<task-id>`, `<status>` and `<tool-use-id>`.
+pub fn parse_notifications(text: &str) -> Vec<Notification> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("<task-notification>") {
+        let body_start = open + "<task-notification>".len();
+        let body_end = rest[body_start..]
+            .find("</task-notification>")
+            .map(|e| body_start + e)
+            .unwrap_or(rest.len());
+        let body = &rest[body_start..body_end];
+        if let Some(task_id) = element(body, "task-id") {
+            let n = Notification {
+                task_id,
+                status: element(body, "status"),
+                tool_use_id: element(body, "tool-use-id"),
+            };
+            if !found.contains(&n) {
+                found.push(n);
+            }
+        }
+        rest = &rest[body_end..];
+    }
+    found
+}
+
+fn element(body: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = body.find(&open)? + open.len();
+    let end = body[start..].find(&close)? + start;
+    Some(body[start..end].trim().to_string()).filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_tag_step_and_new_notifications() {
+        let body = json!({
+            "model": "claude-x", "stream": true,
+            "tools": [{"name": "Bash"}, {"name": "Agent"}],
+            "system": [{"type": "text", "text": "You are Claude Code"}],
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+                    {"type": "text", "text": "Do it.\n\n[wakeprobe:agent=worker]"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+                    {"type": "text", "text": "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"}]}
+            ]
+        });
+        let v = RequestView::parse(&body);
+        assert_eq!(v.tag.as_deref(), Some("worker"));
+        assert_eq!(v.assistant_messages, 1);
+        assert!(v.stream);
+        assert_eq!(v.tool_names, vec!["Bash", "Agent"]);
+        assert_eq!(v.system_head, "You are Claude Code");
+        assert_eq!(v.new_notifications.len(), 1);
+        assert_eq!(v.new_notifications[0].task_id, "b1");
+        assert_eq!(v.new_notifications[0].status.as_deref(), Some("completed"));
+    }
+
+    #[test]
+    fn old_notifications_are_not_new() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "go [wakeprobe:agent=main]"},
+            {"role": "user", "content": "<task-notification><task-id>b1</task-id></task-notification>"},
+            {"role": "assistant", "content": "seen"},
+            {"role": "user", "content": "next"}
+        ]});
+        let v = RequestView::parse(&body);
+        assert!(v.new_notifications.is_empty());
+        assert_eq!(v.all_notification_ids, vec!["b1"]);
+        assert_eq!(v.tag.as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn the_tag_counts_only_in_the_first_user_message() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "title this"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "[wakeprobe:agent=worker]"}
+        ]});
+        assert_eq!(RequestView::parse(&body).tag, None);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(s in ".{0,200}") {
+            let _ = parse_notifications(&s);
+            let _ = find_tag(&s);
+        }
+
+        #[test]
+        fn arbitrary_json_never_panics(s in "[\\[\\]{}\",:a-z0-9 ]{0,120}") {
+            if let Ok(v) = serde_json::from_str::<Value>(&s) {
+                let _ = RequestView::parse(&v);
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+use super::*;
+use crate::scenario::ToolCall;
+use axum::http::Request;
+use http_body_util::BodyExt;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tower::ServiceExt;
+
+fn step(say: Option<&str>, call: Option<ToolCall>) -> Step {
+    Step {
+        say: say.map(str::to_string),
+        call,
+        think: Duration::ZERO,
+        until: None,
+        max_repeats: 200,
+        line: 1,
+    }
+}
+
+fn script() -> IndexMap<String, Vec<Step>> {
+    let mut s = IndexMap::new();
+    s.insert(
+        "main".to_string(),
+        vec![
+            step(
+                None,
+                Some(ToolCall {
+                    tool: "Agent".into(),
+                    input: json!({"prompt": "work", "run_in_background": true}),
+                    spawn: Some("worker".into()),
+                    track: None,
+                }),
+            ),
+            step(Some("Launched."), None),
+        ],
+    );
+    let mut poll = step(
+        None,
+        Some(ToolCall {
+            tool: "Bash".into(),
+            input: json!({"command": "echo it's"}),
+            spawn: None,
+            track: Some("bg".into()),
+        }),
+    );
+    poll.until = Some(Until::Notified);
+    s.insert("worker".to_string(), vec![poll, step(Some("done"), None)]);
+    s
+}
+
+fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let config = ApiConfig {
+        script: script(),
+        track_command: "wp-track".into(),
+        evidence_dir: None,
+    };
+    (ApiState::new(config, RunClock::start(), tx), rx)
+}
+
+fn request(agent: Option<&str>, assistants: usize, extra_user: &str, stream: bool) -> Value {
+    let first = match agent {
+        Some(a) => format!("hello\n\n[wakeprobe:agent={a}]"),
+        None => "hello".into(),
+    };
+    let mut messages = vec![json!({"role": "user", "content": first})];
+    for _ in 0..assistants {
+        messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": "x"}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "text", "text": extra_user}]}));
+    }
+    json!({"model": "claude-test", "stream": stream, "messages": messages,
+           "tools": [{"name": "Bash"}, {"name": "Task"}]})
+}
+
+async fn call(state: &Arc<ApiState>, path: &str, body: &Value) -> (StatusCode, String) {
+    let response = app(state.clone())
+        .oneshot(
+            Request::post(path)
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn main_spawns_a_tagged_worker_under_the_cli_tool_name() {
+    let (state, mut rx) = state();
+    let (status, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", true)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("\"name\":\"Task\""), "aliased to the offered tool: {body}");
+    assert!(body.contains("[wakeprobe:agent=worker]"), "{body}");
+    assert!(body.contains("event: message_stop"));
+    let first = rx.recv().await.unwrap();
+    assert!(matches!(first.kind, EventKind::ModelRequest { route: Route::Turn, step: Some(0), .. }));
+    let second = rx.recv().await.unwrap();
+    assert!(matches!(second.kind, EventKind::ToolCall { ref spawn, background: true, .. } if spawn.as_deref() == Some("worker")));
+    assert!(state.journal()[0].note.as_deref().unwrap().contains("offered as `Task`"));
+}
+
+#[tokio::test]
+async fn a_retry_gets_the_same_step_and_the_script_can_run_out() {
+    let (state, _rx) = state();
+    for _ in 0..2 {
+        let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", true)).await;
+        assert!(body.contains("tool_use"));
+    }
+    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 1, "result", true)).await;
+    assert!(body.contains("Launched."));
+    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 2, "more", false)).await;
+    assert!(body.contains("no more steps"));
+    let routes: Vec<Route> = state.journal().into_iter().map(|e| e.route).collect();
+    assert_eq!(routes.last(), Some(&Route::ScriptExhausted));
+}
+
+#[tokio::test]
+async fn a_tracked_command_is_wrapped_and_repeats_until_notified() {
+    let (state, _rx) = state();
+    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 0, "", false)).await;
+    let message: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(message["content"][0]["input"]["command"], "wp-track bg 'echo it'\\''s'");
+    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 1, "tool output", false)).await;
+    assert!(body.contains("wp-track"), "no notification yet: the step repeats");
+    let note = "<task-notification><task-id>b9</task-id><status>completed</status></task-notification>";
+    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 2, note, false)).await;
+    assert!(body.contains("\"done\""), "{body}");
+    let last = state.journal().pop().unwrap();
+    assert_eq!(last.notifications[0].task_id, "b9");
+}
+
+#[tokio::test]
+async fn side_calls_and_strangers_get_harmless_answers() {
+    let (state, _rx) = state();
+    let mut classifier = request(Some("main"), 0, "", false);
+    classifier["stop_sequences"] = json!(["</block>"]);
+    let (_, body) = call(&state, "/v1/messages", &classifier).await;
+    assert!(body.contains("<block>no") && body.contains("stop_sequence"));
+
+    let mut title = request(Some("main"), 0, "", true);
+    title["tools"] = json!([]);
+    let (_, body) = call(&state, "/v1/messages", &title).await;
+    assert!(body.contains("OK."));
+
+    let (_, body) = call(&state, "/v1/messages", &request(None, 0, "", true)).await;
+    assert!(body.contains("OK."));
+    let routes: Vec<Route> = state.journal().into_iter().map(|e| e.route).collect();
+    assert_eq!(
+        routes,
+        vec![
+            Route::SideCall("safety-classifier".into()),
+            Route::SideCall("no-tools".into()),
+            Route::Unrouted
+        ]
+    );
+    // Side calls do not move the main agent's cursor.
+    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", true)).await;
+    assert!(body.contains("tool_use"));
+}
+
+#[tokio::test]
+async fn other_endpoints_are_clear_errors_and_count_tokens_works() {
+    let (state, _rx) = state();
+    let (status, body) = call(&state, "/v1/complete", &json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("not_found_error") && body.contains("/v1/complete"));
+    let (status, body) = call(&state, "/v1/messages/count_tokens", &json!({"messages": []})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("input_tokens"));
+    let response = app(state.clone())
+        .oneshot(Request::post("/v1/messages").body(Body::from("not json")).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+}

@@ -1,0 +1,16 @@
+//! wakeprobe: controlled experiments on AI coding-agent CLIs' background-task wake-ups.
+//!
+//! See `DESIGN.md` for the data flow; each module's header says what it owns.
+
+pub mod app;
+pub mod backend;
+pub mod classify;
+pub mod cli;
+pub mod driver;
+pub mod evidence;
+pub mod fake_api;
+pub mod matrix;
+pub mod report;
+pub mod sandbox;
+pub mod scenario;
+pub mod sim;

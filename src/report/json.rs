@@ -1,0 +1,123 @@
+//! `result.json` (one run) and `summary.json` (one invocation): the machine-readable results.
+//!
+//! Both carry a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
+//! Schemas generated from these types, and a test fails when they drift.
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{self, Judgement, Outcome};
+use crate::driver::{RunInfo, RunRecord};
+
+pub const RESULT_SCHEMA: u32 = 1;
+pub const SUMMARY_SCHEMA: u32 = 1;
+
+/// One run's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: u32,
+    pub run: RunInfo,
+    pub judgement: Judgement,
+    /// The scenario's expected verdict for this variant.
+    pub expect: Option<Outcome>,
+    /// `None` without an expectation; checks with expectations count too.
+    pub matches_expect: Option<bool>,
+}
+
+impl RunResult {
+    pub fn new(record: &RunRecord, judgement: Judgement) -> RunResult {
+        let expect = record.info.expect.as_deref().and_then(Outcome::parse);
+        let verdict_ok = expect.map(|e| e == judgement.outcome);
+        let checks_ok = judgement.checks.iter().any(|c| c.passed.is_some()).then(|| judgement.checks_pass());
+        let matches_expect = match (verdict_ok, checks_ok) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true)),
+        };
+        RunResult {
+            schema: RESULT_SCHEMA,
+            run: record.info.clone(),
+            judgement,
+            expect,
+            matches_expect,
+        }
+    }
+
+    /// The folder-independent identity of the cell this run belongs to.
+    pub fn cell_key(&self) -> String {
+        format!("{}/{}@{}", self.run.scenario, self.run.variant, self.run.cli_label)
+    }
+}
+
+/// One row of the invocation's summary: a cell with all its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub scenario: String,
+    pub variant: String,
+    pub cli: String,
+    pub outcome: Option<Outcome>,
+    pub agreement: String,
+    pub runs: usize,
+    pub expect: Option<Outcome>,
+    pub matches_expect: Option<bool>,
+    /// Median latency of the woken runs, in milliseconds.
+    pub latency_ms: Option<f64>,
+    /// Run folders relative to the summary.
+    pub dirs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: u32,
+    pub run_id: String,
+    pub cells: Vec<CellSummary>,
+    pub interrupted: bool,
+}
+
+impl Summary {
+    pub fn build(run_id: &str, results: &[(RunResult, String)], interrupted: bool) -> Summary {
+        let mut cells: Vec<CellSummary> = Vec::new();
+        let mut keys: Vec<String> = Vec::new();
+        for (r, _) in results {
+            if !keys.contains(&r.cell_key()) {
+                keys.push(r.cell_key());
+            }
+        }
+        for key in keys {
+            let group: Vec<&(RunResult, String)> = results.iter().filter(|(r, _)| r.cell_key() == key).collect();
+            let first = &group[0].0;
+            let outcomes: Vec<Outcome> = group.iter().map(|(r, _)| r.judgement.outcome).collect();
+            let (outcome, agreement) = classify::agreement(&outcomes);
+            let mut latencies: Vec<f64> = group
+                .iter()
+                .filter_map(|(r, _)| r.judgement.primary().and_then(|v| v.latency_ms))
+                .collect();
+            latencies.sort_by(f64::total_cmp);
+            let matches: Vec<Option<bool>> = group.iter().map(|(r, _)| r.matches_expect).collect();
+            cells.push(CellSummary {
+                scenario: first.run.scenario.clone(),
+                variant: first.run.variant.clone(),
+                cli: first.run.cli_label.clone(),
+                outcome,
+                agreement,
+                runs: group.len(),
+                expect: first.expect,
+                matches_expect: if matches.iter().all(Option::is_none) {
+                    None
+                } else {
+                    Some(matches.iter().all(|m| *m != Some(false)))
+                },
+                latency_ms: latencies.get(latencies.len() / 2).copied(),
+                dirs: group.iter().map(|(_, d)| d.clone()).collect(),
+            });
+        }
+        Summary {
+            schema: SUMMARY_SCHEMA,
+            run_id: run_id.to_string(),
+            cells,
+            interrupted,
+        }
+    }
+
+    pub fn all_match(&self) -> bool {
+        self.cells.iter().all(|c| c.matches_expect != Some(false))
+    }
+}

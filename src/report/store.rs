@@ -1,0 +1,140 @@
+//! Writing a run's folder: raw evidence, `timeline.json`, `run.json`, all redacted, each file
+//! written atomically (temp file, fsync, rename), `run.json` last so a folder without it is a
+//! run that did not finish writing.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::redact::Redactor;
+use crate::driver::RunInfo;
+use crate::evidence::Timeline;
+use crate::scenario::Plan;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct StoreError {
+    pub path: String,
+    pub source: std::io::Error,
+}
+
+fn err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` so that a reader sees the old file or the whole new one, never a
+/// part: a temp file beside it, fsynced, then renamed over it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err(dir))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".wakeprobe-")
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map_err(err(dir))?;
+    tmp.write_all(bytes).map_err(err(path))?;
+    tmp.as_file().sync_all().map_err(err(path))?;
+    tmp.persist(path).map_err(|e| StoreError {
+        path: path.display().to_string(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Serializes `value` as pretty JSON, redacts it, and writes it atomically.
+pub fn write_json<T: Serialize>(path: &Path, redactor: &Redactor, value: &T) -> Result<(), StoreError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| StoreError {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    write_atomic(path, redactor.text(&(text + "\n")).as_bytes())
+}
+
+/// Everything a run leaves behind.
+pub struct RunEvidence<'a> {
+    pub info: &'a RunInfo,
+    pub timeline: &'a Timeline,
+    pub plan: &'a Plan,
+    pub stream: &'a [(f64, String)],
+    pub hooks: &'a [(f64, String)],
+    /// The sandbox's evidence folder (API journal, request bodies, stderr, pty bytes).
+    pub raw_dir: &'a Path,
+    /// The CLI's transcripts folder in the sandbox HOME.
+    pub transcripts: &'a Path,
+}
+
+pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<(), StoreError> {
+    std::fs::create_dir_all(dir).map_err(err(dir))?;
+    write_jsonl(
+        &dir.join("stream.jsonl"),
+        r,
+        ev.stream.iter().map(|(t, line)| {
+            let parsed = serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|_| serde_json::Value::String(line.clone()));
+            serde_json::json!({"t_ms": t, "line": parsed})
+        }),
+    )?;
+    write_jsonl(
+        &dir.join("hooks.jsonl"),
+        r,
+        ev.hooks.iter().map(|(t, payload)| {
+            let parsed = serde_json::from_str::<serde_json::Value>(payload)
+                .unwrap_or_else(|_| serde_json::Value::String(payload.clone()));
+            serde_json::json!({"t_ms": t, "payload": parsed})
+        }),
+    )?;
+    copy_redacted(ev.raw_dir, dir, r)?;
+    if ev.transcripts.is_dir() {
+        copy_redacted(ev.transcripts, &dir.join("transcripts"), r)?;
+    }
+    write_json(&dir.join("plan.json"), r, ev.plan)?;
+    write_json(&dir.join("timeline.json"), r, ev.timeline)?;
+    write_json(&dir.join("run.json"), r, ev.info)
+}
+
+fn write_jsonl(path: &Path, r: &Redactor, rows: impl Iterator<Item = serde_json::Value>) -> Result<(), StoreError> {
+    let mut text = String::new();
+    for row in rows {
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
+    write_atomic(path, r.text(&text).as_bytes())
+}
+
+/// Copies a tree, redacting every file's content and every file name.
+fn copy_redacted(from: &Path, to: &Path, r: &Redactor) -> Result<(), StoreError> {
+    let entries = std::fs::read_dir(from).map_err(err(from))?;
+    for entry in entries.filter_map(Result::ok) {
+        let name = r.text(&entry.file_name().to_string_lossy());
+        let target: PathBuf = to.join(name);
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).map_err(err(&path))?;
+        if meta.is_dir() {
+            copy_redacted(&path, &target, r)?;
+        } else if meta.is_file() {
+            let bytes = std::fs::read(&path).map_err(err(&path))?;
+            write_atomic(&target, &r.bytes(&bytes))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_atomic_write_replaces_whole_files_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

@@ -1,0 +1,337 @@
+//! The throwaway world a run happens in: project, HOME, TMPDIR, helper commands, hooks.
+//!
+//! Layout of one sandbox (a fresh temp folder per run):
+//! ```text
+//! project/   copy of sandbox-project/, a git repo, .claude/settings.json with recorder hooks
+//! home/      the CLI's HOME: .claude.json with the workspace trust pre-accepted
+//! tmp/       the CLI's TMPDIR (background task output files land here)
+//! bin/       wp-track, first on the CLI's PATH
+//! events.sock, hooks-fallback.jsonl
+//! ```
+//! It knows nothing about any CLI beyond the files the CLI reads; the real HOME is never read
+//! or written (git runs with the sandbox HOME and no global config).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+/// Every hook event the recorder listens to. Events a CLI version does not know are ignored by
+/// it (measured on 2.1.332); their absence in a timeline is itself evidence.
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "SessionEnd",
+    "Notification",
+    "TeammateIdle",
+    "PreCompact",
+];
+
+/// The guard's registration file in the template; removed unless a scenario opts in.
+const GUARD_SETTINGS: &str = ".claude/settings.local.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot create the sandbox in {dir}: {source}")]
+    Create {
+        dir: String,
+        source: std::io::Error,
+    },
+    #[error("cannot copy the project template {template}: {source}")]
+    Template {
+        template: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("git failed in the sandbox project: {0}")]
+    Git(String),
+}
+
+/// What goes into a sandbox.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    /// The `sandbox-project/` template folder.
+    pub template: PathBuf,
+    /// The `wakeprobe` binary: the recorder and tracker commands.
+    pub wakeprobe_bin: PathBuf,
+    /// Install the stall guard (`settings.local.json`) from the template.
+    pub guard: bool,
+    /// A short name used in the folder name.
+    pub label: String,
+}
+
+/// A built sandbox; removed on drop unless kept.
+#[derive(Debug)]
+pub struct Sandbox {
+    dir: Option<tempfile::TempDir>,
+    root: PathBuf,
+}
+
+impl Sandbox {
+    pub fn build(spec: &SandboxSpec) -> Result<Sandbox, SandboxError> {
+        let base = std::env::temp_dir();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("wakeprobe-{}-", spec.label))
+            .tempdir_in(&base)
+            .map_err(|source| SandboxError::Create {
+                dir: base.display().to_string(),
+                source,
+            })?;
+        let root = dir.path().to_path_buf();
+        let sandbox = Sandbox {
+            dir: Some(dir),
+            root,
+        };
+        for sub in ["project", "home", "tmp", "bin"] {
+            mkdir(&sandbox.root.join(sub))?;
+        }
+        copy_tree(&spec.template, &sandbox.project()).map_err(|source| SandboxError::Template {
+            template: spec.template.display().to_string(),
+            source,
+        })?;
+        if !spec.guard {
+            let _ = std::fs::remove_file(sandbox.project().join(GUARD_SETTINGS));
+        }
+        sandbox.write_settings(&spec.wakeprobe_bin)?;
+        sandbox.write_home()?;
+        sandbox.write_track_command(&spec.wakeprobe_bin)?;
+        sandbox.init_git()?;
+        Ok(sandbox)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn project(&self) -> PathBuf {
+        self.root.join("project")
+    }
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+    pub fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+    pub fn bin(&self) -> PathBuf {
+        self.root.join("bin")
+    }
+    pub fn events_socket(&self) -> PathBuf {
+        self.root.join("events.sock")
+    }
+    pub fn fallback_log(&self) -> PathBuf {
+        self.root.join("hooks-fallback.jsonl")
+    }
+    /// The CLI's transcripts folder inside the sandbox HOME.
+    pub fn transcripts(&self) -> PathBuf {
+        self.home().join(".claude").join("projects")
+    }
+
+    /// Keeps the folder after the run (for `WAKEPROBE_KEEP=1`); returns its path.
+    pub fn keep(&mut self) -> PathBuf {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.keep();
+        }
+        self.root.clone()
+    }
+
+    fn write_settings(&self, wakeprobe: &Path) -> Result<(), SandboxError> {
+        let command = format!(
+            "{} hook-record --socket {} --fallback {}",
+            quote(wakeprobe),
+            quote(&self.events_socket()),
+            quote(&self.fallback_log()),
+        );
+        let mut hooks = serde_json::Map::new();
+        for event in HOOK_EVENTS {
+            hooks.insert(
+                event.to_string(),
+                json!([{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]),
+            );
+        }
+        let path = self.project().join(".claude").join("settings.json");
+        let mut settings = read_json_or_empty(&path);
+        settings["hooks"] = serde_json::Value::Object(hooks);
+        mkdir(&self.project().join(".claude"))?;
+        write(&path, &serde_json::to_vec_pretty(&settings).expect("settings serialize"))
+    }
+
+    fn write_home(&self) -> Result<(), SandboxError> {
+        let project = self.project();
+        let config = json!({
+            "projects": { project.display().to_string(): {
+                "hasTrustDialogAccepted": true,
+                "hasCompletedProjectOnboarding": true,
+            }},
+            "hasCompletedOnboarding": true,
+            "theme": "dark",
+            "autoUpdates": false,
+            "customApiKeyResponses": {"approved": [crate::backend::DUMMY_KEY_TAIL], "rejected": []},
+        });
+        write(
+            &self.home().join(".claude.json"),
+            &serde_json::to_vec_pretty(&config).expect("config serialize"),
+        )
+    }
+
+    fn write_track_command(&self, wakeprobe: &Path) -> Result<(), SandboxError> {
+        let script = format!(
+            "#!/bin/sh\n# Runs a command under wakeprobe's task tracker: wp-track NAME 'COMMAND'\nexec {} track --socket {} --fallback {} \"$@\"\n",
+            quote(wakeprobe),
+            quote(&self.events_socket()),
+            quote(&self.fallback_log()),
+        );
+        let path = self.bin().join("wp-track");
+        write(&path, script.as_bytes())?;
+        set_executable(&path)
+    }
+
+    fn init_git(&self) -> Result<(), SandboxError> {
+        let run = |args: &[&str]| -> Result<(), SandboxError> {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(self.project())
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", self.home())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "wakeprobe")
+                .env("GIT_AUTHOR_EMAIL", "wakeprobe@localhost")
+                .env("GIT_COMMITTER_NAME", "wakeprobe")
+                .env("GIT_COMMITTER_EMAIL", "wakeprobe@localhost")
+                .output()
+                .map_err(|e| SandboxError::Git(format!("cannot run git: {e}")))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(SandboxError::Git(format!(
+                    "git {}: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )))
+            }
+        };
+        run(&["init", "-q", "-b", "main"])?;
+        run(&["add", "-A"])?;
+        run(&["commit", "-q", "-m", "wakeprobe sandbox"])
+    }
+}
+
+fn read_json_or_empty(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| json!({}))
+}
+
+fn mkdir(path: &Path) -> Result<(), SandboxError> {
+    std::fs::create_dir_all(path).map_err(|source| SandboxError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
+    std::fs::write(path, bytes).map_err(|source| SandboxError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn set_executable(path: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(|source| {
+        SandboxError::Write {
+            path: path.display().to_string(),
+            source,
+        }
+    })
+}
+
+/// Copies a folder tree, keeping the executable bit; symlinks are copied as links.
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Quotes a path for a POSIX shell.
+fn quote(path: &Path) -> String {
+    crate::fake_api::shell_quote(&path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox-project")
+    }
+
+    #[test]
+    fn builds_project_home_and_hooks() {
+        let sandbox = Sandbox::build(&SandboxSpec {
+            template: template(),
+            wakeprobe_bin: PathBuf::from("/opt/wp/wakeprobe"),
+            guard: false,
+            label: "test".into(),
+        })
+        .unwrap();
+        let settings: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(sandbox.project().join(".claude/settings.json")).unwrap(),
+        )
+        .unwrap();
+        for event in HOOK_EVENTS {
+            let cmd = settings["hooks"][event][0]["hooks"][0]["command"].as_str().unwrap();
+            assert!(cmd.starts_with("'/opt/wp/wakeprobe' hook-record --socket '"), "{cmd}");
+        }
+        let home: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(sandbox.home().join(".claude.json")).unwrap())
+                .unwrap();
+        let key = sandbox.project().display().to_string();
+        assert_eq!(home["projects"][key.as_str()]["hasTrustDialogAccepted"], true);
+        assert!(sandbox.project().join(".git").is_dir());
+        assert!(!sandbox.project().join(GUARD_SETTINGS).exists(), "guard not installed");
+        let track = std::fs::read_to_string(sandbox.bin().join("wp-track")).unwrap();
+        assert!(track.contains("track --socket"));
+        let root = sandbox.root().to_path_buf();
+        drop(sandbox);
+        assert!(!root.exists(), "removed on drop");
+    }
+
+    #[test]
+    fn the_guard_is_installed_on_request_and_kept_folders_survive() {
+        let mut sandbox = Sandbox::build(&SandboxSpec {
+            template: template(),
+            wakeprobe_bin: PathBuf::from("/bin/true"),
+            guard: true,
+            label: "guard".into(),
+        })
+        .unwrap();
+        assert!(sandbox.project().join(GUARD_SETTINGS).exists());
+        assert!(sandbox.project().join(".claude/hooks/subagent-stall-guard.sh").exists());
+        let kept = sandbox.keep();
+        drop(sandbox);
+        assert!(kept.exists());
+        std::fs::remove_dir_all(kept).unwrap();
+    }
+}

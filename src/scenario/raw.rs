@@ -1,0 +1,199 @@
+//! The scenario file as written: serde types that mirror the TOML one to one.
+//!
+//! Every table denies unknown keys so a typo is an error with a position, never a silently
+//! ignored setting. Fields that need a position for later checks are `Spanned`.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::template::ParamValue;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Spanned<String>,
+    pub title: String,
+    pub summary: String,
+    pub seed: Option<String>,
+    pub reproduces: Option<String>,
+    #[serde(default)]
+    pub params: IndexMap<String, Spanned<ParamValue>>,
+    pub driver: Spanned<RawDriver>,
+    #[serde(default)]
+    pub variants: IndexMap<String, Spanned<RawDriver>>,
+    pub agents: IndexMap<String, Spanned<RawAgent>>,
+    #[serde(default)]
+    pub expect: IndexMap<String, Spanned<String>>,
+    #[serde(default)]
+    pub watch: Vec<Spanned<RawWatch>>,
+    #[serde(default)]
+    pub checks: Vec<Spanned<RawCheck>>,
+}
+
+/// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDriver {
+    pub mode: Option<DriverMode>,
+    pub prompt: Option<Spanned<String>>,
+    pub ceiling_seconds: Option<Spanned<NumExpr>>,
+    pub settle_seconds: Option<Spanned<NumExpr>>,
+    pub permission_mode: Option<String>,
+    pub allowed_tools: Option<Vec<String>>,
+    pub env: Option<IndexMap<String, Spanned<String>>>,
+    pub guard: Option<bool>,
+    pub inputs: Option<Vec<Spanned<RawInput>>>,
+    pub probe: Option<Spanned<RawProbe>>,
+    #[serde(default)]
+    pub params: IndexMap<String, Spanned<ParamValue>>,
+}
+
+impl RawDriver {
+    /// `self` with every field `patch` sets replaced; `env` and `params` merge key by key.
+    pub fn patched(&self, patch: &RawDriver) -> RawDriver {
+        let mut env = self.env.clone().unwrap_or_default();
+        env.extend(patch.env.clone().unwrap_or_default());
+        let mut params = self.params.clone();
+        params.extend(patch.params.clone());
+        RawDriver {
+            mode: patch.mode.or(self.mode),
+            prompt: patch.prompt.clone().or_else(|| self.prompt.clone()),
+            ceiling_seconds: patch
+                .ceiling_seconds
+                .clone()
+                .or_else(|| self.ceiling_seconds.clone()),
+            settle_seconds: patch
+                .settle_seconds
+                .clone()
+                .or_else(|| self.settle_seconds.clone()),
+            permission_mode: patch
+                .permission_mode
+                .clone()
+                .or_else(|| self.permission_mode.clone()),
+            allowed_tools: patch
+                .allowed_tools
+                .clone()
+                .or_else(|| self.allowed_tools.clone()),
+            env: Some(env),
+            guard: patch.guard.or(self.guard),
+            inputs: patch.inputs.clone().or_else(|| self.inputs.clone()),
+            probe: patch.probe.clone().or_else(|| self.probe.clone()),
+            params,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriverMode {
+    /// `claude -p PROMPT`: one print-mode invocation.
+    Print,
+    /// `claude -p --input-format stream-json`: a kept-alive session fed JSON lines on stdin.
+    Session,
+    /// The interactive CLI in a pseudo-terminal, turns typed as text + Enter.
+    Pty,
+}
+
+impl DriverMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriverMode::Print => "print",
+            DriverMode::Session => "session",
+            DriverMode::Pty => "pty",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInput {
+    #[serde(default)]
+    pub after: Option<Spanned<String>>,
+    pub delay_seconds: Option<Spanned<NumExpr>>,
+    pub text: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    pub text: Spanned<String>,
+    pub quiet_seconds: Option<Spanned<NumExpr>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgent {
+    pub steps: Vec<Spanned<RawStep>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    pub say: Option<Spanned<String>>,
+    pub call: Option<Spanned<String>>,
+    pub input: Option<Spanned<toml::Table>>,
+    pub spawn: Option<Spanned<String>>,
+    pub track: Option<Spanned<String>>,
+    pub think_seconds: Option<Spanned<NumExpr>>,
+    pub until: Option<Until>,
+    pub max_repeats: Option<u32>,
+}
+
+/// When a step repeats instead of advancing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// Serve this step again on every request until one carries a `<task-notification>`.
+    Notified,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWatch {
+    pub waiter: Spanned<String>,
+    pub work: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCheck {
+    pub name: String,
+    pub kind: Spanned<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub expect: Option<Spanned<String>>,
+}
+
+/// A number of seconds, or a string holding `{{param}}` arithmetic.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumExpr {
+    Num(f64),
+    Expr(String),
+}
+
+impl<'de> Deserialize<'de> for NumExpr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NumExpr;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of seconds or a string such as \"{{bg_seconds}} + 30\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<NumExpr, E> {
+                Ok(NumExpr::Num(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NumExpr, E> {
+                Ok(NumExpr::Num(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<NumExpr, E> {
+                Ok(NumExpr::Num(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NumExpr, E> {
+                Ok(NumExpr::Expr(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

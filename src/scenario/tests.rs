@@ -1,0 +1,188 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "tiny"
+title = "A tiny scenario"
+summary = "one line"
+seed = "000"
+
+[params]
+bg_seconds = 12
+
+[driver]
+mode = "print"
+prompt = "Go."
+ceiling_seconds = "{{bg_seconds}} + 30"
+
+[variants.print]
+
+[variants.session]
+mode = "session"
+settle_seconds = 2
+params = { bg_seconds = 5 }
+inputs = [{ after = "result", delay_seconds = 1, text = "next" }]
+
+[[agents.main.steps]]
+call = "Agent"
+spawn = "worker"
+input = { description = "w", prompt = "work", run_in_background = true }
+
+[[agents.main.steps]]
+say = "Launched."
+
+[[agents.worker.steps]]
+call = "Bash"
+track = "bg"
+input = { command = "sleep {{bg_seconds}}", run_in_background = true }
+
+[[agents.worker.steps]]
+say = "I will be re-invoked."
+
+[expect]
+print = "not-resumable"
+"#;
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::parse(Path::new("scenarios/x.toml"), text.to_string())
+}
+
+#[test]
+fn a_good_file_resolves_each_variant() {
+    let s = parse(GOOD).unwrap();
+    assert_eq!(s.variants(), vec!["print", "session"]);
+    let print = s.plan("print", &[]).unwrap();
+    assert_eq!(print.driver.mode, DriverMode::Print);
+    assert_eq!(print.driver.ceiling, Duration::from_secs(42));
+    assert_eq!(print.expect.as_deref(), Some("not-resumable"));
+    let cmd = &print.agents["worker"][0].call.as_ref().unwrap().input["command"];
+    assert_eq!(cmd, "sleep 12");
+
+    let session = s.plan("session", &[]).unwrap();
+    assert_eq!(session.driver.mode, DriverMode::Session);
+    assert_eq!(session.driver.ceiling, Duration::from_secs(35));
+    assert_eq!(session.driver.inputs[0].after, Trigger::Result(1));
+
+    let overridden = s.plan("print", &[("bg_seconds".into(), "3".into())]).unwrap();
+    assert_eq!(overridden.driver.ceiling, Duration::from_secs(33));
+}
+
+#[test]
+fn overrides_are_checked() {
+    let s = parse(GOOD).unwrap();
+    let e = s.plan("print", &[("nope".into(), "1".into())]).unwrap_err();
+    assert!(e.to_string().starts_with("--set nope: unknown parameter"), "{e}");
+    let e = s.plan("print", &[("bg_seconds".into(), "soon".into())]).unwrap_err();
+    assert!(e.to_string().contains("expected a number"), "{e}");
+    let e = s.plan("nope", &[]).unwrap_err();
+    assert!(e.to_string().contains("no variant `nope`"), "{e}");
+}
+
+/// Each malformed file gives one line `file:line:col: message` with the right position.
+fn assert_error(text: &str, line: usize, col: usize, needle: &str) {
+    let err = parse(text).expect_err("should fail").to_string();
+    assert!(!err.contains('\n'), "one line: {err}");
+    let prefix = format!("scenarios/x.toml:{line}:{col}: ");
+    assert!(err.starts_with(&prefix), "expected {prefix}…, got {err}");
+    assert!(err.contains(needle), "expected `{needle}` in {err}");
+}
+
+#[test]
+fn unknown_key_is_located() {
+    let text = GOOD.replace("seed = \"000\"", "sed = \"000\"");
+    assert_error(&text, 5, 1, "unknown field `sed`");
+}
+
+#[test]
+fn bad_type_is_located() {
+    let text = GOOD.replace("ceiling_seconds = \"{{bg_seconds}} + 30\"", "ceiling_seconds = true");
+    assert_error(&text, 13, 19, "a number of seconds");
+}
+
+#[test]
+fn missing_field_is_reported() {
+    let text = GOOD.replace("title = \"A tiny scenario\"\n", "");
+    assert_error(&text, 1, 1, "missing field `title`");
+}
+
+#[test]
+fn unknown_parameter_is_located() {
+    let text = GOOD.replace("sleep {{bg_seconds}}", "sleep {{bg_secs}}");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("unknown parameter `bg_secs`"), "{err}");
+    assert!(err.starts_with("scenarios/x.toml:34:9: "), "{err}");
+}
+
+#[test]
+fn unknown_mode_is_located() {
+    let text = GOOD.replace("mode = \"session\"", "mode = \"sesion\"");
+    assert_error(&text, 18, 8, "unknown variant `sesion`");
+}
+
+#[test]
+fn step_without_say_or_call_is_located() {
+    let text = GOOD.replace("say = \"Launched.\"", "think_seconds = 1");
+    assert_error(&text, 28, 1, "a step needs `say`");
+}
+
+#[test]
+fn spawn_of_missing_agent_is_located() {
+    let text = GOOD.replace("spawn = \"worker\"", "spawn = \"wroker\"");
+    assert_error(&text, 25, 9, "`spawn` names no agent: `wroker`");
+}
+
+#[test]
+fn unknown_verdict_is_located() {
+    let text = GOOD.replace("print = \"not-resumable\"", "print = \"stalled\"");
+    assert_error(&text, 40, 9, "unknown verdict `stalled`");
+}
+
+#[test]
+fn bad_trigger_is_located() {
+    let text = GOOD.replace("after = \"result\"", "after = \"resutl\"");
+    assert_error(&text, 21, 21, "unknown trigger `resutl`");
+}
+
+#[test]
+fn toml_syntax_error_is_located() {
+    let text = GOOD.replace("bg_seconds = 12", "bg_seconds = ");
+    assert_error(&text, 8, 14, "string values must be quoted");
+}
+
+#[test]
+fn inputs_in_print_mode_are_rejected() {
+    let text = GOOD.replace("[variants.print]", "[variants.print]\ninputs = [{ text = \"x\" }]");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("need a session or pty driver"), "{err}");
+}
+
+#[test]
+fn every_shipped_scenario_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let all = load_dir(&dir).unwrap();
+    assert!(!all.is_empty());
+    for s in all {
+        assert_eq!(
+            s.path.file_stem().unwrap().to_str().unwrap(),
+            s.name,
+            "file name and `name` agree"
+        );
+    }
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arbitrary edits of a good file never panic the loader.
+        #[test]
+        fn mangled_files_never_panic(cut in 0usize..1200, insert in ".{0,6}") {
+            let mut text = GOOD.to_string();
+            let at = cut.min(text.len());
+            if text.is_char_boundary(at) {
+                text.insert_str(at, &insert);
+            }
+            let _ = parse(&text);
+        }
+    }
+}
