@@ -377,9 +377,9 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
     let server = {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| DriverError::Start(format!("fake API listener: {e}")))?;
-        let app = fake_api::app(api.clone());
+        let api = api.clone();
         tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+            let _ = fake_api::serve(listener, api).await;
         })
     };
 

@@ -91,6 +91,11 @@ pub struct JournalEntry {
     pub user_agent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Which credential the request carried: `dummy` (the run's own), `none`, or `other`.
+    pub credential: String,
+    /// Header names, for shape comparisons across versions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
     /// What was answered: `text`, `tool_use:Bash`, ...
     pub answer: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,7 +135,7 @@ impl ApiState {
         if let Some(dir) = &self.config.evidence_dir {
             if let Some(body) = body {
                 let path = dir.join("requests").join(format!("{:04}.json", entry.seq));
-                let _ = std::fs::write(path, serde_json::to_vec_pretty(&slim_body(body)).unwrap_or_default());
+                let _ = std::fs::write(path, serde_json::to_vec(&slim_body(body)).unwrap_or_default());
             }
             if let Ok(mut line) = serde_json::to_vec(&entry) {
                 line.push(b'\n');
@@ -197,11 +202,52 @@ pub fn app(state: Arc<ApiState>) -> Router {
         .with_state(state)
 }
 
+/// Serves the fake API on `listener` until the task is dropped. TCP_NODELAY matters: an SSE
+/// body goes out as several small writes, and Nagle's algorithm against the client's delayed
+/// ACK would hold the last one back by ~40 ms per request.
+pub async fn serve(listener: tokio::net::TcpListener, state: Arc<ApiState>) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, app(state)).await
+}
+
 async fn count_tokens(body: Bytes) -> Json<Value> {
     Json(json!({"input_tokens": body.len() as u64 / 4 + 1}))
 }
 
-async fn unknown(State(state): State<Arc<ApiState>>, method: Method, uri: Uri) -> Response {
+/// Classifies the request's credential without recording it.
+fn credential(headers: &HeaderMap) -> String {
+    let values: Vec<&str> = ["x-api-key", "authorization"]
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .collect();
+    if values.is_empty() {
+        "none".into()
+    } else if values
+        .iter()
+        .all(|v| v.trim_start_matches("Bearer ").trim() == crate::backend::DUMMY_KEY)
+    {
+        "dummy".into()
+    } else {
+        "other".into()
+    }
+}
+
+fn header_names(headers: &HeaderMap) -> Vec<String> {
+    let mut names: Vec<String> = headers.keys().map(|k| k.as_str().to_string()).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+async fn unknown(
+    State(state): State<Arc<ApiState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
     tracing::warn!(%method, %uri, "fake API: request to an endpoint it does not serve");
     state.record(
@@ -222,6 +268,8 @@ async fn unknown(State(state): State<Arc<ApiState>>, method: Method, uri: Uri) -
             notifications_seen: vec![],
             user_agent: None,
             session_id: None,
+            credential: credential(&headers),
+            headers: header_names(&headers),
             answer: "404".into(),
             note: Some("no such endpoint".into()),
         },
@@ -322,6 +370,8 @@ async fn messages(
         notifications_seen: view.all_notification_ids.clone(),
         user_agent: header_text("user-agent"),
         session_id: header_text("x-claude-code-session-id"),
+        credential: credential(&headers),
+        headers: header_names(&headers),
         answer: describe(&answer),
         note,
     };
@@ -350,7 +400,9 @@ async fn messages(
         }
     });
     let stream = DelayedBody {
-        delay: Box::pin(tokio::time::sleep(think)),
+        // No timer for a zero think-time: the timer wheel's 1 ms tick would add that much to
+        // every answer.
+        delay: (!think.is_zero()).then(|| Box::pin(tokio::time::sleep(think))),
         data: Some(Bytes::from(bytes)),
         on_send: Some(on_send),
     };
@@ -483,7 +535,7 @@ pub fn shell_quote(s: &str) -> String {
 
 /// A response body that waits for the step's think-time, then sends everything at once.
 struct DelayedBody {
-    delay: Pin<Box<tokio::time::Sleep>>,
+    delay: Option<Pin<Box<tokio::time::Sleep>>>,
     data: Option<Bytes>,
     on_send: Option<Box<dyn FnOnce() + Send>>,
 }
@@ -492,8 +544,10 @@ impl futures_core::Stream for DelayedBody {
     type Item = Result<Bytes, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.delay.as_mut().poll(cx).is_pending() {
-            return Poll::Pending;
+        if let Some(delay) = self.delay.as_mut() {
+            if delay.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
         }
         if let Some(on_send) = self.on_send.take() {
             on_send();

@@ -1,0 +1,56 @@
+//! Benchmark: the harness's own overhead per run. For each run, the wall time of the whole
+//! `wakeprobe run` process minus the CLI process's own wall time (from spawn to exit, in
+//! `run.json`): sandbox, fake API, supervisor, evidence, classification and reports. Reported
+//! as milliseconds and as a ratio to the CLI's time, on the pinned real CLI (installed on first
+//! use) with the seed scenario at a short duration.
+//!
+//! `cargo bench --bench harness_overhead` (or `just bench`). WAKEPROBE_BENCH_RUNS sets the count.
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn main() {
+    let runs: usize = std::env::var("WAKEPROBE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let bin = env!("CARGO_BIN_EXE_wakeprobe");
+    let mut rows = Vec::new();
+    for i in 0..runs {
+        let out = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let status = Command::new(bin)
+            .args(["run", "subagent-bg-turn-end", "--variant", "print", "--set", "bg_seconds=1", "--quiet", "--out"])
+            .arg(out.path())
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()
+            .expect("run wakeprobe");
+        let wall = start.elapsed().as_secs_f64();
+        assert!(status.code().is_some_and(|c| c <= 1), "run {i} failed: {status}");
+        let run_json = walk(out.path()).into_iter().find(|p| p.ends_with("run.json")).expect("run.json");
+        let info: serde_json::Value = serde_json::from_slice(&std::fs::read(run_json).unwrap()).unwrap();
+        let cli = info["cli_wall_s"].as_f64().expect("the CLI exited");
+        rows.push((wall, cli));
+    }
+    let mut overhead: Vec<f64> = rows.iter().map(|(w, c)| w - c).collect();
+    overhead.sort_by(f64::total_cmp);
+    let mut ratios: Vec<f64> = rows.iter().map(|(w, c)| (w - c) / c).collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = |v: &[f64]| v[v.len() / 2];
+    println!("harness overhead per run over {runs} runs (pinned CLI, seed scenario, print):");
+    for (i, (w, c)) in rows.iter().enumerate() {
+        println!("  run {}: wakeprobe {:>6.3} s, CLI {:>6.3} s, overhead {:>6.0} ms", i + 1, w, c, (w - c) * 1000.0);
+    }
+    println!("  median overhead {:.0} ms = {:.2}x the CLI's own wall time (baseline: the CLI process, same run)", median(&overhead) * 1000.0, median(&ratios));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}

@@ -1,0 +1,26 @@
+# Convenience recipes; every one is a plain cargo command (see README.md).
+
+default:
+    @just --list
+
+# Run scenarios (default: the whole library) on the pinned Claude Code CLI.
+run *ARGS:
+    cargo run --release -- run {{ARGS}}
+
+# The test suite (unit, proptest, simulator and real-CLI end-to-end tests).
+test:
+    cargo test
+
+# Formatting and lints, as CI checks them.
+lint:
+    cargo fmt --check
+    cargo clippy --all-targets -- -D warnings
+
+# Benchmarks: fake API latency vs a baseline server, harness overhead vs the CLI's own time.
+bench:
+    cargo bench --bench fake_api
+    cargo bench --bench harness_overhead
+
+# What CI runs.
+ci:
+    bash .ci/run

@@ -1,0 +1,137 @@
+//! Shared helpers for the integration tests: running the built binary with bounded waits,
+//! reading run folders, and scanning the process table for anything a run left behind.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_wakeprobe"))
+}
+
+/// The CLI cache the tests share (installs happen once per machine, not per test).
+pub fn cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("WAKEPROBE_CACHE") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    PathBuf::from(home).join(".cache").join("wakeprobe")
+}
+
+/// `wakeprobe ARGS` from the repository root, with the shared cache.
+pub fn wakeprobe(args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .current_dir(root())
+        .env("WAKEPROBE_CACHE", cache())
+        .env_remove("WAKEPROBE_KEEP")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs a command to completion with a ceiling; kills it if the ceiling is hit.
+pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn wakeprobe");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait for wakeprobe"),
+        Err(_) => {
+            // SAFETY: killing the child we spawned.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("wakeprobe did not finish within {limit:?}");
+        }
+    }
+}
+
+/// The single run-id folder under `out`.
+pub fn run_dir(out: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .expect("out folder exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one invocation folder in {}", out.display());
+    dirs.remove(0)
+}
+
+/// The run folders (holding run.json) under a run-id folder, sorted.
+pub fn runs(run_dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for scenario in std::fs::read_dir(run_dir).unwrap().filter_map(|e| e.ok()) {
+        if scenario.path().is_dir() {
+            for run in std::fs::read_dir(scenario.path()).unwrap().filter_map(|e| e.ok()) {
+                if run.path().join("run.json").exists() {
+                    found.push(run.path());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+pub fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn events(run: &Path) -> Vec<Value> {
+    json(&run.join("timeline.json"))["events"].as_array().unwrap().clone()
+}
+
+/// Live processes whose environment carries a run tag of the harness with this pid.
+pub fn tagged_by(harness_pid: u32) -> Vec<(u32, String)> {
+    let prefix = format!("WAKEPROBE_RUN={harness_pid}-");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if env.split(|b| *b == 0).any(|kv| kv.starts_with(prefix.as_bytes())) {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.contains(") Z ") {
+                continue; // a zombie holds nothing and is only waiting to be reaped
+            }
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until `probe` returns Some.
+pub fn wait_for<T>(limit: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = probe() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Events of one kind (and agent, when given).
+pub fn kind<'a>(events: &'a [Value], kind: &str, agent: Option<&str>) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == kind && agent.is_none_or(|a| e["agent"] == a))
+        .collect()
+}

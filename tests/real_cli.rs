@@ -1,0 +1,82 @@
+//! End to end on the real Claude Code CLI (the pinned version, installed into the cache on
+//! first use), at scaled-down durations: the seed-000 stall in print mode, and its kept-alive
+//! variant.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+fn t(e: &Value) -> f64 {
+    e["t_ms"].as_f64().unwrap()
+}
+
+#[test]
+fn seed_000_stall_on_the_pinned_cli() {
+    let out = tempfile::tempdir().unwrap();
+    // 8 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode.
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-bg-turn-end",
+            "--set",
+            "bg_seconds=8",
+            "--quiet",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(240),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("not-resumable"), "{stdout}");
+
+    let run_dir = run_dir(out.path());
+    let runs = runs(&run_dir);
+    assert_eq!(runs.len(), 2, "print and session runs: {runs:?}");
+    let print = runs.iter().find(|r| r.file_name().unwrap().to_str().unwrap().starts_with("print.")).unwrap();
+    let info = json(&print.join("run.json"));
+    assert_eq!(info["cli_version_reported"], "2.1.332");
+    assert_eq!(info["end"], "finished");
+    assert_eq!(info["leftovers"].as_array().unwrap().len(), 0);
+
+    let events = events(print);
+    // SubagentStop for the worker whose background_tasks lists the shell task as running.
+    let stop = kind(&events, "hook", Some("worker"))
+        .into_iter()
+        .find(|e| e["hook"] == "SubagentStop")
+        .expect("a SubagentStop for the worker");
+    let shell_running = stop["background_tasks"]
+        .as_array()
+        .expect("background_tasks in SubagentStop")
+        .iter()
+        .any(|task| task["type"] == "shell" && task["status"] == "running");
+    assert!(shell_running, "the shell task is listed as running: {stop}");
+    // The worker's last model request comes before that stop; none comes after it.
+    let worker_requests = kind(&events, "model_request", Some("worker"));
+    assert!(!worker_requests.is_empty());
+    assert!(worker_requests.iter().all(|r| t(r) < t(stop)), "no worker request after SubagentStop");
+    // The shell task's end is recorded as killed, with its time.
+    let killed = events.iter().find(|e| {
+        (e["kind"] == "track_ended" && e["name"] == "bg" && e["exit"].get("signal").is_some())
+            || (e["kind"] == "task_updated" && e["label"] == "bg" && e["status"] == "killed")
+    });
+    let killed = killed.expect("the shell task was killed");
+    assert!(t(killed) > t(stop) + 3000.0, "killed seconds after the stop, not at once");
+
+    let result = json(&print.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "not-resumable");
+    let verdict = &result["judgement"]["verdicts"][0];
+    assert!(verdict["explanation"].as_str().unwrap().contains("finalized"), "{verdict}");
+    assert!(verdict["witness"].as_array().unwrap().len() >= 3);
+
+    // In a kept-alive session the same CLI re-invokes the worker when its task ends.
+    let session = runs.iter().find(|r| r.file_name().unwrap().to_str().unwrap().starts_with("session.")).unwrap();
+    let result = json(&session.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "woke", "{result}");
+    let summary = json(&run_dir.join("summary.json"));
+    assert_eq!(summary["cells"].as_array().unwrap().len(), 2);
+}
