@@ -112,8 +112,15 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let n: usize = std::env::var("WAKEPROBE_BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let n: usize = std::env::var("WAKEPROBE_BENCH_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     // Each request is a new step of `main` (assistant count grows), like a real conversation.
     let bodies: Vec<Vec<u8>> = (0..n).map(|i| body("main", i % 12)).collect();
     let sse = reply::Answer {
@@ -131,7 +138,11 @@ fn main() {
         tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let journal = tempfile::tempdir().unwrap().keep();
         let state = ApiState::new(
-            ApiConfig { script: script(n + 1), track_command: "wp-track".into(), evidence_dir: Some(journal) },
+            ApiConfig {
+                script: script(n + 1),
+                track_command: "wp-track".into(),
+                evidence_dir: Some(journal),
+            },
             RunClock::start(),
             tx,
         );
@@ -143,7 +154,12 @@ fn main() {
             "/v1/messages",
             post(move |_body: axum::body::Bytes| {
                 let sse = sse.clone();
-                async move { ([("content-type", "text/event-stream")], axum::body::Body::from(sse.as_ref().clone())) }
+                async move {
+                    (
+                        [("content-type", "text/event-stream")],
+                        axum::body::Body::from(sse.as_ref().clone()),
+                    )
+                }
             }),
         );
         let base = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -168,9 +184,29 @@ fn main() {
     }
     fake.sort();
     base.sort();
-    let (f50, f99, b50, b99) = (percentile(&fake, 0.5), percentile(&fake, 0.99), percentile(&base, 0.5), percentile(&base, 0.99));
-    println!("fake API per-request latency over {n} requests of {} KiB (keep-alive, loopback):", bodies[0].len() / 1024);
-    println!("  baseline (same stack, static answer): p50 {:>8.1} µs   p99 {:>8.1} µs", b50.as_secs_f64() * 1e6, b99.as_secs_f64() * 1e6);
-    println!("  fake API (parse, route, journal):     p50 {:>8.1} µs   p99 {:>8.1} µs", f50.as_secs_f64() * 1e6, f99.as_secs_f64() * 1e6);
-    println!("  ratio fake/baseline:                  p50 {:>8.2}x     p99 {:>8.2}x", f50.as_secs_f64() / b50.as_secs_f64(), f99.as_secs_f64() / b99.as_secs_f64());
+    let (f50, f99, b50, b99) = (
+        percentile(&fake, 0.5),
+        percentile(&fake, 0.99),
+        percentile(&base, 0.5),
+        percentile(&base, 0.99),
+    );
+    println!(
+        "fake API per-request latency over {n} requests of {} KiB (keep-alive, loopback):",
+        bodies[0].len() / 1024
+    );
+    println!(
+        "  baseline (same stack, static answer): p50 {:>8.1} µs   p99 {:>8.1} µs",
+        b50.as_secs_f64() * 1e6,
+        b99.as_secs_f64() * 1e6
+    );
+    println!(
+        "  fake API (parse, route, journal):     p50 {:>8.1} µs   p99 {:>8.1} µs",
+        f50.as_secs_f64() * 1e6,
+        f99.as_secs_f64() * 1e6
+    );
+    println!(
+        "  ratio fake/baseline:                  p50 {:>8.2}x     p99 {:>8.2}x",
+        f50.as_secs_f64() / b50.as_secs_f64(),
+        f99.as_secs_f64() / b99.as_secs_f64()
+    );
 }

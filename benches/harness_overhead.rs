@@ -10,14 +10,26 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn main() {
-    let runs: usize = std::env::var("WAKEPROBE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let runs: usize = std::env::var("WAKEPROBE_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
     let bin = env!("CARGO_BIN_EXE_wakeprobe");
     let mut rows = Vec::new();
     for i in 0..runs {
         let out = tempfile::tempdir().unwrap();
         let start = Instant::now();
         let status = Command::new(bin)
-            .args(["run", "subagent-bg-turn-end", "--variant", "print", "--set", "bg_seconds=1", "--quiet", "--out"])
+            .args([
+                "run",
+                "subagent-bg-turn-end",
+                "--variant",
+                "print",
+                "--set",
+                "bg_seconds=1",
+                "--quiet",
+                "--out",
+            ])
             .arg(out.path())
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdout(Stdio::null())
@@ -25,9 +37,16 @@ fn main() {
             .status()
             .expect("run wakeprobe");
         let wall = start.elapsed().as_secs_f64();
-        assert!(status.code().is_some_and(|c| c <= 1), "run {i} failed: {status}");
-        let run_json = walk(out.path()).into_iter().find(|p| p.ends_with("run.json")).expect("run.json");
-        let info: serde_json::Value = serde_json::from_slice(&std::fs::read(run_json).unwrap()).unwrap();
+        assert!(
+            status.code().is_some_and(|c| c <= 1),
+            "run {i} failed: {status}"
+        );
+        let run_json = walk(out.path())
+            .into_iter()
+            .find(|p| p.ends_with("run.json"))
+            .expect("run.json");
+        let info: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(run_json).unwrap()).unwrap();
         let cli = info["cli_wall_s"].as_f64().expect("the CLI exited");
         rows.push((wall, cli));
     }
@@ -38,9 +57,19 @@ fn main() {
     let median = |v: &[f64]| v[v.len() / 2];
     println!("harness overhead per run over {runs} runs (pinned CLI, seed scenario, print):");
     for (i, (w, c)) in rows.iter().enumerate() {
-        println!("  run {}: wakeprobe {:>6.3} s, CLI {:>6.3} s, overhead {:>6.0} ms", i + 1, w, c, (w - c) * 1000.0);
+        println!(
+            "  run {}: wakeprobe {:>6.3} s, CLI {:>6.3} s, overhead {:>6.0} ms",
+            i + 1,
+            w,
+            c,
+            (w - c) * 1000.0
+        );
     }
-    println!("  median overhead {:.0} ms = {:.2}x the CLI's own wall time (baseline: the CLI process, same run)", median(&overhead) * 1000.0, median(&ratios));
+    println!(
+        "  median overhead {:.0} ms = {:.2}x the CLI's own wall time (baseline: the CLI process, same run)",
+        median(&overhead) * 1000.0,
+        median(&ratios)
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

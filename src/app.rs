@@ -63,7 +63,8 @@ pub type AppResult = Result<i32, AppError>;
 pub fn cancel_on_signals() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
@@ -80,7 +81,10 @@ pub fn resolve_scenarios(specs: &[String]) -> Result<Vec<Arc<Scenario>>, AppErro
     if specs.is_empty() || specs.iter().any(|s| s == "all") {
         let all = scenario::load_dir(&dir)?;
         if all.is_empty() {
-            return Err(AppError::bad_input(format!("no scenario files in {}", dir.display())));
+            return Err(AppError::bad_input(format!(
+                "no scenario files in {}",
+                dir.display()
+            )));
         }
         return Ok(all.into_iter().map(Arc::new).collect());
     }
@@ -116,14 +120,20 @@ pub fn scenarios_dir() -> PathBuf {
 
 fn template_dir(given: &Option<PathBuf>, scenarios: &[Arc<Scenario>]) -> Result<PathBuf, AppError> {
     if let Some(dir) = given {
-        return dir
-            .is_dir()
-            .then(|| dir.clone())
-            .ok_or_else(|| AppError::bad_input(format!("--template {}: not a folder", dir.display())));
+        return dir.is_dir().then(|| dir.clone()).ok_or_else(|| {
+            AppError::bad_input(format!("--template {}: not a folder", dir.display()))
+        });
     }
     let mut candidates: Vec<PathBuf> = scenarios
         .iter()
-        .filter_map(|s| s.path.canonicalize().ok()?.parent()?.parent().map(|p| p.join("sandbox-project")))
+        .filter_map(|s| {
+            s.path
+                .canonicalize()
+                .ok()?
+                .parent()?
+                .parent()
+                .map(|p| p.join("sandbox-project"))
+        })
         .collect();
     candidates.push(PathBuf::from("sandbox-project"));
     candidates.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sandbox-project"));
@@ -145,16 +155,26 @@ pub async fn resolve_cli(args: &BackendArgs) -> Result<Cli, AppError> {
 }
 
 pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
-    if !crate::sim::PROFILES.iter().any(|(name, _)| *name == profile) {
+    if !crate::sim::PROFILES
+        .iter()
+        .any(|(name, _)| *name == profile)
+    {
         return Err(AppError::bad_input(format!(
             "unknown simulator profile `{profile}`, expected one of: {}",
-            crate::sim::PROFILES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            crate::sim::PROFILES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
-    let program = backend::sim_binary()
-        .ok_or_else(|| AppError::setup("claude-sim is not built next to wakeprobe (cargo build --bins)"))?;
+    let program = backend::sim_binary().ok_or_else(|| {
+        AppError::setup("claude-sim is not built next to wakeprobe (cargo build --bins)")
+    })?;
     Ok(Cli {
-        kind: backend::BackendKind::Sim { profile: profile.to_string() },
+        kind: backend::BackendKind::Sim {
+            profile: profile.to_string(),
+        },
         program,
         leading_args: vec![],
         version: "sim".into(),
@@ -179,8 +199,14 @@ pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
     .map_err(AppError::from)
 }
 
-pub fn exec_options(exec: &ExecArgs, scenarios: &[Arc<Scenario>], run_dir: PathBuf) -> Result<ExecOptions, AppError> {
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+pub fn exec_options(
+    exec: &ExecArgs,
+    scenarios: &[Arc<Scenario>],
+    run_dir: PathBuf,
+) -> Result<ExecOptions, AppError> {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
     Ok(ExecOptions {
         run_dir,
         jobs: exec.jobs.unwrap_or(cpus).max(1),
@@ -192,7 +218,11 @@ pub fn exec_options(exec: &ExecArgs, scenarios: &[Arc<Scenario>], run_dir: PathB
 }
 
 /// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`.
-pub fn jobs_for(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
+pub fn jobs_for(
+    scenarios: &[Arc<Scenario>],
+    exec: &ExecArgs,
+    cli: &Cli,
+) -> Result<Vec<Job>, AppError> {
     let mut jobs = Vec::new();
     for scenario in scenarios {
         let variants: Vec<String> = scenario
@@ -227,8 +257,13 @@ pub fn jobs_for(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Resu
         )));
     }
     for (key, _) in &exec.sets {
-        if !scenarios.iter().any(|s| s.default_params().contains_key(key)) {
-            return Err(AppError::bad_input(format!("--set {key}: no chosen scenario has this parameter")));
+        if !scenarios
+            .iter()
+            .any(|s| s.default_params().contains_key(key))
+        {
+            return Err(AppError::bad_input(format!(
+                "--set {key}: no chosen scenario has this parameter"
+            )));
         }
     }
     Ok(jobs)
@@ -240,7 +275,11 @@ pub fn run_dir(out: &Path) -> PathBuf {
 
 /// `wakeprobe list`
 pub fn list(args: &cli::ListArgs) -> AppResult {
-    let dir = if args.dir.is_dir() { args.dir.clone() } else { scenarios_dir() };
+    let dir = if args.dir.is_dir() {
+        args.dir.clone()
+    } else {
+        scenarios_dir()
+    };
     let scenarios = scenario::load_dir(&dir)?;
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
@@ -260,14 +299,21 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
 /// Runs one subcommand.
 pub async fn dispatch(command: cli::Command) -> AppResult {
     use cli::Command;
+    let stale = crate::sandbox::sweep_stale();
+    if stale > 0 {
+        tracing::info!(stale, "removed sandboxes left by harnesses that died");
+    }
     match command {
         Command::Run(args) => run(args).await,
         Command::List(args) => list(&args),
         Command::Cache(command) => cache(command),
+        Command::Report(args) => report(&args),
         Command::HookRecord(_) | Command::Track(_) | Command::Supervise(_) => {
             unreachable!("helpers are handled before the runtime starts")
         }
-        _ => Err(AppError::bad_input("this subcommand is not implemented yet")),
+        _ => Err(AppError::bad_input(
+            "this subcommand is not implemented yet",
+        )),
     }
 }
 
@@ -285,7 +331,11 @@ async fn run(args: cli::RunArgs) -> AppResult {
     if interrupted {
         return Ok(exit::INTERRUPTED);
     }
-    Ok(if summary.all_match() { exit::OK } else { exit::MISMATCH })
+    Ok(if summary.all_match() {
+        exit::OK
+    } else {
+        exit::MISMATCH
+    })
 }
 
 /// Writes `summary.json` (and JUnit when asked), prints the table; returns the summary.
@@ -296,7 +346,10 @@ fn finish_invocation(
     junit: Option<&Path>,
 ) -> Result<crate::report::json::Summary, AppError> {
     use crate::report::{json::Summary, redact::Redactor, store};
-    let run_id = run_dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let run_id = run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let rows: Vec<(crate::report::json::RunResult, String)> = results
         .iter()
         .map(|c| (c.result.clone(), c.job.folder().display().to_string()))
@@ -304,20 +357,46 @@ fn finish_invocation(
     let summary = Summary::build(&run_id, &rows, interrupted);
     store::write_json(&run_dir.join("summary.json"), &Redactor::basic(), &summary)
         .map_err(|e| AppError::setup(e.to_string()))?;
+    // Repeated cells: their drafts now know the agreement of all repetitions.
+    for cell in summary.cells.iter().filter(|c| c.runs > 1) {
+        for dir in &cell.dirs {
+            let saved = crate::report::saved::SavedRun::load(&run_dir.join(dir))
+                .map_err(|e| AppError::setup(e.to_string()))?;
+            let result = saved.judge();
+            saved
+                .rerender(&result, Some(&cell.agreement))
+                .map_err(|e| AppError::setup(e.to_string()))?;
+        }
+    }
     if let Some(path) = junit {
-        let xml = crate::report::junit::render(&summary, &rows.iter().map(|(r, _)| r).collect::<Vec<_>>());
+        let xml = crate::report::junit::render(
+            &summary,
+            &rows.iter().map(|(r, _)| r).collect::<Vec<_>>(),
+        );
         store::write_atomic(path, xml.as_bytes()).map_err(|e| AppError::setup(e.to_string()))?;
     }
     let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let pairs: Vec<(&crate::report::json::RunResult, &crate::evidence::Timeline)> =
-        results.iter().map(|c| (&c.result, &c.record.timeline)).collect();
-    println!("{}", crate::report::terminal::summary(&summary, &pairs, color));
+    let pairs: Vec<(&crate::report::json::RunResult, &crate::evidence::Timeline)> = results
+        .iter()
+        .map(|c| (&c.result, &c.record.timeline))
+        .collect();
+    println!(
+        "{}",
+        crate::report::terminal::summary(&summary, &pairs, color)
+    );
     for c in results {
-        if let Some(v) = c.result.judgement.primary() {
-            if c.result.matches_expect == Some(false) || results.len() == 1 {
-                println!("{}/{} on {}: {} ({})", c.result.run.scenario, c.result.run.variant, c.result.run.cli_label, v.outcome, v.outcome.hypothesis());
-                println!("  {}", v.explanation);
-            }
+        if let Some(v) = c.result.judgement.primary()
+            && (c.result.matches_expect == Some(false) || results.len() == 1)
+        {
+            println!(
+                "{}/{} on {}: {} ({})",
+                c.result.run.scenario,
+                c.result.run.variant,
+                c.result.run.cli_label,
+                v.outcome,
+                v.outcome.hypothesis()
+            );
+            println!("  {}", v.explanation);
         }
     }
     eprintln!("reports: {}", run_dir.display());
@@ -336,10 +415,19 @@ fn cache(command: cli::CacheCommand) -> AppResult {
             let mut total = 0;
             for v in &versions {
                 total += v.bytes;
-                table.add_row([v.version.clone(), human_size(v.bytes), v.path.display().to_string()]);
+                table.add_row([
+                    v.version.clone(),
+                    human_size(v.bytes),
+                    v.path.display().to_string(),
+                ]);
             }
             println!("{table}");
-            println!("{} version(s), {} in {}", versions.len(), human_size(total), root.display());
+            println!(
+                "{} version(s), {} in {}",
+                versions.len(),
+                human_size(total),
+                root.display()
+            );
         }
         cli::CacheCommand::Prune { keep } => {
             let removable: Vec<_> = versions
@@ -350,8 +438,9 @@ fn cache(command: cli::CacheCommand) -> AppResult {
                 .collect();
             let mut freed = 0;
             for v in removable {
-                std::fs::remove_dir_all(&v.path)
-                    .map_err(|e| AppError::setup(format!("cannot remove {}: {e}", v.path.display())))?;
+                std::fs::remove_dir_all(&v.path).map_err(|e| {
+                    AppError::setup(format!("cannot remove {}: {e}", v.path.display()))
+                })?;
                 freed += v.bytes;
                 println!("removed {} ({})", v.version, human_size(v.bytes));
             }
@@ -369,5 +458,68 @@ pub fn human_size(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// `wakeprobe report DIR...`: judge saved runs again and re-render every report.
+fn report(args: &cli::ReportArgs) -> AppResult {
+    use crate::report::{json::Summary, redact::Redactor, saved, store};
+    let mut all_match = true;
+    for dir in &args.dirs {
+        let runs = saved::find_runs(dir).map_err(|e| AppError::bad_input(e.to_string()))?;
+        let mut loaded = Vec::new();
+        for run in &runs {
+            let saved =
+                saved::SavedRun::load(run).map_err(|e| AppError::bad_input(e.to_string()))?;
+            let result = saved.judge();
+            loaded.push((saved, result));
+        }
+        let rows: Vec<(crate::report::json::RunResult, String)> = loaded
+            .iter()
+            .map(|(s, r)| {
+                (
+                    r.clone(),
+                    s.dir
+                        .strip_prefix(dir)
+                        .unwrap_or(&s.dir)
+                        .display()
+                        .to_string(),
+                )
+            })
+            .collect();
+        let run_id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let summary = Summary::build(&run_id, &rows, false);
+        for (saved, result) in &loaded {
+            let cell = summary.cells.iter().find(|c| {
+                c.scenario == result.run.scenario
+                    && c.variant == result.run.variant
+                    && c.cli == result.run.cli_label
+            });
+            let agreement = cell.filter(|c| c.runs > 1).map(|c| c.agreement.as_str());
+            saved
+                .rerender(result, agreement)
+                .map_err(|e| AppError::setup(e.to_string()))?;
+        }
+        if runs.len() > 1 || dir.join("summary.json").exists() {
+            store::write_json(&dir.join("summary.json"), &Redactor::basic(), &summary)
+                .map_err(|e| AppError::setup(e.to_string()))?;
+        }
+        let pairs: Vec<(&crate::report::json::RunResult, &crate::evidence::Timeline)> =
+            loaded.iter().map(|(s, r)| (r, &s.timeline)).collect();
+        let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        println!(
+            "{}",
+            crate::report::terminal::summary(&summary, &pairs, color)
+        );
+        eprintln!("re-rendered {} run(s) in {}", runs.len(), dir.display());
+        all_match &= summary.all_match();
+    }
+    Ok(if all_match { exit::OK } else { exit::MISMATCH })
 }

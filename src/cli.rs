@@ -335,7 +335,9 @@ mod tests {
     #[test]
     fn shards_and_pairs_parse() {
         assert_eq!(parse_shard("2/3"), Ok((2, 3)));
-        assert!(parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err());
+        assert!(
+            parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
+        );
         assert_eq!(parse_key_value("a=b=c"), Ok(("a".into(), "b=c".into())));
         assert!(parse_key_value("=x").is_err());
     }

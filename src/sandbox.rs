@@ -31,16 +31,48 @@ pub const HOOK_EVENTS: &[&str] = &[
     "PreCompact",
 ];
 
+/// Holds the pid of the harness that built a sandbox.
+const OWNER_FILE: &str = "owner.pid";
+
+/// Removes sandboxes left in the temp folder by harnesses that died (SIGKILL, power loss);
+/// returns how many. A sandbox whose owner is alive, or that has no owner file, is left alone.
+pub fn sweep_stale() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("wakeprobe-")
+        {
+            continue;
+        }
+        let Some(pid) = std::fs::read_to_string(path.join(OWNER_FILE))
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive && std::fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// The guard's registration file in the template; removed unless a scenario opts in.
 const GUARD_SETTINGS: &str = ".claude/settings.local.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error("cannot create the sandbox in {dir}: {source}")]
-    Create {
-        dir: String,
-        source: std::io::Error,
-    },
+    Create { dir: String, source: std::io::Error },
     #[error("cannot copy the project template {template}: {source}")]
     Template {
         template: String,
@@ -86,6 +118,11 @@ impl Sandbox {
                 source,
             })?;
         let root = dir.path().to_path_buf();
+        // Who owns this sandbox: a later harness removes it if this one died without cleaning.
+        write(
+            &root.join(OWNER_FILE),
+            std::process::id().to_string().as_bytes(),
+        )?;
         let sandbox = Sandbox {
             dir: Some(dir),
             root,
@@ -159,7 +196,10 @@ impl Sandbox {
         let mut settings = read_json_or_empty(&path);
         settings["hooks"] = serde_json::Value::Object(hooks);
         mkdir(&self.project().join(".claude"))?;
-        write(&path, &serde_json::to_vec_pretty(&settings).expect("settings serialize"))
+        write(
+            &path,
+            &serde_json::to_vec_pretty(&settings).expect("settings serialize"),
+        )
     }
 
     fn write_home(&self) -> Result<(), SandboxError> {
@@ -301,16 +341,27 @@ mod tests {
         )
         .unwrap();
         for event in HOOK_EVENTS {
-            let cmd = settings["hooks"][event][0]["hooks"][0]["command"].as_str().unwrap();
-            assert!(cmd.starts_with("'/opt/wp/wakeprobe' hook-record --socket '"), "{cmd}");
+            let cmd = settings["hooks"][event][0]["hooks"][0]["command"]
+                .as_str()
+                .unwrap();
+            assert!(
+                cmd.starts_with("'/opt/wp/wakeprobe' hook-record --socket '"),
+                "{cmd}"
+            );
         }
         let home: serde_json::Value =
             serde_json::from_slice(&std::fs::read(sandbox.home().join(".claude.json")).unwrap())
                 .unwrap();
         let key = sandbox.project().display().to_string();
-        assert_eq!(home["projects"][key.as_str()]["hasTrustDialogAccepted"], true);
+        assert_eq!(
+            home["projects"][key.as_str()]["hasTrustDialogAccepted"],
+            true
+        );
         assert!(sandbox.project().join(".git").is_dir());
-        assert!(!sandbox.project().join(GUARD_SETTINGS).exists(), "guard not installed");
+        assert!(
+            !sandbox.project().join(GUARD_SETTINGS).exists(),
+            "guard not installed"
+        );
         let track = std::fs::read_to_string(sandbox.bin().join("wp-track")).unwrap();
         assert!(track.contains("track --socket"));
         let root = sandbox.root().to_path_buf();
@@ -328,7 +379,12 @@ mod tests {
         })
         .unwrap();
         assert!(sandbox.project().join(GUARD_SETTINGS).exists());
-        assert!(sandbox.project().join(".claude/hooks/subagent-stall-guard.sh").exists());
+        assert!(
+            sandbox
+                .project()
+                .join(".claude/hooks/subagent-stall-guard.sh")
+                .exists()
+        );
         let kept = sandbox.keep();
         drop(sandbox);
         assert!(kept.exists());

@@ -31,13 +31,26 @@ fn seed_000_stall_on_the_pinned_cli() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(stdout.contains("not-resumable"), "{stdout}");
 
     let run_dir = run_dir(out.path());
     let runs = runs(&run_dir);
     assert_eq!(runs.len(), 2, "print and session runs: {runs:?}");
-    let print = runs.iter().find(|r| r.file_name().unwrap().to_str().unwrap().starts_with("print.")).unwrap();
+    let print = runs
+        .iter()
+        .find(|r| {
+            r.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("print.")
+        })
+        .unwrap();
     let info = json(&print.join("run.json"));
     assert_eq!(info["cli_version_reported"], "2.1.332");
     assert_eq!(info["end"], "finished");
@@ -58,25 +71,86 @@ fn seed_000_stall_on_the_pinned_cli() {
     // The worker's last model request comes before that stop; none comes after it.
     let worker_requests = kind(&events, "model_request", Some("worker"));
     assert!(!worker_requests.is_empty());
-    assert!(worker_requests.iter().all(|r| t(r) < t(stop)), "no worker request after SubagentStop");
+    assert!(
+        worker_requests.iter().all(|r| t(r) < t(stop)),
+        "no worker request after SubagentStop"
+    );
     // The shell task's end is recorded as killed, with its time.
     let killed = events.iter().find(|e| {
         (e["kind"] == "track_ended" && e["name"] == "bg" && e["exit"].get("signal").is_some())
             || (e["kind"] == "task_updated" && e["label"] == "bg" && e["status"] == "killed")
     });
     let killed = killed.expect("the shell task was killed");
-    assert!(t(killed) > t(stop) + 3000.0, "killed seconds after the stop, not at once");
+    assert!(
+        t(killed) > t(stop) + 3000.0,
+        "killed seconds after the stop, not at once"
+    );
 
     let result = json(&print.join("result.json"));
     assert_eq!(result["judgement"]["outcome"], "not-resumable");
     let verdict = &result["judgement"]["verdicts"][0];
-    assert!(verdict["explanation"].as_str().unwrap().contains("finalized"), "{verdict}");
+    assert!(
+        verdict["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("finalized"),
+        "{verdict}"
+    );
     assert!(verdict["witness"].as_array().unwrap().len() >= 3);
 
     // In a kept-alive session the same CLI re-invokes the worker when its task ends.
-    let session = runs.iter().find(|r| r.file_name().unwrap().to_str().unwrap().starts_with("session.")).unwrap();
+    let session = runs
+        .iter()
+        .find(|r| {
+            r.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("session.")
+        })
+        .unwrap();
     let result = json(&session.join("result.json"));
     assert_eq!(result["judgement"]["outcome"], "woke", "{result}");
     let summary = json(&run_dir.join("summary.json"));
     assert_eq!(summary["cells"].as_array().unwrap().len(), 2);
+
+    // Redaction: no written file holds the sandbox path, the real HOME or the dummy key.
+    let home = std::env::var("HOME").unwrap();
+    let sandbox_prefix = std::env::temp_dir()
+        .join("wakeprobe-")
+        .display()
+        .to_string();
+    let mut stack = vec![out.path().to_path_buf()];
+    let mut scanned = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+            let path = entry.path();
+            let name = path.display().to_string();
+            assert!(
+                !name.contains(&sandbox_prefix),
+                "a file name holds the sandbox path: {name}"
+            );
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string();
+            scanned += 1;
+            assert!(
+                !text.contains(&sandbox_prefix),
+                "{name} holds the sandbox path"
+            );
+            assert!(
+                !text.contains("sk-ant-wakeprobe-dummy"),
+                "{name} holds the dummy key"
+            );
+            if home.len() > 1 {
+                assert!(
+                    !text.contains(&format!("{home}/")),
+                    "{name} holds the real HOME"
+                );
+            }
+        }
+    }
+    assert!(scanned > 20, "scanned every written file ({scanned})");
 }

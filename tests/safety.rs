@@ -10,22 +10,44 @@ use std::time::Duration;
 use common::*;
 
 fn hang() -> String {
-    root().join("tests/fixtures/scenarios/hang.toml").display().to_string()
+    root()
+        .join("tests/fixtures/scenarios/hang.toml")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn a_run_stopped_by_its_ceiling_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
-    let mut cmd = wakeprobe(&["run", &hang(), "--quiet", "--out", out.path().to_str().unwrap()]);
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut cmd = wakeprobe(&[
+        "run",
+        &hang(),
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
     let run = &runs(&run_dir(out.path()))[0];
     let info = json(&run.join("run.json"));
     assert_eq!(info["end"], "ceiling");
-    assert_eq!(info["leftovers"].as_array().unwrap().len(), 0, "the supervisor got everything: {info}");
+    assert_eq!(
+        info["leftovers"].as_array().unwrap().len(),
+        0,
+        "the supervisor got everything: {info}"
+    );
     let result = json(&run.join("result.json"));
     assert_eq!(result["judgement"]["outcome"], "child-failed");
     // The escaped, TERM-ignoring grandchild was reaped by the supervisor.
@@ -40,23 +62,43 @@ fn a_run_stopped_by_its_ceiling_leaves_no_process() {
 fn ctrl_c_stops_the_run_and_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
     let mut cmd = wakeprobe(&[
-        "run", &hang(), "--set", "ceiling=120", "--quiet", "--out", out.path().to_str().unwrap(),
+        "run",
+        &hang(),
+        "--set",
+        "ceiling=120",
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
     ]);
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     // Wait until the endless command (a tagged `sleep`) really runs.
     let running = wait_for(Duration::from_secs(60), || {
-        tagged_by(pid).into_iter().find(|(_, cmd)| cmd.starts_with("sleep 300"))
+        tagged_by(pid)
+            .into_iter()
+            .find(|(_, cmd)| cmd.starts_with("sleep 300"))
     });
     assert!(running.is_some(), "the background command started");
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
     let run = &runs(&run_dir(out.path()))[0];
     assert_eq!(json(&run.join("run.json"))["end"], "interrupted");
-    assert!(run_dir(out.path()).join("summary.json").exists(), "what finished is written");
+    assert!(
+        run_dir(out.path()).join("summary.json").exists(),
+        "what finished is written"
+    );
 }
 
 /// Every file under `dir` with its content hash and modification time.
@@ -87,7 +129,9 @@ fn all_text(dir: &Path) -> String {
             if entry.path().is_dir() {
                 stack.push(entry.path());
             } else {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()));
+                text.push_str(&String::from_utf8_lossy(
+                    &std::fs::read(entry.path()).unwrap(),
+                ));
             }
         }
     }
@@ -99,16 +143,37 @@ fn credentials_in_the_real_home_never_reach_the_cli_and_nothing_leaves_loopback(
     let home = tempfile::tempdir().unwrap();
     let canary = "canary-6f1d2c9a";
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();
-    std::fs::write(home.path().join(".claude/.credentials.json"), format!(r#"{{"claudeAiOauth":{{"accessToken":"{canary}-oauth"}}}}"#)).unwrap();
-    std::fs::write(home.path().join(".claude.json"), format!(r#"{{"primaryApiKey":"{canary}-primary","hasCompletedOnboarding":true}}"#)).unwrap();
+    std::fs::write(
+        home.path().join(".claude/.credentials.json"),
+        format!(r#"{{"claudeAiOauth":{{"accessToken":"{canary}-oauth"}}}}"#),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join(".claude.json"),
+        format!(r#"{{"primaryApiKey":"{canary}-primary","hasCompletedOnboarding":true}}"#),
+    )
+    .unwrap();
     std::fs::create_dir_all(home.path().join(".aws")).unwrap();
-    std::fs::write(home.path().join(".aws/credentials"), format!("[default]\naws_secret_access_key={canary}-aws\n")).unwrap();
+    std::fs::write(
+        home.path().join(".aws/credentials"),
+        format!("[default]\naws_secret_access_key={canary}-aws\n"),
+    )
+    .unwrap();
     let before = snapshot(home.path());
 
     let out = tempfile::tempdir().unwrap();
     let mut cmd = wakeprobe(&[
-        "run", "subagent-bg-turn-end", "--variant", "session", "--set", "bg_seconds=1", "--quiet",
-        "--network", "isolated", "--out", out.path().to_str().unwrap(),
+        "run",
+        "subagent-bg-turn-end",
+        "--variant",
+        "session",
+        "--set",
+        "bg_seconds=1",
+        "--quiet",
+        "--network",
+        "isolated",
+        "--out",
+        out.path().to_str().unwrap(),
     ]);
     cmd.env("HOME", home.path())
         .env("ANTHROPIC_API_KEY", format!("{canary}-env"))
@@ -116,19 +181,38 @@ fn credentials_in_the_real_home_never_reach_the_cli_and_nothing_leaves_loopback(
         .env("HTTPS_PROXY", "http://192.0.2.1:9")
         .env("HTTP_PROXY", "http://192.0.2.1:9");
     let output = output_within(cmd, Duration::from_secs(180));
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 
-    assert_eq!(snapshot(home.path()), before, "the real HOME was not touched");
+    assert_eq!(
+        snapshot(home.path()),
+        before,
+        "the real HOME was not touched"
+    );
     let run = &runs(&run_dir(out.path()))[0];
     let info = json(&run.join("run.json"));
     assert_eq!(info["isolation"]["network"], "private-netns", "{info}");
-    assert_eq!(info["isolation"]["interfaces"], serde_json::json!(["lo"]), "only loopback exists");
+    assert_eq!(
+        info["isolation"]["interfaces"],
+        serde_json::json!(["lo"]),
+        "only loopback exists"
+    );
     let journal = std::fs::read_to_string(run.join("api-journal.jsonl")).unwrap();
-    let requests: Vec<serde_json::Value> = journal.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let requests: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(!requests.is_empty(), "the CLI talked to the fake API");
     for r in &requests {
         assert_eq!(r["credential"], "dummy", "only the run's dummy key: {r}");
     }
     let everything = all_text(out.path());
-    assert!(!everything.contains(canary), "no canary in anything written");
+    assert!(
+        !everything.contains(canary),
+        "no canary in anything written"
+    );
 }

@@ -152,7 +152,8 @@ fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
         return Err(no_entry(format!("{} is missing", entry.display())));
     }
     let (program, leading_args) = if bin.ends_with(".js") || bin.ends_with(".mjs") {
-        let node = find_on_path("node").ok_or_else(|| no_entry("it needs `node` on PATH".into()))?;
+        let node =
+            find_on_path("node").ok_or_else(|| no_entry("it needs `node` on PATH".into()))?;
         (node, vec![entry.display().to_string()])
     } else {
         (entry, vec![])
@@ -283,7 +284,7 @@ pub fn cached_versions(root: &Path) -> Vec<CachedVersion> {
             })
         })
         .collect();
-    out.sort_by(|a, b| version_key(&a.version).cmp(&version_key(&b.version)));
+    out.sort_by_key(|a| version_key(&a.version));
     out
 }
 

@@ -20,7 +20,9 @@ pub const DUMMY_KEY: &str = "sk-ant-wakeprobe-dummy-key-000000000000000000000000
 /// The last 20 characters of the key, as the CLI's "approved keys" list stores them.
 pub const DUMMY_KEY_TAIL: &str = "00000000000000000000";
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum BackendKind {
     /// The real Claude Code CLI.
@@ -128,7 +130,10 @@ pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
         ("DISABLE_TELEMETRY".into(), "1".into()),
         ("DISABLE_ERROR_REPORTING".into(), "1".into()),
         ("DISABLE_AUTOUPDATER".into(), "1".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+        (
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+            "1".into(),
+        ),
         (RUN_TAG_ENV.into(), spec.run_tag.to_string()),
         (
             crate::evidence::wire::EVENTS_ENV.into(),
@@ -174,12 +179,21 @@ mod tests {
             scenario_env: &extra,
             sim_profile: None,
         });
-        let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| {
+            env.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
         assert_eq!(get("HOME"), Some("/sb/home"));
         assert_eq!(get("ANTHROPIC_API_KEY"), Some(DUMMY_KEY));
         assert_eq!(get("FOO"), Some("bar"));
         assert!(get("PATH").unwrap().starts_with("/sb/bin:"));
-        for banned in ["HTTPS_PROXY", "HTTP_PROXY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"] {
+        for banned in [
+            "HTTPS_PROXY",
+            "HTTP_PROXY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ] {
             assert_eq!(get(banned), None);
         }
         assert!(DUMMY_KEY.ends_with(DUMMY_KEY_TAIL) && DUMMY_KEY_TAIL.len() == 20);

@@ -21,7 +21,7 @@ use super::{Witness, is_request_by, witness};
 use crate::evidence::{Event, EventKind, InputReason, Timeline};
 use crate::scenario::{Check, MAIN_AGENT};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
     pub name: String,
     pub kind: String,
@@ -38,7 +38,10 @@ pub struct CheckResult {
 }
 
 pub fn run_check(tl: &Timeline, check: &Check) -> CheckResult {
-    let agent = check.agent.clone().unwrap_or_else(|| MAIN_AGENT.to_string());
+    let agent = check
+        .agent
+        .clone()
+        .unwrap_or_else(|| MAIN_AGENT.to_string());
     let (observed, witness, explanation) = match check.kind.as_str() {
         "idle-teammate-distinguishable" => idle_teammate(tl, &agent),
         "single-continuation" => single_continuation(tl),
@@ -54,14 +57,21 @@ pub fn run_check(tl: &Timeline, check: &Check) -> CheckResult {
             };
             let stops = tl
                 .iter()
-                .filter(|e| e.agent.as_deref() == Some(agent.as_str()) && matches!(e.kind, EventKind::AgentFinalized { .. }))
+                .filter(|e| {
+                    e.agent.as_deref() == Some(agent.as_str())
+                        && matches!(e.kind, EventKind::AgentFinalized { .. })
+                })
                 .count();
             let explanation = format!(
                 "`{agent}` reached SubagentStop {stops} time(s); {blocked} of them were blocked (the agent made another model request with no new SubagentStart in between)."
             );
             (observed, witness, explanation)
         }
-        other => ("not-observed".to_string(), vec![], format!("unknown check kind `{other}`")),
+        other => (
+            "not-observed".to_string(),
+            vec![],
+            format!("unknown check kind `{other}`"),
+        ),
     };
     CheckResult {
         name: check.name.clone(),
@@ -110,7 +120,10 @@ fn idle_teammate(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
         .iter()
         .copied()
         .filter(|e| match &e.kind {
-            EventKind::Hook { background_tasks: Some(tasks), .. } => tasks.iter().any(|t| {
+            EventKind::Hook {
+                background_tasks: Some(tasks),
+                ..
+            } => tasks.iter().any(|t| {
                 is_teammate_entry(&t.task_type)
                     && t.status == "running"
                     && !t.other_fields.iter().any(|f| f.contains("idle"))
@@ -164,7 +177,9 @@ fn single_continuation(tl: &Timeline) -> (String, Vec<Witness>, String) {
         );
     };
     let ids: Vec<String> = match &first.kind {
-        EventKind::ModelRequest { notifications, .. } => notifications.iter().map(|n| n.task_id.clone()).collect(),
+        EventKind::ModelRequest { notifications, .. } => {
+            notifications.iter().map(|n| n.task_id.clone()).collect()
+        }
         _ => vec![],
     };
     let deliveries: Vec<&Event> = tl
@@ -177,15 +192,33 @@ fn single_continuation(tl: &Timeline) -> (String, Vec<Witness>, String) {
         .collect();
     let input_before = tl
         .iter()
-        .filter(|e| e.t_ms < first.t_ms && matches!(e.kind, EventKind::UserInput { why: InputReason::Scheduled | InputReason::Probe, .. }))
+        .filter(|e| {
+            e.t_ms < first.t_ms
+                && matches!(
+                    e.kind,
+                    EventKind::UserInput {
+                        why: InputReason::Scheduled | InputReason::Probe,
+                        ..
+                    }
+                )
+        })
         .last();
-    let mut w = vec![witness(first, "the main agent's turn carries the notification")];
+    let mut w = vec![witness(
+        first,
+        "the main agent's turn carries the notification",
+    )];
     if deliveries.len() > 1 {
-        w.push(witness(deliveries[1], "a second turn carries the same notification"));
+        w.push(witness(
+            deliveries[1],
+            "a second turn carries the same notification",
+        ));
         return (
             "duplicate".into(),
             w,
-            format!("{} turns of the main agent carried the same notification: the continuation was duplicated.", deliveries.len()),
+            format!(
+                "{} turns of the main agent carried the same notification: the continuation was duplicated.",
+                deliveries.len()
+            ),
         );
     }
     (
@@ -195,18 +228,30 @@ fn single_continuation(tl: &Timeline) -> (String, Vec<Witness>, String) {
             "Exactly one turn of the main agent carried the notification, at {:.2} s{}.",
             first.t_ms / 1000.0,
             input_before
-                .map(|i| format!(" (the last input before it was at {:.2} s)", i.t_ms / 1000.0))
+                .map(|i| format!(
+                    " (the last input before it was at {:.2} s)",
+                    i.t_ms / 1000.0
+                ))
                 .unwrap_or_default()
         ),
     )
 }
 
 fn stop_on_interrupt(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
-    let Some(stop) = tl.iter().find(|e| matches!(e.kind, EventKind::ControlRequest { .. })) else {
-        return ("not-observed".into(), vec![], "The driver sent no stop or interrupt.".into());
+    let Some(stop) = tl
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::ControlRequest { .. }))
+    else {
+        return (
+            "not-observed".into(),
+            vec![],
+            "The driver sent no stop or interrupt.".into(),
+        );
     };
     let fired = tl.iter().find(|e| {
-        e.t_ms >= stop.t_ms && e.agent.as_deref() == Some(agent) && matches!(e.kind, EventKind::AgentFinalized { .. })
+        e.t_ms >= stop.t_ms
+            && e.agent.as_deref() == Some(agent)
+            && matches!(e.kind, EventKind::AgentFinalized { .. })
     });
     let mut w = vec![witness(stop, "the driver stops the work")];
     match fired {
@@ -215,7 +260,10 @@ fn stop_on_interrupt(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, Strin
             (
                 "fired".into(),
                 w,
-                format!("SubagentStop fired for `{agent}` {:.2} s after the stop request.", (f.t_ms - stop.t_ms) / 1000.0),
+                format!(
+                    "SubagentStop fired for `{agent}` {:.2} s after the stop request.",
+                    (f.t_ms - stop.t_ms) / 1000.0
+                ),
             )
         }
         None => (
@@ -232,20 +280,23 @@ fn blocked_stops(tl: &Timeline, agent: &str) -> (usize, Vec<Witness>) {
     let mut w = Vec::new();
     let stops: Vec<&Event> = tl
         .iter()
-        .filter(|e| e.agent.as_deref() == Some(agent) && matches!(e.kind, EventKind::AgentFinalized { .. }))
+        .filter(|e| {
+            e.agent.as_deref() == Some(agent) && matches!(e.kind, EventKind::AgentFinalized { .. })
+        })
         .collect();
     for stop in stops {
         let next = tl.iter().find(|e| {
             e.t_ms > stop.t_ms
                 && e.agent.as_deref() == Some(agent)
-                && (is_request_by(e, agent) || matches!(&e.kind, EventKind::Hook { hook, .. } if hook == "SubagentStart"))
+                && (is_request_by(e, agent)
+                    || matches!(&e.kind, EventKind::Hook { hook, .. } if hook == "SubagentStart"))
         });
-        if let Some(n) = next {
-            if is_request_by(n, agent) {
-                count += 1;
-                w.push(witness(stop, "SubagentStop is blocked"));
-                w.push(witness(n, format!("`{agent}` continues")));
-            }
+        if let Some(n) = next
+            && is_request_by(n, agent)
+        {
+            count += 1;
+            w.push(witness(stop, "SubagentStop is blocked"));
+            w.push(witness(n, format!("`{agent}` continues")));
         }
     }
     (count, w)

@@ -35,7 +35,19 @@ use crate::driver::EndReason;
 use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Route, Timeline};
 use crate::scenario::{Check, MAIN_AGENT, Watch};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Woke,
@@ -91,7 +103,7 @@ impl fmt::Display for Outcome {
 }
 
 /// One event that decides a verdict, described.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Witness {
     pub t_ms: f64,
     pub source: crate::evidence::Source,
@@ -101,7 +113,7 @@ pub struct Witness {
 }
 
 /// The verdict for one waiter and its background work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub waiter: String,
     pub work: String,
@@ -128,7 +140,7 @@ pub struct Input<'a> {
 }
 
 /// A run's judgement: its outcome, each pair's verdict, each check's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Judgement {
     pub outcome: Outcome,
     pub verdicts: Vec<Verdict>,
@@ -184,7 +196,9 @@ pub fn judge(input: &Input) -> Judgement {
             latency_ms: None,
             reason: Some("no background work was started in this run".into()),
             witness: vec![],
-            explanation: "No agent handed work to the background, so there is nothing to wake anyone for.".into(),
+            explanation:
+                "No agent handed work to the background, so there is nothing to wake anyone for."
+                    .into(),
             facts: vec![],
         });
     }
@@ -205,15 +219,13 @@ pub fn derive_pairs(timeline: &Timeline) -> Vec<Watch> {
             },
             Some(agent),
         ) = (&e.kind, &e.agent)
+            && let Some(work) = spawn.clone().or_else(|| track.clone())
+            && !pairs.iter().any(|p| p.work == work)
         {
-            if let Some(work) = spawn.clone().or_else(|| track.clone()) {
-                if !pairs.iter().any(|p| p.work == work) {
-                    pairs.push(Watch {
-                        waiter: agent.clone(),
-                        work,
-                    });
-                }
-            }
+            pairs.push(Watch {
+                waiter: agent.clone(),
+                work,
+            });
         }
     }
     pairs
@@ -307,7 +319,10 @@ fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch) -> Facts<'a> {
         if let Some(how) = found {
             // The tracker's own report is the most precise for a command; the CLI's status
             // update for an agent.
-            if matches!(e.kind, EventKind::TrackEnded { .. } | EventKind::ProcessExited { .. }) {
+            if matches!(
+                e.kind,
+                EventKind::TrackEnded { .. } | EventKind::ProcessExited { .. }
+            ) {
                 tracker_end.get_or_insert((e, how));
             } else if end.is_none() {
                 end = Some((e, how));
@@ -390,7 +405,12 @@ fn stop_listing(timeline: &Timeline, stop: &Event, facts: &Facts) -> Option<Stri
         } if e.t_ms == stop.t_ms && e.agent == stop.agent && hook == "SubagentStop" => tasks
             .iter()
             .find(|t| facts.task_ids.contains(&t.id))
-            .map(|t| format!("its background_tasks listed `{}` ({}) as {}", facts.work, t.task_type, t.status)),
+            .map(|t| {
+                format!(
+                    "its background_tasks listed `{}` ({}) as {}",
+                    facts.work, t.task_type, t.status
+                )
+            }),
         _ => None,
     })
 }
@@ -416,11 +436,17 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
         v
     };
     let Some(started) = f.started else {
-        return unknown(v, format!("`{k}` never started (no tool call, task or process for it)"));
+        return unknown(
+            v,
+            format!("`{k}` never started (no tool call, task or process for it)"),
+        );
     };
-    v.witness.push(witness(started, format!("`{w}` starts `{k}` in the background")));
-    let crashed = matches!(input.end, EndReason::CliEnded)
-        && input.cli_exit.is_some_and(|e| !e.success());
+    v.witness.push(witness(
+        started,
+        format!("`{w}` starts `{k}` in the background"),
+    ));
+    let crashed =
+        matches!(input.end, EndReason::CliEnded) && input.cli_exit.is_some_and(|e| !e.success());
     let end_t = f.end.as_ref().map(|(e, _)| e.t_ms);
 
     // Rule 2: the waiter left its script before the decision.
@@ -428,12 +454,24 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
     if let Some(exhausted) = tl.iter().find(|e| {
         e.t_ms < decision_t
             && e.agent.as_deref() == Some(w)
-            && matches!(e.kind, EventKind::ModelRequest { route: Route::ScriptExhausted, .. })
+            && matches!(
+                e.kind,
+                EventKind::ModelRequest {
+                    route: Route::ScriptExhausted,
+                    ..
+                }
+            )
     }) {
-        v.witness.push(witness(exhausted, format!("`{w}` asks past the end of its script")));
+        v.witness.push(witness(
+            exhausted,
+            format!("`{w}` asks past the end of its script"),
+        ));
         return unknown(
             v,
-            format!("`{w}`'s script ran out at {} before `{k}` ended, so the run left the experiment", secs(exhausted.t_ms)),
+            format!(
+                "`{w}`'s script ran out at {} before `{k}` ended, so the run left the experiment",
+                secs(exhausted.t_ms)
+            ),
         );
     }
     // The waiter's last turn end before the work ended: the moment it started waiting.
@@ -460,14 +498,22 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
                 v.witness.push(witness(re, run_end_what(re)));
             }
             v.outcome = Outcome::NotResumable;
-            v.facts.push(format!("`{w}` was finalized at {} while `{k}` was still running", secs(stop.t_ms)));
+            v.facts.push(format!(
+                "`{w}` was finalized at {} while `{k}` was still running",
+                secs(stop.t_ms)
+            ));
             if let Some(l) = &listing {
-                v.facts.push(format!("{} fired: {l}", finalized_what(w, stop)));
+                v.facts
+                    .push(format!("{} fired: {l}", finalized_what(w, stop)));
             }
-            v.facts.push(format!("`{k}` was still running when the run ended; nothing was left to wake"));
+            v.facts.push(format!(
+                "`{k}` was still running when the run ended; nothing was left to wake"
+            ));
             v.explanation = format!(
                 "`{w}` handed `{k}` to the background{}, and was finalized at {} while it still ran{}. `{k}` had not ended when the run ended at {}, and `{w}` made no model request after its stop.",
-                turn_end.map(|t| format!(" and ended its turn at {}", secs(t.t_ms))).unwrap_or_default(),
+                turn_end
+                    .map(|t| format!(" and ended its turn at {}", secs(t.t_ms)))
+                    .unwrap_or_default(),
                 secs(stop.t_ms),
                 listing.map(|l| format!(" ({l})")).unwrap_or_default(),
                 secs(run_end_t),
@@ -479,8 +525,12 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
                 v.witness.push(witness(re, run_end_what(re)));
             }
             v.outcome = Outcome::ChildFailed;
-            v.facts.push(format!("`{k}` hung: still running when the ceiling ended the run at {}", secs(run_end_t)));
-            v.facts.push(format!("`{w}` was still in a state to be told"));
+            v.facts.push(format!(
+                "`{k}` hung: still running when the ceiling ended the run at {}",
+                secs(run_end_t)
+            ));
+            v.facts
+                .push(format!("`{w}` was still in a state to be told"));
             v.explanation = format!(
                 "`{k}` never ended: it was still running when the run's ceiling was reached at {}. `{w}` was still live and could have been told, so the silence is the work's own failure, not a lost notification.",
                 secs(run_end_t)
@@ -488,9 +538,18 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
             return v;
         }
         if crashed {
-            return unknown(v, format!("the CLI exited ({}) while `{k}` was still running", input.cli_exit.map(|e| e.describe()).unwrap_or_default()));
+            return unknown(
+                v,
+                format!(
+                    "the CLI exited ({}) while `{k}` was still running",
+                    input.cli_exit.map(|e| e.describe()).unwrap_or_default()
+                ),
+            );
         }
-        return unknown(v, format!("the run ended at {} before `{k}` did", secs(run_end_t)));
+        return unknown(
+            v,
+            format!("the run ended at {} before `{k}` did", secs(run_end_t)),
+        );
     };
     let end_what = match &how {
         WorkEnd::Completed => format!("`{k}` completes"),
@@ -502,18 +561,31 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
 
     // Rule 4: a kill after the waiter was finalized is a consequence of the finalization.
     if let (WorkEnd::Killed(why), Some(stop)) = (&how, finalized) {
-        v.witness.insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
+        v.witness
+            .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
         let listing = stop_listing(tl, stop, &f);
         v.outcome = Outcome::NotResumable;
-        v.facts.push(format!("`{w}` was finalized at {} while `{k}` was still running", secs(stop.t_ms)));
+        v.facts.push(format!(
+            "`{w}` was finalized at {} while `{k}` was still running",
+            secs(stop.t_ms)
+        ));
         if let Some(l) = &listing {
-            v.facts.push(format!("{} fired: {l}", finalized_what(w, stop)));
+            v.facts
+                .push(format!("{} fired: {l}", finalized_what(w, stop)));
         }
-        v.facts.push(format!("the CLI killed `{k}` at {} ({why}), {:.2} s after `{w}` was finalized", secs(end_event.t_ms), (end_event.t_ms - stop.t_ms) / 1000.0));
-        v.facts.push(format!("`{w}` made no model request after it was finalized"));
+        v.facts.push(format!(
+            "the CLI killed `{k}` at {} ({why}), {:.2} s after `{w}` was finalized",
+            secs(end_event.t_ms),
+            (end_event.t_ms - stop.t_ms) / 1000.0
+        ));
+        v.facts.push(format!(
+            "`{w}` made no model request after it was finalized"
+        ));
         v.explanation = format!(
             "`{w}` handed `{k}` to the background{}; it was finalized at {} with `{k}` still running{}. `{k}` was then killed at {} ({why}). `{w}` made no further model request: nothing was left that could be woken.",
-            turn_end.map(|t| format!(" and ended its turn at {}", secs(t.t_ms))).unwrap_or_default(),
+            turn_end
+                .map(|t| format!(" and ended its turn at {}", secs(t.t_ms)))
+                .unwrap_or_default(),
             secs(stop.t_ms),
             listing.map(|l| format!(" ({l})")).unwrap_or_default(),
             secs(end_event.t_ms),
@@ -532,25 +604,39 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
             && matches!(&e.kind, EventKind::TaskNotified { task_id, .. } if f.task_ids.contains(task_id))
     });
     if let Some(p) = printed {
-        v.facts.push(format!("the CLI printed a task_notification for `{k}` at {}", secs(p.t_ms)));
+        v.facts.push(format!(
+            "the CLI printed a task_notification for `{k}` at {}",
+            secs(p.t_ms)
+        ));
     }
 
     // Rule 5: the work failed on its own.
     if let WorkEnd::Failed(why) = &how {
         v.outcome = Outcome::ChildFailed;
-        v.facts.push(format!("`{k}` failed on its own ({why}) at {}", secs(end_event.t_ms)));
+        v.facts.push(format!(
+            "`{k}` failed on its own ({why}) at {}",
+            secs(end_event.t_ms)
+        ));
         match delivery {
             Some(d) => {
                 v.latency_ms = Some(d.t_ms - end_event.t_ms);
-                v.witness.push(witness(d, format!("`{w}` is told of the failure")));
-                v.facts.push(format!("`{w}` was told of the failure at {} ({:.2} s later)", secs(d.t_ms), (d.t_ms - end_event.t_ms) / 1000.0));
+                v.witness
+                    .push(witness(d, format!("`{w}` is told of the failure")));
+                v.facts.push(format!(
+                    "`{w}` was told of the failure at {} ({:.2} s later)",
+                    secs(d.t_ms),
+                    (d.t_ms - end_event.t_ms) / 1000.0
+                ));
                 v.explanation = format!(
                     "`{k}` failed on its own at {} ({why}). The notification path worked: `{w}` was told at {}, {:.2} s later. The problem is the work, not the wake-up.",
-                    secs(end_event.t_ms), secs(d.t_ms), (d.t_ms - end_event.t_ms) / 1000.0
+                    secs(end_event.t_ms),
+                    secs(d.t_ms),
+                    (d.t_ms - end_event.t_ms) / 1000.0
                 );
             }
             None => {
-                v.facts.push(format!("`{w}` was never told that `{k}` failed"));
+                v.facts
+                    .push(format!("`{w}` was never told that `{k}` failed"));
                 v.explanation = format!(
                     "`{k}` failed on its own at {} ({why}), and `{w}` was never told: there was no successful result to deliver, and the failure itself was not reported to the waiter.",
                     secs(end_event.t_ms)
@@ -567,63 +653,116 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
         let silent_input = tl.iter().find(|e| {
             e.t_ms >= end_event.t_ms
                 && e.t_ms <= d.t_ms
-                && matches!(e.kind, EventKind::UserInput { why: InputReason::Scheduled | InputReason::Probe, .. })
-                && !tl.iter().any(|r| r.t_ms > end_event.t_ms && r.t_ms < e.t_ms && is_request_by(r, w))
+                && matches!(
+                    e.kind,
+                    EventKind::UserInput {
+                        why: InputReason::Scheduled | InputReason::Probe,
+                        ..
+                    }
+                )
+                && !tl
+                    .iter()
+                    .any(|r| r.t_ms > end_event.t_ms && r.t_ms < e.t_ms && is_request_by(r, w))
         });
         if let Some(i) = silent_input {
             v.witness.push(witness(i, input_what(i)));
-            v.witness.push(witness(d, format!("`{w}` gets `{k}`'s notification")));
+            v.witness
+                .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
             v.outcome = Outcome::QueuedUntilInput;
-            v.facts.push(format!("`{w}` stayed silent for {:.2} s after `{k}` ended", (i.t_ms - end_event.t_ms) / 1000.0));
-            v.facts.push(format!("the notification reached `{w}` only in the request after an unrelated input at {}", secs(i.t_ms)));
+            v.facts.push(format!(
+                "`{w}` stayed silent for {:.2} s after `{k}` ended",
+                (i.t_ms - end_event.t_ms) / 1000.0
+            ));
+            v.facts.push(format!(
+                "the notification reached `{w}` only in the request after an unrelated input at {}",
+                secs(i.t_ms)
+            ));
             v.explanation = format!(
                 "`{k}` ended at {}, and `{w}` stayed silent. An unrelated input arrived at {}; only the request that followed it, at {}, carried `{k}`'s notification. The notification was queued, not delivered: without the input, `{w}` would have waited forever.",
-                secs(end_event.t_ms), secs(i.t_ms), secs(d.t_ms)
+                secs(end_event.t_ms),
+                secs(i.t_ms),
+                secs(d.t_ms)
             );
             return v;
         }
-        v.witness.push(witness(d, format!("`{w}` gets `{k}`'s notification")));
+        v.witness
+            .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
         v.outcome = Outcome::Woke;
-        let how_woken = if finalized.is_some() || reactivated_between(tl, w, end_event.t_ms, d.t_ms) {
-            v.facts.push(format!("`{w}` was re-invoked after `{k}` ended (SubagentStart again)"));
+        let how_woken = if finalized.is_some() || reactivated_between(tl, w, end_event.t_ms, d.t_ms)
+        {
+            v.facts.push(format!(
+                "`{w}` was re-invoked after `{k}` ended (SubagentStart again)"
+            ));
             "re-invoked"
         } else {
             "woken"
         };
-        v.facts.push(format!("`{w}` received `{k}`'s notification {:.2} s after it ended", latency / 1000.0));
+        v.facts.push(format!(
+            "`{w}` received `{k}`'s notification {:.2} s after it ended",
+            latency / 1000.0
+        ));
         v.explanation = format!(
             "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later, with no other input in between.",
-            secs(end_event.t_ms), secs(d.t_ms), latency / 1000.0
+            secs(end_event.t_ms),
+            secs(d.t_ms),
+            latency / 1000.0
         );
         return v;
     }
     if let Some(stop) = finalized {
-        v.witness.insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
+        v.witness
+            .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
         v.outcome = Outcome::NotResumable;
-        v.facts.push(format!("`{w}` was finalized at {} before `{k}` ended", secs(stop.t_ms)));
-        v.facts.push(format!("`{w}` made no model request after `{k}` ended"));
+        v.facts.push(format!(
+            "`{w}` was finalized at {} before `{k}` ended",
+            secs(stop.t_ms)
+        ));
+        v.facts
+            .push(format!("`{w}` made no model request after `{k}` ended"));
         v.explanation = format!(
             "`{w}` was finalized at {}, before `{k}` ended at {}. {}`{w}` never made another model request, so the result never reached it.",
             secs(stop.t_ms),
             secs(end_event.t_ms),
-            if printed.is_some() { "A notification was produced, but " } else { "" },
+            if printed.is_some() {
+                "A notification was produced, but "
+            } else {
+                ""
+            },
         );
         return v;
     }
     if crashed {
-        return unknown(v, format!("the CLI exited ({}) before `{w}` could be told", input.cli_exit.map(|e| e.describe()).unwrap_or_default()));
+        return unknown(
+            v,
+            format!(
+                "the CLI exited ({}) before `{w}` could be told",
+                input.cli_exit.map(|e| e.describe()).unwrap_or_default()
+            ),
+        );
     }
     let observed = f.run_end.map(|e| e.t_ms).unwrap_or(f.last_t) - end_event.t_ms;
     if observed < input.settle_ms {
-        return unknown(v, format!("the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window", observed / 1000.0, input.settle_ms / 1000.0));
+        return unknown(
+            v,
+            format!(
+                "the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window",
+                observed / 1000.0,
+                input.settle_ms / 1000.0
+            ),
+        );
     }
     if let Some(p) = printed {
-        v.witness.push(witness(p, "the CLI prints a task_notification (not a delivery)"));
+        v.witness.push(witness(
+            p,
+            "the CLI prints a task_notification (not a delivery)",
+        ));
         v.outcome = Outcome::NotResumable;
         v.facts.push(format!("`{w}` was live but made no request carrying the notification in the {:.2} s that followed", observed / 1000.0));
         v.explanation = format!(
             "`{k}` ended at {} and the CLI produced its notification at {}, but `{w}` was never resumed to receive it: no request of `{w}` carried it in the {:.2} s that followed.",
-            secs(end_event.t_ms), secs(p.t_ms), observed / 1000.0
+            secs(end_event.t_ms),
+            secs(p.t_ms),
+            observed / 1000.0
         );
         return v;
     }
@@ -631,7 +770,8 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
     v.facts.push(format!("no notification for `{k}` appeared anywhere (stdout or any request) in the {:.2} s after it ended", observed / 1000.0));
     v.explanation = format!(
         "`{k}` ended at {}, and no notification for it appeared anywhere: no task_notification line, no request carrying it, in the {:.2} s the run went on.",
-        secs(end_event.t_ms), observed / 1000.0
+        secs(end_event.t_ms),
+        observed / 1000.0
     );
     v
 }
@@ -665,7 +805,10 @@ fn run_end_what(e: &Event) -> String {
 
 fn input_what(e: &Event) -> String {
     match &e.kind {
-        EventKind::UserInput { why: InputReason::Probe, .. } => "the driver sends a probe input".into(),
+        EventKind::UserInput {
+            why: InputReason::Probe,
+            ..
+        } => "the driver sends a probe input".into(),
         _ => "a user input arrives".into(),
     }
 }
@@ -688,7 +831,10 @@ pub fn agreement(outcomes: &[Outcome]) -> (Option<Outcome>, String) {
             None,
             format!(
                 "flaky: {}",
-                many.iter().map(|(o, n)| format!("{o} {n}/{total}")).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|(o, n)| format!("{o} {n}/{total}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ),
     }

@@ -160,23 +160,59 @@ fn the_seed_000_print_mode_stall_is_not_resumable() {
         },
     ));
     events.push(track_end(5210.0, ExitDesc::Signal(15)));
-    events.push(ev(5400.0, Source::Os, None, EventKind::CliExited { exit: ExitDesc::Code(0) }));
+    events.push(ev(
+        5400.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
     let j = judge_events(events, "worker", EndReason::Finished);
     assert_eq!(j.outcome, Outcome::NotResumable);
     let v = &j.verdicts[0];
-    assert!(v.explanation.contains("finalized at 0.21 s"), "{}", v.explanation);
-    assert!(v.explanation.contains("killed at 5.21 s"), "{}", v.explanation);
-    assert!(v.facts.iter().any(|f| f.contains("listed `bg` (shell) as running")), "{:?}", v.facts);
-    assert_eq!(v.witness.len(), 4, "start, turn end, stop, kill: {:?}", v.witness);
+    assert!(
+        v.explanation.contains("finalized at 0.21 s"),
+        "{}",
+        v.explanation
+    );
+    assert!(
+        v.explanation.contains("killed at 5.21 s"),
+        "{}",
+        v.explanation
+    );
+    assert!(
+        v.facts
+            .iter()
+            .any(|f| f.contains("listed `bg` (shell) as running")),
+        "{:?}",
+        v.facts
+    );
+    assert_eq!(
+        v.witness.len(),
+        4,
+        "start, turn end, stop, kill: {:?}",
+        v.witness
+    );
 }
 
 #[test]
 fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
     let mut events = start("main", 100.0, 200.0);
     events.push(track_end(3000.0, ExitDesc::Code(0)));
-    events.push(ev(3100.0, Source::Os, None, EventKind::CliExited { exit: ExitDesc::Signal(11) }));
+    events.push(ev(
+        3100.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Signal(11),
+        },
+    ));
     let timeline = Timeline::new(events);
-    let watch = vec![Watch { waiter: "main".into(), work: "bg".into() }];
+    let watch = vec![Watch {
+        waiter: "main".into(),
+        work: "bg".into(),
+    }];
     let j = judge(&Input {
         timeline: &timeline,
         end: &EndReason::CliEnded,
@@ -186,19 +222,34 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
         settle_ms: 2000.0,
     });
     assert_eq!(j.outcome, Outcome::Unknown);
-    assert!(j.verdicts[0].reason.as_deref().unwrap().contains("SIGSEGV"), "{:?}", j.verdicts[0].reason);
+    assert!(
+        j.verdicts[0].reason.as_deref().unwrap().contains("SIGSEGV"),
+        "{:?}",
+        j.verdicts[0].reason
+    );
 
     let mut events = start("main", 100.0, 200.0);
     events.push(ev(
         500.0,
         Source::Api,
         Some("main"),
-        EventKind::ModelRequest { seq: 9, route: Route::ScriptExhausted, step: None, notifications: vec![] },
+        EventKind::ModelRequest {
+            seq: 9,
+            route: Route::ScriptExhausted,
+            step: None,
+            notifications: vec![],
+        },
     ));
     events.push(track_end(3000.0, ExitDesc::Code(0)));
     let j = judge_events(events, "main", EndReason::Finished);
     assert_eq!(j.outcome, Outcome::Unknown);
-    assert!(j.verdicts[0].reason.as_deref().unwrap().contains("script ran out"));
+    assert!(
+        j.verdicts[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("script ran out")
+    );
 }
 
 #[test]
@@ -217,7 +268,10 @@ fn no_background_work_is_unknown() {
 #[test]
 fn agreement_reports_flakiness() {
     use Outcome::*;
-    assert_eq!(agreement(&[NotResumable; 5]), (Some(NotResumable), "not-resumable 5/5".into()));
+    assert_eq!(
+        agreement(&[NotResumable; 5]),
+        (Some(NotResumable), "not-resumable 5/5".into())
+    );
     let (o, text) = agreement(&[Woke, NotResumable, Woke]);
     assert_eq!(o, None);
     assert_eq!(text, "flaky: woke 2/3, not-resumable 1/3");
@@ -237,15 +291,43 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
         .into_iter()
         .enumerate()
         .map(|(i, t)| match i % 4 {
-            0 => ev(t, Source::Stream, None, EventKind::StreamLine { line_type: "system".into(), subtype: Some("task_progress".into()) }),
-            1 => ev(t, Source::Hook, Some("main"), EventKind::Hook { hook: "PreToolUse".into(), raw: i, agent_id: None, background_tasks: None, stop_hook_active: None, detail: None }),
+            0 => ev(
+                t,
+                Source::Stream,
+                None,
+                EventKind::StreamLine {
+                    line_type: "system".into(),
+                    subtype: Some("task_progress".into()),
+                },
+            ),
+            1 => ev(
+                t,
+                Source::Hook,
+                Some("main"),
+                EventKind::Hook {
+                    hook: "PreToolUse".into(),
+                    raw: i,
+                    agent_id: None,
+                    background_tasks: None,
+                    stop_hook_active: None,
+                    detail: None,
+                },
+            ),
             2 => request(t, "bystander", 50 + i as u64, &[]),
             // The waiter's own requests are noise only before its turn ends.
             _ => {
                 if t < before {
                     request(t, waiter, 70 + i as u64, &[])
                 } else {
-                    ev(t, Source::Stream, None, EventKind::StreamLine { line_type: "assistant".into(), subtype: None })
+                    ev(
+                        t,
+                        Source::Stream,
+                        None,
+                        EventKind::StreamLine {
+                            line_type: "assistant".into(),
+                            subtype: None,
+                        },
+                    )
                 }
             }
         })
@@ -257,73 +339,131 @@ fn case_strategy() -> impl Strategy<Value = Case> {
     (
         0usize..6,
         waiter,
-        10.0f64..500.0,     // t0
-        10.0f64..2000.0,    // turn-end gap
-        50.0f64..20_000.0,  // work duration after the turn end
-        1.0f64..3000.0,     // reaction latency
+        10.0f64..500.0,    // t0
+        10.0f64..2000.0,   // turn-end gap
+        50.0f64..20_000.0, // work duration after the turn end
+        1.0f64..3000.0,    // reaction latency
         prop::collection::vec(0.0f64..40_000.0, 0..12),
         any::<bool>(),
     )
-        .prop_map(|(kind, waiter, t0, gap, work, latency, noise_times, variant)| {
-            let t1 = t0 + gap;
-            let t2 = t1 + work;
-            let mut events = start(waiter, t0, t1);
-            let end_t = t2 + latency + 5000.0;
-            let mut end = EndReason::Finished;
-            let expected = match kind {
-                0 => {
-                    events.push(track_end(t2, ExitDesc::Code(0)));
-                    events.push(request(t2 + latency, waiter, 3, &["b1"]));
-                    Outcome::Woke
-                }
-                1 => {
-                    events.push(track_end(t2, ExitDesc::Code(0)));
-                    Outcome::NeverFired
-                }
-                2 => {
-                    // H2: finalized, then killed (or completed with only a stdout notification).
-                    if waiter == "main" {
-                        events.push(ev(t1 + 1.0, Source::Hook, None, EventKind::Hook { hook: "SessionEnd".into(), raw: 1, agent_id: None, background_tasks: None, stop_hook_active: None, detail: None }));
-                    } else {
-                        events.extend(subagent_stop(t1 + 1.0, waiter));
-                    }
-                    if variant {
-                        events.push(track_end(t2, ExitDesc::Signal(15)));
-                    } else {
+        .prop_map(
+            |(kind, waiter, t0, gap, work, latency, noise_times, variant)| {
+                let t1 = t0 + gap;
+                let t2 = t1 + work;
+                let mut events = start(waiter, t0, t1);
+                let end_t = t2 + latency + 5000.0;
+                let mut end = EndReason::Finished;
+                let expected = match kind {
+                    0 => {
                         events.push(track_end(t2, ExitDesc::Code(0)));
-                        events.push(ev(t2 + 1.0, Source::Stream, None, EventKind::TaskNotified { task_id: "b1".into(), status: "completed".into(), label: Some("bg".into()), summary: None }));
-                    }
-                    Outcome::NotResumable
-                }
-                3 => {
-                    events.push(track_end(t2, ExitDesc::Code(0)));
-                    let probe = t2 + 2500.0 + latency;
-                    events.push(ev(probe, Source::Driver, Some("main"), EventKind::UserInput { text: "unrelated".into(), why: InputReason::Probe }));
-                    events.push(request(probe + latency, waiter, 3, &["b1"]));
-                    Outcome::QueuedUntilInput
-                }
-                4 => {
-                    events.push(track_end(t2, ExitDesc::Code(1 + (latency as i32 % 200))));
-                    if variant {
                         events.push(request(t2 + latency, waiter, 3, &["b1"]));
+                        Outcome::Woke
                     }
-                    Outcome::ChildFailed
+                    1 => {
+                        events.push(track_end(t2, ExitDesc::Code(0)));
+                        Outcome::NeverFired
+                    }
+                    2 => {
+                        // H2: finalized, then killed (or completed with only a stdout notification).
+                        if waiter == "main" {
+                            events.push(ev(
+                                t1 + 1.0,
+                                Source::Hook,
+                                None,
+                                EventKind::Hook {
+                                    hook: "SessionEnd".into(),
+                                    raw: 1,
+                                    agent_id: None,
+                                    background_tasks: None,
+                                    stop_hook_active: None,
+                                    detail: None,
+                                },
+                            ));
+                        } else {
+                            events.extend(subagent_stop(t1 + 1.0, waiter));
+                        }
+                        if variant {
+                            events.push(track_end(t2, ExitDesc::Signal(15)));
+                        } else {
+                            events.push(track_end(t2, ExitDesc::Code(0)));
+                            events.push(ev(
+                                t2 + 1.0,
+                                Source::Stream,
+                                None,
+                                EventKind::TaskNotified {
+                                    task_id: "b1".into(),
+                                    status: "completed".into(),
+                                    label: Some("bg".into()),
+                                    summary: None,
+                                },
+                            ));
+                        }
+                        Outcome::NotResumable
+                    }
+                    3 => {
+                        events.push(track_end(t2, ExitDesc::Code(0)));
+                        let probe = t2 + 2500.0 + latency;
+                        events.push(ev(
+                            probe,
+                            Source::Driver,
+                            Some("main"),
+                            EventKind::UserInput {
+                                text: "unrelated".into(),
+                                why: InputReason::Probe,
+                            },
+                        ));
+                        events.push(request(probe + latency, waiter, 3, &["b1"]));
+                        Outcome::QueuedUntilInput
+                    }
+                    4 => {
+                        events.push(track_end(t2, ExitDesc::Code(1 + (latency as i32 % 200))));
+                        if variant {
+                            events.push(request(t2 + latency, waiter, 3, &["b1"]));
+                        }
+                        Outcome::ChildFailed
+                    }
+                    _ => {
+                        // H4 hang: still running when the ceiling ends the run.
+                        events.push(ev(
+                            end_t,
+                            Source::Driver,
+                            None,
+                            EventKind::CeilingHit {
+                                ceiling_s: end_t / 1000.0,
+                            },
+                        ));
+                        end = EndReason::Ceiling;
+                        Outcome::ChildFailed
+                    }
+                };
+                // Noise lands anywhere before the run's end; the waiter's own requests only before
+                // its turn ends (a later one would be a real activation, not noise).
+                events.extend(noise(
+                    noise_times
+                        .into_iter()
+                        .filter(|t| *t < end_t - 1.0)
+                        .collect(),
+                    waiter,
+                    t1 - 1.0,
+                ));
+                if end == EndReason::Finished {
+                    events.push(ev(
+                        end_t + 10.0,
+                        Source::Os,
+                        None,
+                        EventKind::CliExited {
+                            exit: ExitDesc::Code(0),
+                        },
+                    ));
                 }
-                _ => {
-                    // H4 hang: still running when the ceiling ends the run.
-                    events.push(ev(end_t, Source::Driver, None, EventKind::CeilingHit { ceiling_s: end_t / 1000.0 }));
-                    end = EndReason::Ceiling;
-                    Outcome::ChildFailed
+                Case {
+                    expected,
+                    events,
+                    waiter,
+                    end,
                 }
-            };
-            // Noise lands anywhere before the run's end; the waiter's own requests only before
-            // its turn ends (a later one would be a real activation, not noise).
-            events.extend(noise(noise_times.into_iter().filter(|t| *t < end_t - 1.0).collect(), waiter, t1 - 1.0));
-            if end == EndReason::Finished {
-                events.push(ev(end_t + 10.0, Source::Os, None, EventKind::CliExited { exit: ExitDesc::Code(0) }));
-            }
-            Case { expected, events, waiter, end }
-        })
+            },
+        )
 }
 
 proptest! {
@@ -366,18 +506,89 @@ proptest! {
 fn arbitrary_event() -> impl Strategy<Value = Event> {
     let agent = prop_oneof![Just(None), Just(Some("main")), Just(Some("worker"))];
     let kind = prop_oneof![
-        (0u64..5, any::<bool>()).prop_map(|(seq, n)| EventKind::ModelRequest { seq, route: if n { Route::Turn } else { Route::ScriptExhausted }, step: None, notifications: if n { vec![Notification { task_id: "b1".into(), status: None, tool_use_id: None }] } else { vec![] } }),
-        any::<bool>().prop_map(|b| EventKind::ToolCall { seq: 1, tool: "Bash".into(), tool_use_id: "t".into(), background: b, spawn: None, track: Some("bg".into()), teammate: None }),
-        Just(EventKind::TaskStarted { task_id: "b1".into(), task_type: "local_bash".into(), tool_use_id: None, label: Some("bg".into()), description: None }),
-        prop_oneof![Just("completed"), Just("killed"), Just("failed"), Just("running")].prop_map(|s| EventKind::TaskUpdated { task_id: "b1".into(), status: s.into(), label: Some("bg".into()) }),
-        Just(EventKind::TaskNotified { task_id: "b1".into(), status: "completed".into(), label: None, summary: None }),
-        (-3i32..3).prop_map(|c| EventKind::TrackEnded { name: "bg".into(), pid: 1, exit: if c < 0 { ExitDesc::Signal(-c) } else { ExitDesc::Code(c) } }),
-        Just(EventKind::AgentFinalized { hook: "SubagentStop".into() }),
-        Just(EventKind::TurnEnded { seq: 1, text: String::new() }),
-        Just(EventKind::UserInput { text: "x".into(), why: InputReason::Probe }),
-        Just(EventKind::CliExited { exit: ExitDesc::Code(0) }),
+        (0u64..5, any::<bool>()).prop_map(|(seq, n)| EventKind::ModelRequest {
+            seq,
+            route: if n {
+                Route::Turn
+            } else {
+                Route::ScriptExhausted
+            },
+            step: None,
+            notifications: if n {
+                vec![Notification {
+                    task_id: "b1".into(),
+                    status: None,
+                    tool_use_id: None,
+                }]
+            } else {
+                vec![]
+            }
+        }),
+        any::<bool>().prop_map(|b| EventKind::ToolCall {
+            seq: 1,
+            tool: "Bash".into(),
+            tool_use_id: "t".into(),
+            background: b,
+            spawn: None,
+            track: Some("bg".into()),
+            teammate: None
+        }),
+        Just(EventKind::TaskStarted {
+            task_id: "b1".into(),
+            task_type: "local_bash".into(),
+            tool_use_id: None,
+            label: Some("bg".into()),
+            description: None
+        }),
+        prop_oneof![
+            Just("completed"),
+            Just("killed"),
+            Just("failed"),
+            Just("running")
+        ]
+        .prop_map(|s| EventKind::TaskUpdated {
+            task_id: "b1".into(),
+            status: s.into(),
+            label: Some("bg".into())
+        }),
+        Just(EventKind::TaskNotified {
+            task_id: "b1".into(),
+            status: "completed".into(),
+            label: None,
+            summary: None
+        }),
+        (-3i32..3).prop_map(|c| EventKind::TrackEnded {
+            name: "bg".into(),
+            pid: 1,
+            exit: if c < 0 {
+                ExitDesc::Signal(-c)
+            } else {
+                ExitDesc::Code(c)
+            }
+        }),
+        Just(EventKind::AgentFinalized {
+            hook: "SubagentStop".into()
+        }),
+        Just(EventKind::TurnEnded {
+            seq: 1,
+            text: String::new()
+        }),
+        Just(EventKind::UserInput {
+            text: "x".into(),
+            why: InputReason::Probe
+        }),
+        Just(EventKind::CliExited {
+            exit: ExitDesc::Code(0)
+        }),
         Just(EventKind::CeilingHit { ceiling_s: 1.0 }),
-        Just(EventKind::Hook { hook: "SubagentStart".into(), raw: 0, agent_id: None, background_tasks: None, stop_hook_active: None, detail: None }),
+        Just(EventKind::Hook {
+            hook: "SubagentStart".into(),
+            raw: 0,
+            agent_id: None,
+            background_tasks: None,
+            stop_hook_active: None,
+            detail: None
+        }),
     ];
     (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
 }

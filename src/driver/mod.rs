@@ -53,7 +53,7 @@ pub enum DriverError {
 }
 
 /// Why a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndReason {
     /// The driver's plan ran to its end and the CLI exited.
@@ -67,7 +67,7 @@ pub enum EndReason {
 }
 
 /// What a run was, how it ended, and where: `run.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     pub schema: u32,
     pub scenario: String,
@@ -96,6 +96,8 @@ pub struct RunInfo {
     pub command: String,
     pub expect: Option<String>,
     pub wakeprobe_version: String,
+    /// `uname`: system, release, machine.
+    pub os: String,
 }
 
 /// A finished run: its record and timeline, already written to `dir`.
@@ -132,6 +134,8 @@ pub struct RunRequest {
     pub cancel: watch::Receiver<bool>,
     pub status: StatusHandle,
     pub command: String,
+    /// The scenario file's text, kept with the evidence.
+    pub scenario_source: String,
 }
 
 /// Task statuses after which a task is no longer running.
@@ -311,7 +315,10 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
     let args = req.cli.args(&plan.driver, &tagged_prompt);
     let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
     let pty_pair = if mode == DriverMode::Pty {
-        Some(pty::PtyPair::open().map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?)
+        Some(
+            pty::PtyPair::open()
+                .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?,
+        )
     } else {
         None
     };
@@ -389,7 +396,9 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
     let mut input = InputSink::None;
     let mut readers = Vec::new();
     if let Some(pair) = pty_pair {
-        let (writer, reader) = pair.into_parts().map_err(|e| DriverError::Start(e.to_string()))?;
+        let (writer, reader) = pair
+            .into_parts()
+            .map_err(|e| DriverError::Start(e.to_string()))?;
         input = InputSink::Pty(writer);
         screen = Some(reader.spawn(clock, raw_dir.join("pty.raw")));
     } else {
@@ -462,10 +471,10 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
             &mut events,
         ),
         DriverMode::Session | DriverMode::Pty => {
-            if mode == DriverMode::Pty {
-                if let InputSink::Pty(writer) = &mut input {
-                    writer.wait_ready(&screen, Duration::from_secs(20)).await;
-                }
+            if mode == DriverMode::Pty
+                && let InputSink::Pty(writer) = &mut input
+            {
+                writer.wait_ready(&screen, Duration::from_secs(20)).await;
             }
             let _ = input.send(&tagged_prompt).await;
             push(
@@ -627,7 +636,11 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
             } else {
                 input.close().await;
                 session_closed = true;
-                push(driver_event(EventKind::SessionClosed, None), &mut live, &mut events);
+                push(
+                    driver_event(EventKind::SessionClosed, None),
+                    &mut live,
+                    &mut events,
+                );
             }
         }
     }
@@ -640,7 +653,10 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
     // Shutdown, the same on every path.
     input.close().await;
     lifeline.cut();
-    if tokio::time::timeout(SUPERVISOR_LIMIT, supervisor.wait()).await.is_err() {
+    if tokio::time::timeout(SUPERVISOR_LIMIT, supervisor.wait())
+        .await
+        .is_err()
+    {
         tracing::warn!("supervisor did not finish cleaning up; killing it");
         procs::signal(supervisor_pid, libc::SIGKILL);
         let _ = supervisor.wait().await;
@@ -731,6 +747,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         command: req.command.clone(),
         expect: plan.expect.clone(),
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
+        os: os_description(),
     };
     let timeline = Timeline::new(events);
     let redactor = crate::report::redact::Redactor::for_run(sandbox.root(), &wakeprobe);
@@ -745,6 +762,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
             hooks: &hooks_raw,
             raw_dir: &raw_dir,
             transcripts: &sandbox.transcripts(),
+            scenario_source: &req.scenario_source,
         },
     )?;
     if req.keep_sandbox || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
@@ -757,6 +775,28 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         dir: req.dir,
         redactor,
     })
+}
+
+/// `Linux 6.1.0 x86_64`, from uname(2).
+fn os_description() -> String {
+    // SAFETY: uname fills a struct we own; its fields are NUL-terminated.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return std::env::consts::OS.to_string();
+        }
+        let field = |f: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(f.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        format!(
+            "{} {} {}",
+            field(&u.sysname),
+            field(&u.release),
+            field(&u.machine)
+        )
+    }
 }
 
 fn read_fallback(path: &Path) -> Vec<WireMessage> {

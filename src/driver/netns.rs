@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use serde::{Deserialize, Serialize};
 
 /// How a run's network was isolated, as recorded in `run.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Isolation {
     /// `private-netns` or `host`.
     pub network: String,

@@ -113,7 +113,11 @@ mod tests {
             .unwrap();
         let me = std::process::id();
         let found = descendants(me);
-        assert!(found.iter().any(|p| p.pid == child.id() && p.comm == "sleep"));
+        assert!(
+            found
+                .iter()
+                .any(|p| p.pid == child.id() && p.comm == "sleep")
+        );
         let tagged = tagged("WAKEPROBE_TEST_TAG", &tag);
         assert_eq!(tagged.len(), 1);
         assert_eq!(tagged[0].pid, child.id());

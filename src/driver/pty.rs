@@ -48,7 +48,10 @@ impl PtyPair {
             if libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            let slave = libc::open(
+                name.as_ptr(),
+                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+            );
             if slave < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -207,10 +210,10 @@ impl PtyWriter {
         loop {
             let last = self.screen.state.lock().expect("screen lock").last_output;
             let now = Instant::now();
-            if let Some(last) = last {
-                if now >= last + SETTLED {
-                    return;
-                }
+            if let Some(last) = last
+                && now >= last + SETTLED
+            {
+                return;
             }
             if now >= deadline {
                 return;

@@ -30,7 +30,8 @@ impl EventSocket {
     pub fn listen(path: &Path, sink: UnboundedSender<WireMessage>) -> std::io::Result<EventSocket> {
         let _ = std::fs::remove_file(path);
         let listener = UnixListener::bind(path)?;
-        let (flush_tx, mut flush_rx) = tokio::sync::mpsc::unbounded_channel::<(u64, oneshot::Sender<()>)>();
+        let (flush_tx, mut flush_rx) =
+            tokio::sync::mpsc::unbounded_channel::<(u64, oneshot::Sender<()>)>();
         let task = tokio::spawn(async move {
             let mut waiting: Vec<(u64, oneshot::Sender<()>)> = Vec::new();
             loop {
@@ -111,23 +112,41 @@ mod tests {
         let p = path.clone();
         tokio::task::spawn_blocking(move || {
             for pid in 0..20 {
-                WireMessage::TrackStart { t_ns: pid, name: "x".into(), pid: pid as u32 }.send(&p).unwrap();
+                WireMessage::TrackStart {
+                    t_ns: pid,
+                    name: "x".into(),
+                    pid: pid as u32,
+                }
+                .send(&p)
+                .unwrap();
             }
-            WireMessage::TrackEnd { t_ns: 99, name: "x".into(), pid: 1, exit: ExitDesc::Code(0) }.send(&p).unwrap();
+            WireMessage::TrackEnd {
+                t_ns: 99,
+                name: "x".into(),
+                pid: 1,
+                exit: ExitDesc::Code(0),
+            }
+            .send(&p)
+            .unwrap();
         })
         .await
         .unwrap();
-        std::os::unix::net::UnixStream::connect(&path).map(|mut s| {
-            use std::io::Write;
-            s.write_all(b"not json\n").unwrap();
-        }).unwrap();
+        std::os::unix::net::UnixStream::connect(&path)
+            .map(|mut s| {
+                use std::io::Write;
+                s.write_all(b"not json\n").unwrap();
+            })
+            .unwrap();
         socket.flush().await;
         let mut got = Vec::new();
         while let Ok(m) = rx.try_recv() {
             got.push(m.t_ns());
         }
         assert_eq!(got.len(), 21);
-        assert!(got.windows(2).all(|w| w[0] < w[1]), "accept order kept: {got:?}");
+        assert!(
+            got.windows(2).all(|w| w[0] < w[1]),
+            "accept order kept: {got:?}"
+        );
         socket.close();
         assert!(!path.exists());
     }

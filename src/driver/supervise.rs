@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::procs;
+use crate::evidence::ExitDesc;
 use crate::evidence::clock::monotonic_ns;
 use crate::evidence::wire::WireMessage;
-use crate::evidence::ExitDesc;
 
 /// The descriptor the lifeline arrives on.
 pub const LIFELINE_FD: RawFd = 3;

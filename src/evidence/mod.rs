@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// Bumped when the timeline's JSON shape changes incompatibly.
 pub const TIMELINE_SCHEMA: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     /// Milliseconds since the run started.
     pub t_ms: f64,
@@ -28,7 +28,7 @@ pub struct Event {
 }
 
 /// Where an event was observed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The fake Messages API's journal.
@@ -47,7 +47,7 @@ pub enum Source {
     Screen,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventKind {
     /// The CLI process (under its supervisor) was started.
@@ -183,7 +183,7 @@ pub enum EventKind {
     Screen { text: String },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InputReason {
     Prompt,
@@ -192,7 +192,7 @@ pub enum InputReason {
 }
 
 /// How the fake API routed a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "route", content = "detail")]
 pub enum Route {
     /// A scripted step of a known agent.
@@ -206,7 +206,7 @@ pub enum Route {
 }
 
 /// One `<task-notification>` found in a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Notification {
     pub task_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,7 +216,7 @@ pub struct Notification {
 }
 
 /// An entry of a Stop/SubagentStop payload's `background_tasks`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackgroundTask {
     pub id: String,
     #[serde(rename = "type")]
@@ -230,7 +230,7 @@ pub struct BackgroundTask {
 }
 
 /// How a process ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitDesc {
     Code(i32),
@@ -288,7 +288,7 @@ pub fn signal_name(sig: i32) -> &'static str {
 }
 
 /// A run's events in time order, with what the run was.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timeline {
     pub schema: u32,
     pub events: Vec<Event>,

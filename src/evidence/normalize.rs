@@ -70,10 +70,10 @@ impl Normalizer {
             if let (Some(name), Some(agent)) = (teammate, spawn) {
                 self.teammates.insert(name.clone(), agent.clone());
             }
-            if let Some(track) = track {
-                if let Some(agent) = &event.agent {
-                    self.track_owner.insert(track.clone(), agent.clone());
-                }
+            if let Some(track) = track
+                && let Some(agent) = &event.agent
+            {
+                self.track_owner.insert(track.clone(), agent.clone());
             }
             self.tool_uses.insert(
                 tool_use_id.clone(),
@@ -202,17 +202,17 @@ impl Normalizer {
         let v: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
         let hook = str_field(&v, "hook_event_name").unwrap_or_else(|| "unparsed".into());
         let agent_id = str_field(&v, "agent_id");
-        if let Some(id) = &agent_id {
-            if !self.agent_ids.contains_key(id) {
-                // Teammates have no task_started line (and no stream at all in a pty): their
-                // hooks name them (`agent_type` is the teammate's name); else the transcript.
-                let named = str_field(&v, "agent_type")
-                    .or_else(|| str_field(&v, "teammate_name"))
-                    .and_then(|n| self.teammates.get(&n).cloned())
-                    .or_else(|| self.name_from_transcript(&v));
-                if let Some(name) = named {
-                    self.agent_ids.insert(id.clone(), name);
-                }
+        if let Some(id) = &agent_id
+            && !self.agent_ids.contains_key(id)
+        {
+            // Teammates have no task_started line (and no stream at all in a pty): their
+            // hooks name them (`agent_type` is the teammate's name); else the transcript.
+            let named = str_field(&v, "agent_type")
+                .or_else(|| str_field(&v, "teammate_name"))
+                .and_then(|n| self.teammates.get(&n).cloned())
+                .or_else(|| self.name_from_transcript(&v));
+            if let Some(name) = named {
+                self.agent_ids.insert(id.clone(), name);
             }
         }
         let teammate = str_field(&v, "teammate_name").and_then(|n| self.teammates.get(&n).cloned());
@@ -286,7 +286,12 @@ impl Normalizer {
             WireMessage::Hook { payload, .. } => self.hook(t_ms, &payload),
             WireMessage::TrackStart { name, pid, .. } => {
                 let owner = self.track_owner.get(&name).cloned();
-                vec![self.event(t_ms, Source::Os, owner, EventKind::TrackStarted { name, pid })]
+                vec![self.event(
+                    t_ms,
+                    Source::Os,
+                    owner,
+                    EventKind::TrackStarted { name, pid },
+                )]
             }
             WireMessage::TrackEnd {
                 name, pid, exit, ..
@@ -401,7 +406,9 @@ mod tests {
             3.0,
             r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
         );
-        assert!(matches!(&e[0].kind, EventKind::TaskStarted { label: Some(l), .. } if l == "worker"));
+        assert!(
+            matches!(&e[0].kind, EventKind::TaskStarted { label: Some(l), .. } if l == "worker")
+        );
         assert_eq!(e[0].agent.as_deref(), Some("main"));
         let e = n.stream_line(
             4.0,
@@ -416,7 +423,10 @@ mod tests {
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].agent.as_deref(), Some("worker"));
         match &e[0].kind {
-            EventKind::Hook { background_tasks: Some(tasks), .. } => {
+            EventKind::Hook {
+                background_tasks: Some(tasks),
+                ..
+            } => {
                 assert_eq!(tasks[0].status, "running");
                 assert_eq!(tasks[0].other_fields, vec!["command"]);
             }
@@ -427,7 +437,9 @@ mod tests {
             6.0,
             r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"killed"}}"#,
         );
-        assert!(matches!(&e[0].kind, EventKind::TaskUpdated { status, label: Some(l), .. } if status == "killed" && l == "bg"));
+        assert!(
+            matches!(&e[0].kind, EventKind::TaskUpdated { status, label: Some(l), .. } if status == "killed" && l == "bg")
+        );
     }
 
     #[test]
@@ -447,10 +459,17 @@ mod tests {
     fn unknown_lines_are_kept_by_shape() {
         let mut n = Normalizer::new(RunClock::with_origin(0));
         let e = n.stream_line(1.0, r#"{"type":"system","subtype":"hook_started"}"#);
-        assert!(matches!(&e[0].kind, EventKind::StreamLine { subtype: Some(s), .. } if s == "hook_started"));
+        assert!(
+            matches!(&e[0].kind, EventKind::StreamLine { subtype: Some(s), .. } if s == "hook_started")
+        );
         let e = n.stream_line(1.0, "garbage");
-        assert!(matches!(&e[0].kind, EventKind::StreamLine { line_type, .. } if line_type == "non-json"));
-        let e = n.stream_line(1.0, r#"{"type":"system","subtype":"init","claude_code_version":"9.9.9"}"#);
+        assert!(
+            matches!(&e[0].kind, EventKind::StreamLine { line_type, .. } if line_type == "non-json")
+        );
+        let e = n.stream_line(
+            1.0,
+            r#"{"type":"system","subtype":"init","claude_code_version":"9.9.9"}"#,
+        );
         assert_eq!(e.len(), 1);
         assert_eq!(n.cli_version.as_deref(), Some("9.9.9"));
     }

@@ -9,9 +9,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use super::ExitDesc;
 use super::clock::monotonic_ns;
 use super::wire::WireMessage;
-use super::ExitDesc;
 
 /// Largest hook payload kept; a payload is a few KiB, this only bounds a runaway writer.
 const MAX_PAYLOAD: u64 = 16 << 20;
@@ -21,7 +21,9 @@ const MAX_PAYLOAD: u64 = 16 << 20;
 pub fn record_hook(socket: &Path, fallback: &Path) {
     let t_ns = monotonic_ns();
     let mut payload = String::new();
-    let _ = std::io::stdin().take(MAX_PAYLOAD).read_to_string(&mut payload);
+    let _ = std::io::stdin()
+        .take(MAX_PAYLOAD)
+        .read_to_string(&mut payload);
     let message = WireMessage::Hook { t_ns, payload };
     if message.send(socket).is_err() {
         append_line(fallback, &message);

@@ -135,7 +135,10 @@ impl ApiState {
         if let Some(dir) = &self.config.evidence_dir {
             if let Some(body) = body {
                 let path = dir.join("requests").join(format!("{:04}.json", entry.seq));
-                let _ = std::fs::write(path, serde_json::to_vec(&slim_body(body)).unwrap_or_default());
+                let _ = std::fs::write(
+                    path,
+                    serde_json::to_vec(&slim_body(body)).unwrap_or_default(),
+                );
             }
             if let Ok(mut line) = serde_json::to_vec(&entry) {
                 line.push(b'\n');
@@ -288,7 +291,14 @@ fn side_call(view: &RequestView) -> Option<String> {
         return Some("safety-classifier".into());
     }
     if view.tool_names.is_empty() {
-        return Some(if view.stream { "no-tools" } else { "non-streaming" }.into());
+        return Some(
+            if view.stream {
+                "no-tools"
+            } else {
+                "non-streaming"
+            }
+            .into(),
+        );
     }
     None
 }
@@ -301,8 +311,12 @@ async fn messages(
 ) -> Response {
     let t_ms = state.clock.now_ms();
     let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
-    let header_text =
-        |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let header_text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
     let parsed: Result<Value, _> = serde_json::from_slice(&body);
     let Ok(body) = parsed else {
         tracing::warn!(seq, "fake API: request body is not JSON");
@@ -390,7 +404,10 @@ async fn messages(
     let (content_type, bytes) = if view.stream {
         ("text/event-stream", answer.to_sse())
     } else {
-        ("application/json", answer.to_message().to_string().into_bytes())
+        (
+            "application/json",
+            answer.to_message().to_string().into_bytes(),
+        )
     };
     let state_for_send = state.clone();
     let on_send = Box::new(move || {
@@ -472,16 +489,16 @@ fn scripted_answer(
                 }
             }
             let mut input = call.input.clone();
-            if let Some(spawned) = &call.spawn {
-                if let Some(prompt) = input.get("prompt").and_then(Value::as_str) {
-                    input["prompt"] = format!("{prompt}\n\n{}", request::agent_tag(spawned)).into();
-                }
+            if let Some(spawned) = &call.spawn
+                && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
+            {
+                input["prompt"] = format!("{prompt}\n\n{}", request::agent_tag(spawned)).into();
             }
-            if let Some(track) = &call.track {
-                if let Some(command) = input.get("command").and_then(Value::as_str) {
-                    input["command"] =
-                        format!("{} {track} {}", config.track_command, shell_quote(command)).into();
-                }
+            if let Some(track) = &call.track
+                && let Some(command) = input.get("command").and_then(Value::as_str)
+            {
+                input["command"] =
+                    format!("{} {track} {}", config.track_command, shell_quote(command)).into();
             }
             let tool_use_id = format!("toolu_wp{seq:04}_{}", agent.replace('-', "_"));
             let background = input
@@ -544,10 +561,10 @@ impl futures_core::Stream for DelayedBody {
     type Item = Result<Bytes, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(delay) = self.delay.as_mut() {
-            if delay.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
+        if let Some(delay) = self.delay.as_mut()
+            && delay.as_mut().poll(cx).is_pending()
+        {
+            return Poll::Pending;
         }
         if let Some(on_send) = self.on_send.take() {
             on_send();

@@ -92,14 +92,32 @@ async fn main_spawns_a_tagged_worker_under_the_cli_tool_name() {
     let (state, mut rx) = state();
     let (status, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", true)).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(body.contains("\"name\":\"Task\""), "aliased to the offered tool: {body}");
+    assert!(
+        body.contains("\"name\":\"Task\""),
+        "aliased to the offered tool: {body}"
+    );
     assert!(body.contains("[wakeprobe:agent=worker]"), "{body}");
     assert!(body.contains("event: message_stop"));
     let first = rx.recv().await.unwrap();
-    assert!(matches!(first.kind, EventKind::ModelRequest { route: Route::Turn, step: Some(0), .. }));
+    assert!(matches!(
+        first.kind,
+        EventKind::ModelRequest {
+            route: Route::Turn,
+            step: Some(0),
+            ..
+        }
+    ));
     let second = rx.recv().await.unwrap();
-    assert!(matches!(second.kind, EventKind::ToolCall { ref spawn, background: true, .. } if spawn.as_deref() == Some("worker")));
-    assert!(state.journal()[0].note.as_deref().unwrap().contains("offered as `Task`"));
+    assert!(
+        matches!(second.kind, EventKind::ToolCall { ref spawn, background: true, .. } if spawn.as_deref() == Some("worker"))
+    );
+    assert!(
+        state.journal()[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("offered as `Task`")
+    );
 }
 
 #[tokio::test]
@@ -109,9 +127,19 @@ async fn a_retry_gets_the_same_step_and_the_script_can_run_out() {
         let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", true)).await;
         assert!(body.contains("tool_use"));
     }
-    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 1, "result", true)).await;
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &request(Some("main"), 1, "result", true),
+    )
+    .await;
     assert!(body.contains("Launched."));
-    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 2, "more", false)).await;
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &request(Some("main"), 2, "more", false),
+    )
+    .await;
     assert!(body.contains("no more steps"));
     let routes: Vec<Route> = state.journal().into_iter().map(|e| e.route).collect();
     assert_eq!(routes.last(), Some(&Route::ScriptExhausted));
@@ -120,13 +148,35 @@ async fn a_retry_gets_the_same_step_and_the_script_can_run_out() {
 #[tokio::test]
 async fn a_tracked_command_is_wrapped_and_repeats_until_notified() {
     let (state, _rx) = state();
-    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 0, "", false)).await;
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &request(Some("worker"), 0, "", false),
+    )
+    .await;
     let message: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(message["content"][0]["input"]["command"], "wp-track bg 'echo it'\\''s'");
-    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 1, "tool output", false)).await;
-    assert!(body.contains("wp-track"), "no notification yet: the step repeats");
-    let note = "<task-notification><task-id>b9</task-id><status>completed</status></task-notification>";
-    let (_, body) = call(&state, "/v1/messages", &request(Some("worker"), 2, note, false)).await;
+    assert_eq!(
+        message["content"][0]["input"]["command"],
+        "wp-track bg 'echo it'\\''s'"
+    );
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &request(Some("worker"), 1, "tool output", false),
+    )
+    .await;
+    assert!(
+        body.contains("wp-track"),
+        "no notification yet: the step repeats"
+    );
+    let note =
+        "<task-notification><task-id>b9</task-id><status>completed</status></task-notification>";
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &request(Some("worker"), 2, note, false),
+    )
+    .await;
     assert!(body.contains("\"done\""), "{body}");
     let last = state.journal().pop().unwrap();
     assert_eq!(last.notifications[0].task_id, "b9");
@@ -167,11 +217,20 @@ async fn other_endpoints_are_clear_errors_and_count_tokens_works() {
     let (status, body) = call(&state, "/v1/complete", &json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body.contains("not_found_error") && body.contains("/v1/complete"));
-    let (status, body) = call(&state, "/v1/messages/count_tokens", &json!({"messages": []})).await;
+    let (status, body) = call(
+        &state,
+        "/v1/messages/count_tokens",
+        &json!({"messages": []}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("input_tokens"));
     let response = app(state.clone())
-        .oneshot(Request::post("/v1/messages").body(Body::from("not json")).unwrap())
+        .oneshot(
+            Request::post("/v1/messages")
+                .body(Body::from("not json"))
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);

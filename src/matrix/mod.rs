@@ -13,9 +13,9 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::backend::Cli;
 use crate::classify;
-use crate::report::{self, json::RunResult};
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, LiveStatus, RunRecord, RunRequest, StatusHandle};
+use crate::report::{self, json::RunResult};
 use crate::scenario::{Scenario, ScenarioError};
 
 /// One run to make.
@@ -116,6 +116,7 @@ pub async fn execute(
         let checks = plan.checks.clone();
         let settle_ms = plan.driver.settle.as_secs_f64() * 1000.0;
         let saved_plan = plan.clone();
+        let source = job.scenario.source.clone();
         handles.push(tokio::spawn(async move {
             let _permit = limit.acquire_owned().await.expect("semaphore open");
             if *cancel.borrow() {
@@ -138,6 +139,7 @@ pub async fn execute(
                 cancel,
                 status: status.clone(),
                 command: job.command(),
+                scenario_source: job.scenario.source.clone(),
             })
             .await;
             statuses
@@ -154,13 +156,25 @@ pub async fn execute(
                     settle_ms,
                 });
                 let result = RunResult::new(&record, judgement);
-                report::write_run_reports(&record.dir, &record.redactor, &result, &record.timeline, &saved_plan)
-                    .map_err(driver::DriverError::Store)?;
+                report::write_run_reports(
+                    &record.dir,
+                    &record.redactor,
+                    &result,
+                    &record.timeline,
+                    &saved_plan,
+                    Some(&source),
+                    None,
+                )
+                .map_err(driver::DriverError::Store)?;
                 Ok((record, result))
             });
             board.finished(&job.title(), result.as_ref().ok().map(|(_, r)| r));
             Some(match result {
-                Ok((record, result)) => Ok(CellResult { job, record, result }),
+                Ok((record, result)) => Ok(CellResult {
+                    job,
+                    record,
+                    result,
+                }),
                 Err(source) => Err(ExecError::Driver {
                     cell: job.title(),
                     source,

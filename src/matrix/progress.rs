@@ -25,7 +25,11 @@ struct Inner {
 }
 
 impl Board {
-    pub fn start(statuses: Arc<Mutex<Vec<(String, StatusHandle)>>>, total: usize, enabled: bool) -> Board {
+    pub fn start(
+        statuses: Arc<Mutex<Vec<(String, StatusHandle)>>>,
+        total: usize,
+        enabled: bool,
+    ) -> Board {
         let inner = Arc::new(Inner {
             statuses,
             total,
@@ -96,11 +100,20 @@ impl Inner {
                     s.requests,
                     s.hooks,
                     s.running_tasks,
-                    if s.phase == "running" || s.phase.is_empty() { String::new() } else { format!(" ({})", s.phase) }
+                    if s.phase == "running" || s.phase.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", s.phase)
+                    }
                 )
             })
             .collect();
-        let mut line = format!("[{}/{}] {}", self.done.load(Ordering::SeqCst), self.total, parts.join(" | "));
+        let mut line = format!(
+            "[{}/{}] {}",
+            self.done.load(Ordering::SeqCst),
+            self.total,
+            parts.join(" | ")
+        );
         let width = 160;
         if line.chars().count() > width {
             line = line.chars().take(width - 1).collect::<String>() + "…";

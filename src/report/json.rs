@@ -12,7 +12,7 @@ pub const RESULT_SCHEMA: u32 = 1;
 pub const SUMMARY_SCHEMA: u32 = 1;
 
 /// One run's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     pub schema: u32,
     pub run: RunInfo,
@@ -27,7 +27,11 @@ impl RunResult {
     pub fn new(record: &RunRecord, judgement: Judgement) -> RunResult {
         let expect = record.info.expect.as_deref().and_then(Outcome::parse);
         let verdict_ok = expect.map(|e| e == judgement.outcome);
-        let checks_ok = judgement.checks.iter().any(|c| c.passed.is_some()).then(|| judgement.checks_pass());
+        let checks_ok = judgement
+            .checks
+            .iter()
+            .any(|c| c.passed.is_some())
+            .then(|| judgement.checks_pass());
         let matches_expect = match (verdict_ok, checks_ok) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true)),
@@ -43,12 +47,15 @@ impl RunResult {
 
     /// The folder-independent identity of the cell this run belongs to.
     pub fn cell_key(&self) -> String {
-        format!("{}/{}@{}", self.run.scenario, self.run.variant, self.run.cli_label)
+        format!(
+            "{}/{}@{}",
+            self.run.scenario, self.run.variant, self.run.cli_label
+        )
     }
 }
 
 /// One row of the invocation's summary: a cell with all its repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CellSummary {
     pub scenario: String,
     pub variant: String,
@@ -64,7 +71,7 @@ pub struct CellSummary {
     pub dirs: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub schema: u32,
     pub run_id: String,
@@ -82,7 +89,10 @@ impl Summary {
             }
         }
         for key in keys {
-            let group: Vec<&(RunResult, String)> = results.iter().filter(|(r, _)| r.cell_key() == key).collect();
+            let group: Vec<&(RunResult, String)> = results
+                .iter()
+                .filter(|(r, _)| r.cell_key() == key)
+                .collect();
             let first = &group[0].0;
             let outcomes: Vec<Outcome> = group.iter().map(|(r, _)| r.judgement.outcome).collect();
             let (outcome, agreement) = classify::agreement(&outcomes);

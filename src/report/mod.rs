@@ -1,10 +1,16 @@
 //! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture) and
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
+pub mod describe;
 pub mod json;
 pub mod junit;
+pub mod markdown;
+pub mod mermaid;
 pub mod redact;
+pub mod saved;
+pub mod schema;
 pub mod store;
+pub mod svg;
 pub mod terminal;
 
 use std::path::Path;
@@ -14,14 +20,41 @@ use crate::scenario::Plan;
 use json::RunResult;
 use redact::Redactor;
 
-/// Writes every per-run report next to the run's evidence: `result.json` (and the Markdown
-/// draft and picture once they exist for this run).
+/// File names of a run's reports, next to its evidence.
+pub const RESULT_FILE: &str = "result.json";
+pub const REPORT_FILE: &str = "report.md";
+pub const PICTURE_FILE: &str = "timeline.svg";
+
+/// Writes every per-run report next to the run's evidence: `result.json`, `report.md` and
+/// `timeline.svg`, each redacted and written atomically.
 pub fn write_run_reports(
     dir: &Path,
     redactor: &Redactor,
     result: &RunResult,
-    _timeline: &Timeline,
-    _plan: &Plan,
+    timeline: &Timeline,
+    plan: &Plan,
+    scenario_source: Option<&str>,
+    agreement: Option<&str>,
 ) -> Result<(), store::StoreError> {
-    store::write_json(&dir.join("result.json"), redactor, result)
+    store::write_json(&dir.join(RESULT_FILE), redactor, result)?;
+    let draft = markdown::Draft {
+        result,
+        timeline,
+        plan,
+        scenario_source,
+        agreement,
+        picture: Some(PICTURE_FILE),
+    };
+    let title = format!(
+        "{}/{} on {}",
+        result.run.scenario, result.run.variant, result.run.cli_label
+    );
+    store::write_atomic(
+        &dir.join(PICTURE_FILE),
+        redactor.text(&svg::render(timeline, &title)).as_bytes(),
+    )?;
+    store::write_atomic(
+        &dir.join(REPORT_FILE),
+        redactor.text(&markdown::render(&draft)).as_bytes(),
+    )
 }

@@ -40,23 +40,23 @@ impl Redactor {
     }
 
     fn with_base(mut rules: Vec<(String, String)>) -> Redactor {
-        if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().to_string()) {
-            if home.len() > 1 {
-                rules.push((home, "$HOME".to_string()));
-            }
+        if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().to_string())
+            && home.len() > 1
+        {
+            rules.push((home, "$HOME".to_string()));
         }
         for var in ["USER", "LOGNAME"] {
-            if let Ok(user) = std::env::var(var) {
-                if user.len() > 1 {
-                    for prefix in ["/home/", "/Users/"] {
-                        rules.push((format!("{prefix}{user}"), format!("{prefix}$USER")));
-                    }
+            if let Ok(user) = std::env::var(var)
+                && user.len() > 1
+            {
+                for prefix in ["/home/", "/Users/"] {
+                    rules.push((format!("{prefix}{user}"), format!("{prefix}$USER")));
                 }
             }
         }
         rules.push((DUMMY_KEY.to_string(), "$API_KEY".to_string()));
         rules.retain(|(needle, _)| needle.len() > 1);
-        rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        rules.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         rules.dedup_by(|a, b| a.0 == b.0);
         Redactor { rules }
     }
@@ -89,7 +89,10 @@ mod tests {
 
     #[test]
     fn paths_slugs_and_the_key_become_placeholders() {
-        let r = Redactor::for_run(Path::new("/tmp/wakeprobe-x-Ab_1"), Path::new("/opt/wp/bin/wakeprobe"));
+        let r = Redactor::for_run(
+            Path::new("/tmp/wakeprobe-x-Ab_1"),
+            Path::new("/opt/wp/bin/wakeprobe"),
+        );
         let text = format!(
             "cwd /tmp/wakeprobe-x-Ab_1/project slug -tmp-wakeprobe-x-Ab-1-project key {DUMMY_KEY} hook /opt/wp/bin/wakeprobe"
         );

@@ -27,10 +27,71 @@ fn err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 }
 
 /// Writes `bytes` to `path` so that a reader sees the old file or the whole new one, never a
-/// part: a temp file beside it, fsynced, then renamed over it.
+/// part, even if the harness is killed mid-write. The data is written to an unnamed file
+/// (`O_TMPFILE`), fsynced, given a temporary name and renamed over `path`; only the last two
+/// steps, microseconds apart, ever show a name. Where `O_TMPFILE` is unsupported, a named
+/// temp file is used instead.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err(dir))?;
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|e| StoreError {
+        path: dir.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    // SAFETY: open(2) with a valid C string; the descriptor is owned by the File below.
+    let fd = unsafe {
+        libc::open(
+            c_dir.as_ptr(),
+            libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o644,
+        )
+    };
+    if fd < 0 {
+        return write_named_temp(dir, path, bytes);
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    file.write_all(bytes).map_err(err(path))?;
+    file.sync_all().map_err(err(path))?;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.{n}.partial", std::process::id()));
+    let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
+    let c_temp = std::ffi::CString::new(temp.as_os_str().as_bytes()).map_err(|e| StoreError {
+        path: temp.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    // SAFETY: linkat with valid C strings gives the unnamed file its temporary name.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc_path.as_ptr(),
+            libc::AT_FDCWD,
+            c_temp.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc != 0 {
+        return write_named_temp(dir, path, bytes);
+    }
+    std::fs::rename(&temp, path).map_err(|source| {
+        let _ = std::fs::remove_file(&temp);
+        StoreError {
+            path: path.display().to_string(),
+            source,
+        }
+    })
+}
+
+fn write_named_temp(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".wakeprobe-")
         .suffix(".partial")
@@ -46,7 +107,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 }
 
 /// Serializes `value` as pretty JSON, redacts it, and writes it atomically.
-pub fn write_json<T: Serialize>(path: &Path, redactor: &Redactor, value: &T) -> Result<(), StoreError> {
+pub fn write_json<T: Serialize>(
+    path: &Path,
+    redactor: &Redactor,
+    value: &T,
+) -> Result<(), StoreError> {
     let text = serde_json::to_string_pretty(value).map_err(|e| StoreError {
         path: path.display().to_string(),
         source: std::io::Error::other(e),
@@ -65,6 +130,7 @@ pub struct RunEvidence<'a> {
     pub raw_dir: &'a Path,
     /// The CLI's transcripts folder in the sandbox HOME.
     pub transcripts: &'a Path,
+    pub scenario_source: &'a str,
 }
 
 pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<(), StoreError> {
@@ -91,12 +157,20 @@ pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<
     if ev.transcripts.is_dir() {
         copy_redacted(ev.transcripts, &dir.join("transcripts"), r)?;
     }
+    write_atomic(
+        &dir.join("scenario.toml"),
+        r.text(ev.scenario_source).as_bytes(),
+    )?;
     write_json(&dir.join("plan.json"), r, ev.plan)?;
     write_json(&dir.join("timeline.json"), r, ev.timeline)?;
     write_json(&dir.join("run.json"), r, ev.info)
 }
 
-fn write_jsonl(path: &Path, r: &Redactor, rows: impl Iterator<Item = serde_json::Value>) -> Result<(), StoreError> {
+fn write_jsonl(
+    path: &Path,
+    r: &Redactor,
+    rows: impl Iterator<Item = serde_json::Value>,
+) -> Result<(), StoreError> {
     let mut text = String::new();
     for row in rows {
         text.push_str(&row.to_string());
@@ -134,7 +208,10 @@ mod tests {
         write_atomic(&path, b"one").unwrap();
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -19,17 +19,22 @@ pub fn handoffs(timeline: &Timeline) -> String {
                 Some(format!("{agent} turn-end {t:.2}s"))
             }
             EventKind::AgentFinalized { hook } => Some(format!("{hook}({agent}) {t:.2}s")),
-            EventKind::TrackEnded { name, exit, .. } => Some(format!("{name} {} {t:.2}s", short_exit(exit))),
-            EventKind::ModelRequest { notifications, route: Route::Turn | Route::ScriptExhausted, .. }
-                if !notifications.is_empty() =>
-            {
-                Some(format!("{agent} notified {t:.2}s"))
+            EventKind::TrackEnded { name, exit, .. } => {
+                Some(format!("{name} {} {t:.2}s", short_exit(exit)))
             }
+            EventKind::ModelRequest {
+                notifications,
+                route: Route::Turn | Route::ScriptExhausted,
+                ..
+            } if !notifications.is_empty() => Some(format!("{agent} notified {t:.2}s")),
             _ => None,
         };
         if let Some(p) = part {
             // Keep the first occurrence of each kind of mark per agent.
-            let key: String = p.rsplit_once(' ').map(|(k, _)| k.to_string()).unwrap_or_default();
+            let key: String = p
+                .rsplit_once(' ')
+                .map(|(k, _)| k.to_string())
+                .unwrap_or_default();
             if !parts.iter().any(|q| q.starts_with(&key)) {
                 parts.push(p);
             }
@@ -70,16 +75,30 @@ pub fn summary(summary: &Summary, results: &[(&RunResult, &Timeline)], color: bo
     } else {
         table.enforce_styling();
     }
-    table.set_header(["scenario", "cli", "verdict", "expected", "latency", "duration", "key handoffs"]);
+    table.set_header([
+        "scenario",
+        "cli",
+        "verdict",
+        "expected",
+        "latency",
+        "duration",
+        "key handoffs",
+    ]);
     for cell in &summary.cells {
         let runs: Vec<&(&RunResult, &Timeline)> = results
             .iter()
-            .filter(|(r, _)| r.run.scenario == cell.scenario && r.run.variant == cell.variant && r.run.cli_label == cell.cli)
+            .filter(|(r, _)| {
+                r.run.scenario == cell.scenario
+                    && r.run.variant == cell.variant
+                    && r.run.cli_label == cell.cli
+            })
             .collect();
         let verdict = if cell.runs > 1 {
             cell.agreement.clone()
         } else {
-            cell.outcome.map(|o| o.to_string()).unwrap_or_else(|| cell.agreement.clone())
+            cell.outcome
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| cell.agreement.clone())
         };
         let expected = match (cell.expect, cell.matches_expect) {
             (Some(e), Some(true)) => format!("✓ {e}"),
@@ -90,8 +109,14 @@ pub fn summary(summary: &Summary, results: &[(&RunResult, &Timeline)], color: bo
         };
         let mut durations: Vec<f64> = runs.iter().map(|(r, _)| r.run.duration_s).collect();
         durations.sort_by(f64::total_cmp);
-        let duration = durations.get(durations.len() / 2).map(|d| format!("{d:.1}s")).unwrap_or_default();
-        let latency = cell.latency_ms.map(|l| format!("{:.2}s", l / 1000.0)).unwrap_or_else(|| "-".into());
+        let duration = durations
+            .get(durations.len() / 2)
+            .map(|d| format!("{d:.1}s"))
+            .unwrap_or_default();
+        let latency = cell
+            .latency_ms
+            .map(|l| format!("{:.2}s", l / 1000.0))
+            .unwrap_or_else(|| "-".into());
         let handoff = runs.first().map(|(_, t)| handoffs(t)).unwrap_or_default();
         let mut verdict_cell = Cell::new(verdict);
         let mut expected_cell = Cell::new(expected);

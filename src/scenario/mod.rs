@@ -78,7 +78,7 @@ pub struct Scenario {
 }
 
 /// One variant of a scenario, resolved with concrete parameters: what a run executes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Plan {
     pub scenario: String,
     pub title: String,
@@ -91,13 +91,13 @@ pub struct Plan {
     pub checks: Vec<Check>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Driver {
     pub mode: DriverMode,
     pub prompt: String,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub ceiling: Duration,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub settle: Duration,
     pub permission_mode: String,
     pub allowed_tools: Vec<String>,
@@ -107,23 +107,23 @@ pub struct Driver {
     pub probe: Option<Probe>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Input {
     pub after: Trigger,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub delay: Duration,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Probe {
     pub text: String,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub quiet: Duration,
 }
 
 /// What a scheduled input waits for before its delay starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
 pub enum Trigger {
     /// The session start.
@@ -138,11 +138,11 @@ pub enum Trigger {
     Quiet,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Step {
     pub say: Option<String>,
     pub call: Option<ToolCall>,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub think: Duration,
     pub until: Option<Until>,
     pub max_repeats: u32,
@@ -150,7 +150,7 @@ pub struct Step {
     pub line: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ToolCall {
     pub tool: String,
     pub input: serde_json::Value,
@@ -161,14 +161,14 @@ pub struct ToolCall {
 }
 
 /// A waiter and the background work it waits for, named explicitly.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Watch {
     pub waiter: String,
     /// A tracked Bash task name, or an agent name.
     pub work: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Check {
     pub name: String,
     pub kind: String,
@@ -178,6 +178,11 @@ pub struct Check {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn de_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }
 
 impl Scenario {
@@ -266,10 +271,7 @@ impl Scenario {
 
     /// The expected verdict of a variant, if the file states one.
     pub fn expected(&self, variant: &str) -> Option<String> {
-        self.raw
-            .expect
-            .get(variant)
-            .map(|v| v.get_ref().clone())
+        self.raw.expect.get(variant).map(|v| v.get_ref().clone())
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -311,7 +313,9 @@ impl Scenario {
             {
                 return Err(at.error(
                     agent.span(),
-                    format!("invalid agent name `{name}`: expected lowercase letters, digits and `-`"),
+                    format!(
+                        "invalid agent name `{name}`: expected lowercase letters, digits and `-`"
+                    ),
                 ));
             }
             if agent.get_ref().steps.is_empty() {
@@ -371,7 +375,11 @@ impl Scenario {
     }
 
     /// Resolves one variant with `--set key=value` overrides.
-    pub fn plan(&self, variant: &str, overrides: &[(String, String)]) -> Result<Plan, ScenarioError> {
+    pub fn plan(
+        &self,
+        variant: &str,
+        overrides: &[(String, String)],
+    ) -> Result<Plan, ScenarioError> {
         let at = self.locator();
         let base = self.raw.driver.get_ref();
         let driver_raw = if self.raw.variants.is_empty() {
@@ -404,7 +412,12 @@ impl Scenario {
                 message: format!(
                     "unknown parameter in {}, expected one of: {}",
                     self.path.display(),
-                    self.raw.params.keys().cloned().collect::<Vec<_>>().join(", ")
+                    self.raw
+                        .params
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             })?;
             let value = default
@@ -484,9 +497,10 @@ fn resolve_driver(
             "missing `mode` in [driver] (expected \"print\", \"session\" or \"pty\")".into(),
         )
     })?;
-    let prompt = raw.prompt.as_ref().ok_or_else(|| {
-        at.error(table.span(), "missing `prompt` in [driver]".into())
-    })?;
+    let prompt = raw
+        .prompt
+        .as_ref()
+        .ok_or_else(|| at.error(table.span(), "missing `prompt` in [driver]".into()))?;
     let prompt = at.text(prompt, params)?;
     let ceiling = raw.ceiling_seconds.as_ref().ok_or_else(|| {
         at.error(
@@ -497,7 +511,10 @@ fn resolve_driver(
     let ceiling = at.seconds(ceiling, params)?;
     if ceiling.is_zero() {
         return Err(at.error(
-            raw.ceiling_seconds.as_ref().map(|c| c.span()).unwrap_or(0..0),
+            raw.ceiling_seconds
+                .as_ref()
+                .map(|c| c.span())
+                .unwrap_or(0..0),
             "`ceiling_seconds` must be greater than zero".into(),
         ));
     }
@@ -564,10 +581,14 @@ fn resolve_driver(
         prompt,
         ceiling,
         settle,
-        permission_mode: raw.permission_mode.clone().unwrap_or_else(|| "default".into()),
-        allowed_tools: raw.allowed_tools.clone().unwrap_or_else(|| {
-            vec!["Bash".into(), "Agent".into(), "SendMessage".into()]
-        }),
+        permission_mode: raw
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        allowed_tools: raw
+            .allowed_tools
+            .clone()
+            .unwrap_or_else(|| vec!["Bash".into(), "Agent".into(), "SendMessage".into()]),
         env,
         guard: raw.guard.unwrap_or(false),
         inputs,
@@ -577,7 +598,8 @@ fn resolve_driver(
 
 /// Parses `start`, `result`, `result#N`, `turn-end:AGENT[#N]`, `task-end:NAME`, `quiet`.
 fn parse_trigger(text: &str) -> Result<Trigger, String> {
-    let expected = "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-end:NAME` or `quiet`";
+    let expected =
+        "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-end:NAME` or `quiet`";
     let (head, nth) = match text.rsplit_once('#') {
         Some((h, n)) => (
             h,
@@ -737,7 +759,11 @@ impl Locator<'_> {
         template::substitute(value.get_ref(), params).map_err(|m| self.error(value.span(), m))
     }
 
-    fn seconds(&self, value: &Spanned<NumExpr>, params: &Params) -> Result<Duration, ScenarioError> {
+    fn seconds(
+        &self,
+        value: &Spanned<NumExpr>,
+        params: &Params,
+    ) -> Result<Duration, ScenarioError> {
         let n = match value.get_ref() {
             NumExpr::Num(n) => *n,
             NumExpr::Expr(e) => template::substitute(e, params)

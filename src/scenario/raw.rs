@@ -84,7 +84,9 @@ impl RawDriver {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum DriverMode {
     /// `claude -p PROMPT`: one print-mode invocation.

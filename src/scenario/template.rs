@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use std::fmt;
 
 /// A parameter's value: what `--set k=v` and `[params]` hold.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ParamValue {
     Bool(bool),
@@ -76,7 +76,9 @@ pub fn substitute(text: &str, params: &Params) -> Result<String, String> {
             .find("}}")
             .ok_or_else(|| "unclosed `{{` in template (expected `{{name}}`)".to_string())?;
         let name = after[..close].trim();
-        let value = params.get(name).ok_or_else(|| unknown_param(name, params))?;
+        let value = params
+            .get(name)
+            .ok_or_else(|| unknown_param(name, params))?;
         out.push_str(&value.to_string());
         rest = &after[close + 2..];
     }
@@ -136,7 +138,10 @@ pub fn eval_arithmetic(expr: &str) -> Result<f64, String> {
     let mut parser = Arith { tokens, pos: 0 };
     let value = parser.sum()?;
     if parser.pos != parser.tokens.len() {
-        return Err(format!("unexpected `{}` in `{expr}`", parser.tokens[parser.pos]));
+        return Err(format!(
+            "unexpected `{}` in `{expr}`",
+            parser.tokens[parser.pos]
+        ));
     }
     if !value.is_finite() {
         return Err(format!("`{expr}` is not a finite number"));
@@ -273,7 +278,11 @@ mod tests {
     fn unknown_and_unclosed_names_are_errors() {
         let err = substitute("{{nope}}", &params()).unwrap_err();
         assert!(err.contains("unknown parameter `nope`") && err.contains("bg_seconds"));
-        assert!(substitute("{{bg_seconds", &params()).unwrap_err().contains("unclosed"));
+        assert!(
+            substitute("{{bg_seconds", &params())
+                .unwrap_err()
+                .contains("unclosed")
+        );
     }
 
     #[test]

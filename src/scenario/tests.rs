@@ -62,7 +62,9 @@ fn a_good_file_resolves_each_variant() {
     assert_eq!(session.driver.ceiling, Duration::from_secs(35));
     assert_eq!(session.driver.inputs[0].after, Trigger::Result(1));
 
-    let overridden = s.plan("print", &[("bg_seconds".into(), "3".into())]).unwrap();
+    let overridden = s
+        .plan("print", &[("bg_seconds".into(), "3".into())])
+        .unwrap();
     assert_eq!(overridden.driver.ceiling, Duration::from_secs(33));
 }
 
@@ -70,8 +72,13 @@ fn a_good_file_resolves_each_variant() {
 fn overrides_are_checked() {
     let s = parse(GOOD).unwrap();
     let e = s.plan("print", &[("nope".into(), "1".into())]).unwrap_err();
-    assert!(e.to_string().starts_with("--set nope: unknown parameter"), "{e}");
-    let e = s.plan("print", &[("bg_seconds".into(), "soon".into())]).unwrap_err();
+    assert!(
+        e.to_string().starts_with("--set nope: unknown parameter"),
+        "{e}"
+    );
+    let e = s
+        .plan("print", &[("bg_seconds".into(), "soon".into())])
+        .unwrap_err();
     assert!(e.to_string().contains("expected a number"), "{e}");
     let e = s.plan("nope", &[]).unwrap_err();
     assert!(e.to_string().contains("no variant `nope`"), "{e}");
@@ -94,7 +101,10 @@ fn unknown_key_is_located() {
 
 #[test]
 fn bad_type_is_located() {
-    let text = GOOD.replace("ceiling_seconds = \"{{bg_seconds}} + 30\"", "ceiling_seconds = true");
+    let text = GOOD.replace(
+        "ceiling_seconds = \"{{bg_seconds}} + 30\"",
+        "ceiling_seconds = true",
+    );
     assert_error(&text, 13, 19, "a number of seconds");
 }
 
@@ -150,7 +160,10 @@ fn toml_syntax_error_is_located() {
 
 #[test]
 fn inputs_in_print_mode_are_rejected() {
-    let text = GOOD.replace("[variants.print]", "[variants.print]\ninputs = [{ text = \"x\" }]");
+    let text = GOOD.replace(
+        "[variants.print]",
+        "[variants.print]\ninputs = [{ text = \"x\" }]",
+    );
     let err = parse(&text).unwrap_err().to_string();
     assert!(err.contains("need a session or pty driver"), "{err}");
 }

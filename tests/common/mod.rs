@@ -75,7 +75,10 @@ pub fn runs(run_dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for scenario in std::fs::read_dir(run_dir).unwrap().filter_map(|e| e.ok()) {
         if scenario.path().is_dir() {
-            for run in std::fs::read_dir(scenario.path()).unwrap().filter_map(|e| e.ok()) {
+            for run in std::fs::read_dir(scenario.path())
+                .unwrap()
+                .filter_map(|e| e.ok())
+            {
                 if run.path().join("run.json").exists() {
                     found.push(run.path());
                 }
@@ -87,12 +90,17 @@ pub fn runs(run_dir: &Path) -> Vec<PathBuf> {
 }
 
 pub fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 pub fn events(run: &Path) -> Vec<Value> {
-    json(&run.join("timeline.json"))["events"].as_array().unwrap().clone()
+    json(&run.join("timeline.json"))["events"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 /// Live processes whose environment carries a run tag of the harness with this pid.
@@ -100,9 +108,20 @@ pub fn tagged_by(harness_pid: u32) -> Vec<(u32, String)> {
     let prefix = format!("WAKEPROBE_RUN={harness_pid}-");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
-        if env.split(|b| *b == 0).any(|kv| kv.starts_with(prefix.as_bytes())) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if env
+            .split(|b| *b == 0)
+            .any(|kv| kv.starts_with(prefix.as_bytes()))
+        {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             if stat.contains(") Z ") {
                 continue; // a zombie holds nothing and is only waiting to be reaped

@@ -1,0 +1,205 @@
+//! One-line descriptions of events, shared by every exporter so the Markdown table, the
+//! picture's tooltips and the terminal say the same thing.
+
+use crate::evidence::normalize::truncate;
+use crate::evidence::{Event, EventKind, InputReason, Route};
+
+/// Whether an event is worth a row in a human-facing timeline (stream lines of no consequence
+/// and tool hooks are left to `timeline.json`).
+pub fn is_notable(e: &Event) -> bool {
+    match &e.kind {
+        EventKind::StreamLine { .. } => false,
+        EventKind::Hook { hook, .. } => !matches!(hook.as_str(), "PreToolUse" | "PostToolUse"),
+        EventKind::ModelRequest {
+            route: Route::SideCall(_) | Route::Unrouted,
+            ..
+        } => false,
+        _ => true,
+    }
+}
+
+pub fn describe(e: &Event) -> String {
+    match &e.kind {
+        EventKind::CliSpawned { pid } => format!("CLI started (pid {pid})"),
+        EventKind::UserInput { text, why } => {
+            let what = match why {
+                InputReason::Prompt => "prompt",
+                InputReason::Scheduled => "user input",
+                InputReason::Probe => "probe input",
+            };
+            format!("{what}: “{}”", truncate(text, 60))
+        }
+        EventKind::ModelRequest {
+            seq,
+            route,
+            step,
+            notifications,
+        } => {
+            let mut s = match (route, step) {
+                (Route::Turn, Some(step)) => {
+                    format!("model request #{seq} (script step {})", step + 1)
+                }
+                (Route::ScriptExhausted, _) => {
+                    format!("model request #{seq} past the end of the script")
+                }
+                (Route::SideCall(what), _) => format!("side call #{seq} ({what})"),
+                _ => format!("unrouted request #{seq}"),
+            };
+            if !notifications.is_empty() {
+                let ids: Vec<String> = notifications
+                    .iter()
+                    .map(|n| match &n.status {
+                        Some(st) => format!("{} {st}", n.task_id),
+                        None => n.task_id.clone(),
+                    })
+                    .collect();
+                s.push_str(&format!(
+                    ", carrying task-notification [{}]",
+                    ids.join(", ")
+                ));
+            }
+            s
+        }
+        EventKind::ToolCall {
+            tool,
+            background,
+            spawn,
+            track,
+            teammate,
+            ..
+        } => {
+            let mut s = format!("calls {tool}");
+            if *background {
+                s.push_str(" in the background");
+            }
+            if let Some(a) = spawn {
+                s.push_str(&format!(", spawning `{a}`"));
+            }
+            if let Some(t) = teammate {
+                s.push_str(&format!(" as teammate `{t}`"));
+            }
+            if let Some(t) = track {
+                s.push_str(&format!(", tracked as `{t}`"));
+            }
+            s
+        }
+        EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
+        EventKind::TaskStarted {
+            task_id,
+            task_type,
+            label,
+            ..
+        } => {
+            format!("task {task_id} started ({task_type}{})", label_part(label))
+        }
+        EventKind::TaskUpdated {
+            task_id,
+            status,
+            label,
+        } => {
+            format!("task {task_id}{} → {status}", label_part_paren(label))
+        }
+        EventKind::TaskNotified {
+            task_id,
+            status,
+            label,
+            ..
+        } => {
+            format!(
+                "stdout task_notification for {task_id}{} ({status})",
+                label_part_paren(label)
+            )
+        }
+        EventKind::Hook {
+            hook,
+            background_tasks,
+            stop_hook_active,
+            ..
+        } => {
+            let mut s = format!("hook {hook}");
+            if let Some(tasks) = background_tasks {
+                let list: Vec<String> = tasks
+                    .iter()
+                    .map(|t| format!("{} {} {}", t.task_type, t.id, t.status))
+                    .collect();
+                s.push_str(&format!(", background_tasks [{}]", list.join(", ")));
+            }
+            if *stop_hook_active == Some(true) {
+                s.push_str(", stop_hook_active");
+            }
+            s
+        }
+        EventKind::AgentFinalized { hook } => format!("finalized ({hook})"),
+        EventKind::TurnResult {
+            subtype, num_turns, ..
+        } => match num_turns {
+            Some(n) => format!("result {subtype} ({n} turns)"),
+            None => format!("result {subtype}"),
+        },
+        EventKind::StreamLine { line_type, subtype } => match subtype {
+            Some(s) => format!("stream {line_type}/{s}"),
+            None => format!("stream {line_type}"),
+        },
+        EventKind::TrackStarted { name, pid } => format!("process `{name}` started (pid {pid})"),
+        EventKind::TrackEnded { name, exit, .. } => {
+            format!("process `{name}` ended ({})", exit.describe())
+        }
+        EventKind::ProcessExited { pid, exit, command } => format!(
+            "process {pid}{} reaped ({})",
+            command
+                .as_deref()
+                .map(|c| format!(" `{c}`"))
+                .unwrap_or_default(),
+            exit.describe()
+        ),
+        EventKind::CliExited { exit } => format!("CLI exited ({})", exit.describe()),
+        EventKind::ControlRequest { subtype, target } => format!(
+            "control request {subtype}{}",
+            target
+                .as_deref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default()
+        ),
+        EventKind::ControlResponse { subtype, error } => match error {
+            Some(e) => format!("control response {subtype}: {e}"),
+            None => format!("control response {subtype}"),
+        },
+        EventKind::SessionClosed => "session closed by the driver".into(),
+        EventKind::CeilingHit { ceiling_s } => format!("ceiling of {ceiling_s:.0} s reached"),
+        EventKind::Interrupted => "run interrupted".into(),
+        EventKind::Leftover { pid, command } => {
+            format!("leftover process {pid} `{command}` killed")
+        }
+        EventKind::TranscriptFact { fact, detail } => format!("transcript: {fact} ({detail})"),
+        EventKind::Screen { text } => format!(
+            "screen: “{}”",
+            truncate(
+                text.lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim(),
+                60
+            )
+        ),
+    }
+}
+
+fn label_part(label: &Option<String>) -> String {
+    label
+        .as_deref()
+        .map(|l| format!(", `{l}`"))
+        .unwrap_or_default()
+}
+
+fn label_part_paren(label: &Option<String>) -> String {
+    label
+        .as_deref()
+        .map(|l| format!(" (`{l}`)"))
+        .unwrap_or_default()
+}
+
+/// `0.69 s`
+pub fn secs(t_ms: f64) -> String {
+    format!("{:.2} s", t_ms / 1000.0)
+}

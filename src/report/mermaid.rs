@@ -1,0 +1,283 @@
+//! The handoffs as a Mermaid sequence diagram (GitHub renders it in the Markdown report), and a
+//! strict checker for the subset of the grammar we write.
+//!
+//! Participants: the user (the driver), every agent in order of appearance, and every tracked
+//! background command. Messages: prompts and inputs, background spawns, delivered notifications.
+//! Notes: turn ends, finalizations, how background work ended, the CLI's exit.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::evidence::{EventKind, ExitDesc, InputReason, Route, Timeline};
+
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " .,()-:/'=+_%".contains(c) {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+struct Lanes {
+    ids: BTreeMap<String, String>,
+    order: Vec<(String, String)>,
+}
+
+impl Lanes {
+    fn id(&mut self, name: &str, prefix: &str) -> String {
+        if let Some(id) = self.ids.get(name) {
+            return id.clone();
+        }
+        let id = format!("{prefix}{}", self.order.len());
+        self.ids.insert(name.to_string(), id.clone());
+        self.order.push((id.clone(), name.to_string()));
+        id
+    }
+}
+
+pub fn diagram(tl: &Timeline) -> String {
+    let mut lanes = Lanes {
+        ids: BTreeMap::new(),
+        order: Vec::new(),
+    };
+    let user = lanes.id("user", "P");
+    let mut lines: Vec<String> = Vec::new();
+    // task id -> lane name (a tracked command or a spawned agent)
+    let mut task_lane: BTreeMap<String, String> = BTreeMap::new();
+    let mut ended: HashSet<String> = HashSet::new();
+    for e in tl.iter() {
+        let t = format!("{:.2} s", e.t_ms / 1000.0);
+        let agent = e.agent.clone();
+        match &e.kind {
+            EventKind::UserInput { why, .. } => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                let what = match why {
+                    InputReason::Prompt => "prompt",
+                    InputReason::Scheduled => "user input",
+                    InputReason::Probe => "probe input",
+                };
+                lines.push(format!("{user}->>{main}: {what} ({t})"));
+            }
+            EventKind::ToolCall {
+                tool,
+                background,
+                spawn,
+                track,
+                ..
+            } => {
+                let Some(a) = &agent else { continue };
+                let from = lanes.id(a, "P");
+                let bg = if *background {
+                    " in the background"
+                } else {
+                    ""
+                };
+                if let Some(target) = spawn.as_ref().or(track.as_ref()) {
+                    let to = lanes.id(target, "P");
+                    let what = if spawn.is_some() { "agent" } else { "command" };
+                    lines.push(format!(
+                        "{from}->>{to}: starts {what} via {}{bg} ({t})",
+                        clean(tool)
+                    ));
+                }
+            }
+            EventKind::TaskStarted {
+                task_id,
+                label: Some(label),
+                ..
+            } => {
+                task_lane.insert(task_id.clone(), label.clone());
+            }
+            EventKind::TurnEnded { .. } => {
+                if let Some(a) = &agent {
+                    let id = lanes.id(a, "P");
+                    lines.push(format!("Note over {id}: ends turn ({t})"));
+                }
+            }
+            EventKind::AgentFinalized { hook } => {
+                if let Some(a) = &agent {
+                    let id = lanes.id(a, "P");
+                    lines.push(format!("Note over {id}: {} finalized ({t})", clean(hook)));
+                }
+            }
+            EventKind::TrackEnded { name, exit, .. } if ended.insert(name.clone()) => {
+                let id = lanes.id(name, "P");
+                let how = match exit {
+                    ExitDesc::Code(0) => "completed".to_string(),
+                    ExitDesc::Code(c) => format!("failed, exit {c}"),
+                    other => format!("killed, {}", other.describe()),
+                };
+                lines.push(format!("Note over {id}: {how} ({t})"));
+            }
+            EventKind::TaskUpdated {
+                task_id, status, ..
+            } => {
+                if let Some(label) = task_lane.get(task_id).cloned() {
+                    let is_track = !lanes.ids.contains_key(&label)
+                        || tl.iter().any(|x| matches!(&x.kind, EventKind::TrackStarted { name, .. } if *name == label));
+                    if is_track && ended.contains(&label) {
+                        continue;
+                    }
+                    if is_track && ended.insert(label.clone()) {
+                        let id = lanes.id(&label, "P");
+                        lines.push(format!("Note over {id}: {} ({t})", clean(status)));
+                    }
+                }
+            }
+            EventKind::ModelRequest {
+                route: Route::Turn | Route::ScriptExhausted,
+                notifications,
+                ..
+            } => {
+                let Some(a) = &agent else { continue };
+                for n in notifications {
+                    let to = lanes.id(a, "P");
+                    match task_lane.get(&n.task_id).cloned() {
+                        Some(label) => {
+                            let from = lanes.id(&label, "P");
+                            lines.push(format!("{from}-->>{to}: notification delivered ({t})"));
+                        }
+                        None => lines.push(format!(
+                            "Note over {to}: notification for {} delivered ({t})",
+                            clean(&n.task_id)
+                        )),
+                    }
+                }
+            }
+            EventKind::CliExited { exit } => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                lines.push(format!(
+                    "Note over {main}: CLI exits, {} ({t})",
+                    clean(&exit.describe())
+                ));
+            }
+            EventKind::CeilingHit { .. } => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                lines.push(format!("Note over {main}: ceiling reached ({t})"));
+            }
+            EventKind::Interrupted => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                lines.push(format!("Note over {main}: run interrupted ({t})"));
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::from("sequenceDiagram\n");
+    for (id, name) in &lanes.order {
+        out.push_str(&format!("    participant {id} as {}\n", clean(name)));
+    }
+    for line in lines {
+        out.push_str("    ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Checks a diagram against the subset of Mermaid's sequence grammar we write: a header,
+/// participants declared once before use, messages and notes with safe text.
+pub fn check(diagram: &str) -> Result<(), String> {
+    let mut lines = diagram
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    match lines.next() {
+        Some((_, l)) if l.trim() == "sequenceDiagram" => {}
+        other => {
+            return Err(format!(
+                "line 1: expected `sequenceDiagram`, got {:?}",
+                other.map(|o| o.1)
+            ));
+        }
+    }
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let text_ok = |s: &str| {
+        !s.trim().is_empty()
+            && !s.contains(';')
+            && !s.contains('#')
+            && !s.contains("-->>")
+            && !s.contains("->>")
+    };
+    let mut declared: HashSet<String> = HashSet::new();
+    for (n, raw) in lines {
+        let line = raw.trim();
+        let at = n + 1;
+        if let Some(rest) = line.strip_prefix("participant ") {
+            let (id, alias) = rest
+                .split_once(" as ")
+                .ok_or(format!("line {at}: participant without `as`"))?;
+            if !ident(id) || alias.trim().is_empty() || !text_ok(alias) {
+                return Err(format!("line {at}: bad participant `{rest}`"));
+            }
+            if !declared.insert(id.to_string()) {
+                return Err(format!("line {at}: participant `{id}` declared twice"));
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("Note over ") {
+            let (who, text) = rest
+                .split_once(": ")
+                .ok_or(format!("line {at}: note without `: `"))?;
+            for id in who.split(',') {
+                if !declared.contains(id.trim()) {
+                    return Err(format!("line {at}: note over undeclared `{id}`"));
+                }
+            }
+            if !text_ok(text) {
+                return Err(format!("line {at}: bad note text `{text}`"));
+            }
+            continue;
+        }
+        let arrow = ["-->>", "->>", "--x", "-x"]
+            .iter()
+            .find_map(|a| line.find(a).map(|i| (i, *a)));
+        let Some((i, arrow)) = arrow else {
+            return Err(format!(
+                "line {at}: expected a participant, a note or a message, got `{line}`"
+            ));
+        };
+        let from = &line[..i];
+        let rest = &line[i + arrow.len()..];
+        let (to, text) = rest
+            .split_once(": ")
+            .ok_or(format!("line {at}: message without `: `"))?;
+        for id in [from, to] {
+            if !ident(id) || !declared.contains(id) {
+                return Err(format!("line {at}: undeclared participant `{id}`"));
+            }
+        }
+        if !text_ok(text) {
+            return Err(format!("line {at}: bad message text `{text}`"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checker_rejects_what_mermaid_would() {
+        assert!(
+            check("sequenceDiagram\n    participant P0 as user\n    P0->>P0: hi (1 s)\n").is_ok()
+        );
+        assert!(check("graph TD\n").is_err());
+        assert!(
+            check("sequenceDiagram\n    P0->>P1: hi\n").is_err(),
+            "undeclared"
+        );
+        assert!(
+            check("sequenceDiagram\n    participant P0 as a\n    participant P0 as b\n").is_err()
+        );
+        assert!(check("sequenceDiagram\n    participant P0 as a\n    P0->>P0: x; y\n").is_err());
+        assert!(check("sequenceDiagram\n    participant P0 as a\n    Note over P1: x\n").is_err());
+        assert!(check("sequenceDiagram\n    participant P0 as a\n    whatever\n").is_err());
+    }
+}

@@ -1,0 +1,115 @@
+//! Reading saved runs back: a run folder's evidence (`run.json`, `timeline.json`, `plan.json`,
+//! `scenario.toml`) is enough to judge it again and re-render every report, without running
+//! anything. Used by `wakeprobe report` and `wakeprobe merge`.
+
+use std::path::{Path, PathBuf};
+
+use super::json::RunResult;
+use super::redact::Redactor;
+use crate::classify;
+use crate::driver::RunInfo;
+use crate::evidence::Timeline;
+use crate::scenario::Plan;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SavedError {
+    #[error("{path}: {message}")]
+    Read { path: String, message: String },
+    #[error("{0}: no run folders (folders holding run.json) in it")]
+    Empty(String),
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
+}
+
+/// One saved run.
+pub struct SavedRun {
+    pub dir: PathBuf,
+    pub info: RunInfo,
+    pub timeline: Timeline,
+    pub plan: Plan,
+    pub scenario_source: Option<String>,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SavedError> {
+    let bytes = std::fs::read(path).map_err(|e| SavedError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| SavedError::Read {
+        path: path.display().to_string(),
+        message: format!("not a wakeprobe file of this version: {e}"),
+    })
+}
+
+impl SavedRun {
+    pub fn load(dir: &Path) -> Result<SavedRun, SavedError> {
+        Ok(SavedRun {
+            dir: dir.to_path_buf(),
+            info: read_json(&dir.join("run.json"))?,
+            timeline: read_json(&dir.join("timeline.json"))?,
+            plan: read_json(&dir.join("plan.json"))?,
+            scenario_source: std::fs::read_to_string(dir.join("scenario.toml")).ok(),
+        })
+    }
+
+    /// Judges the saved timeline with the saved plan's watch list and checks.
+    pub fn judge(&self) -> RunResult {
+        let judgement = classify::judge(&classify::Input {
+            timeline: &self.timeline,
+            end: &self.info.end,
+            cli_exit: self.info.cli_exit.as_ref(),
+            watch: &self.plan.watch,
+            checks: &self.plan.checks,
+            settle_ms: self.plan.driver.settle.as_secs_f64() * 1000.0,
+        });
+        let record_like = crate::driver::RunRecord {
+            info: self.info.clone(),
+            timeline: self.timeline.clone(),
+            dir: self.dir.clone(),
+            redactor: Redactor::basic(),
+        };
+        RunResult::new(&record_like, judgement)
+    }
+
+    /// Writes result.json, report.md and timeline.svg again.
+    pub fn rerender(&self, result: &RunResult, agreement: Option<&str>) -> Result<(), SavedError> {
+        super::write_run_reports(
+            &self.dir,
+            &Redactor::basic(),
+            result,
+            &self.timeline,
+            &self.plan,
+            self.scenario_source.as_deref(),
+            agreement,
+        )?;
+        Ok(())
+    }
+}
+
+/// Run folders under `dir` (itself, a run-id folder, or anything above), sorted.
+pub fn find_runs(dir: &Path) -> Result<Vec<PathBuf>, SavedError> {
+    let mut found = Vec::new();
+    walk(dir, &mut found, 0);
+    found.sort();
+    if found.is_empty() {
+        return Err(SavedError::Empty(dir.display().to_string()));
+    }
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) {
+    if dir.join("run.json").is_file() {
+        found.push(dir.to_path_buf());
+        return;
+    }
+    if depth > 4 {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.filter_map(Result::ok) {
+            if e.path().is_dir() {
+                walk(&e.path(), found, depth + 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Every exporter over fixed runs: two real runs of the seed-000 scenario on the pinned CLI
+//! (print: the stall; session: the re-invocation), saved as evidence in tests/fixtures/runs.
+//! Snapshots catch any change of output; the Mermaid block is checked against the grammar and
+//! the JUnit file against the JUnit XML schema CI systems read.
+
+use std::path::{Path, PathBuf};
+
+use wakeprobe::report::json::{RunResult, Summary};
+use wakeprobe::report::saved::SavedRun;
+use wakeprobe::report::{junit, markdown, mermaid, svg, terminal};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs")
+        .join(name)
+}
+
+fn load(name: &str) -> (SavedRun, RunResult) {
+    let saved = SavedRun::load(&fixture(name)).unwrap();
+    let result = saved.judge();
+    (saved, result)
+}
+
+fn summary(results: &[(&RunResult, &str)]) -> Summary {
+    let rows: Vec<(RunResult, String)> = results
+        .iter()
+        .map(|(r, d)| ((*r).clone(), d.to_string()))
+        .collect();
+    Summary::build("fixture", &rows, false)
+}
+
+#[test]
+fn the_fixtures_judge_as_they_did_when_captured() {
+    assert_eq!(
+        load("seed000-print").1.judgement.outcome.as_str(),
+        "not-resumable"
+    );
+    assert_eq!(load("seed000-session").1.judgement.outcome.as_str(), "woke");
+}
+
+#[test]
+fn markdown_draft() {
+    let (saved, result) = load("seed000-print");
+    let draft = markdown::Draft {
+        result: &result,
+        timeline: &saved.timeline,
+        plan: &saved.plan,
+        scenario_source: saved.scenario_source.as_deref(),
+        agreement: Some("not-resumable 5/5"),
+        picture: Some("timeline.svg"),
+    };
+    let md = markdown::render(&draft);
+    for section in [
+        "# ",
+        "**Version:** Claude Code 2.1.332",
+        "## Summary",
+        "## Repro",
+        "## Expected",
+        "## Actual",
+        "## Confirmed sub-facts",
+        "## Verdict",
+        "Minimal witness:",
+        "## Timeline",
+        "```mermaid",
+        "<details><summary>Scenario file",
+        "wakeprobe run scenarios/subagent-bg-turn-end.toml",
+        "not-resumable 5/5",
+        "timeline.svg",
+    ] {
+        assert!(md.contains(section), "missing `{section}`");
+    }
+    let block = md
+        .split("```mermaid\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    mermaid::check(block).unwrap();
+    insta::assert_snapshot!("markdown_seed000_print", md);
+}
+
+#[test]
+fn mermaid_of_both_runs_parses() {
+    for name in ["seed000-print", "seed000-session"] {
+        let (saved, _) = load(name);
+        let diagram = mermaid::diagram(&saved.timeline);
+        mermaid::check(&diagram).unwrap_or_else(|e| panic!("{name}: {e}\n{diagram}"));
+    }
+}
+
+#[test]
+fn json_result() {
+    let (_, result) = load("seed000-session");
+    insta::assert_json_snapshot!("result_seed000_session", result);
+}
+
+#[test]
+fn terminal_table() {
+    let (p, pr) = load("seed000-print");
+    let (s, sr) = load("seed000-session");
+    let sum = summary(&[(&pr, "print"), (&sr, "session")]);
+    let table = terminal::summary(&sum, &[(&pr, &p.timeline), (&sr, &s.timeline)], false);
+    insta::assert_snapshot!("terminal_seed000", table);
+}
+
+#[test]
+fn svg_picture() {
+    let (saved, _) = load("seed000-print");
+    let picture = svg::render(&saved.timeline, "seed000 print");
+    assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
+    insta::assert_snapshot!("svg_seed000_print", picture);
+}
+
+#[test]
+fn junit_xml_validates_against_the_junit_schema() {
+    let (_, pr) = load("seed000-print");
+    let (_, mut sr) = load("seed000-session");
+    // One failing case, to cover <failure>.
+    sr.matches_expect = Some(false);
+    sr.expect = wakeprobe::classify::Outcome::parse("not-resumable");
+    let sum = summary(&[(&pr, "print"), (&sr, "session")]);
+    let xml = junit::render(&sum, &[&pr, &sr]);
+    insta::assert_snapshot!("junit_seed000", xml);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("junit.xml");
+    std::fs::write(&file, &xml).unwrap();
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit.xsd");
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&file)
+        .output()
+        .expect("xmllint is needed for this test (Debian: libxml2-utils; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The schema is strict: properties inside a testcase are rejected.
+    let wrong = xml.replacen("<testcase ", "<testcase><properties><property name=\"a\" value=\"b\"/></properties></testcase><testcase ", 1);
+    std::fs::write(&file, wrong).unwrap();
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the schema rejects a malformed file");
+}
