@@ -245,6 +245,9 @@ pub enum GuardCommand {
         /// Also run the guard from seed 000 (extracted from the seed report) side by side.
         #[arg(long)]
         with_seed: bool,
+        /// The seed 000 report (default: ../shared/seeds/000_*.txt).
+        #[arg(long, value_name = "PATH")]
+        seed_report: Option<PathBuf>,
     },
 }
 

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod driver;
 pub mod evidence;
 pub mod fake_api;
+pub mod guard;
 pub mod matrix;
 pub mod report;
 pub mod sandbox;

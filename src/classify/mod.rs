@@ -694,6 +694,29 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
                 "`{w}` was re-invoked after `{k}` ended (SubagentStart again)"
             ));
             "re-invoked"
+        } else if let Some((stop, next)) = blocked_stop(tl, w, started.t_ms, d.t_ms) {
+            v.witness
+                .insert(v.witness.len() - 2, witness(stop, "a hook blocks the stop"));
+            v.facts.push(format!(
+                "`{w}`'s SubagentStop at {} was blocked by a hook: it continued at {} instead of being finalized",
+                secs(stop.t_ms),
+                secs(next.t_ms)
+            ));
+            if let EventKind::ModelRequest {
+                injected: Some(text),
+                ..
+            } = &next.kind
+            {
+                let shown = text
+                    .find("hook feedback:")
+                    .map(|i| &text[i..])
+                    .unwrap_or(text);
+                v.facts.push(format!(
+                    "`{w}`'s next request carried the hook's reason: “{}”",
+                    crate::evidence::normalize::truncate(shown, 120)
+                ));
+            }
+            "woken after a hook blocked its stop and it kept working"
         } else {
             "woken"
         };
@@ -774,6 +797,26 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
         observed / 1000.0
     );
     v
+}
+
+/// A SubagentStop of `w` between `from` and `to` that `w` continued after (another request
+/// with no SubagentStart between): a hook blocked it. Returns the stop and the continuation.
+fn blocked_stop<'a>(
+    tl: &'a Timeline,
+    w: &str,
+    from: f64,
+    to: f64,
+) -> Option<(&'a Event, &'a Event)> {
+    tl.iter()
+        .filter(|e| e.t_ms >= from && e.t_ms <= to && e.agent.as_deref() == Some(w) && matches!(e.kind, EventKind::AgentFinalized { .. }))
+        .find_map(|stop| {
+            let next = tl.iter().find(|e| {
+                e.t_ms > stop.t_ms
+                    && e.agent.as_deref() == Some(w)
+                    && (is_request_by(e, w) || matches!(&e.kind, EventKind::Hook { hook, .. } if hook == "SubagentStart"))
+            })?;
+            is_request_by(next, w).then_some((stop, next))
+        })
 }
 
 fn reactivated_between(tl: &Timeline, w: &str, from: f64, to: f64) -> bool {

@@ -18,6 +18,7 @@ fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
         Some(agent),
         EventKind::ModelRequest {
             seq,
+            injected: None,
             route: Route::Turn,
             step: Some(seq as usize),
             notifications: notified
@@ -238,6 +239,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
             route: Route::ScriptExhausted,
             step: None,
             notifications: vec![],
+            injected: None,
         },
     ));
     events.push(track_end(3000.0, ExitDesc::Code(0)));
@@ -508,6 +510,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
     let kind = prop_oneof![
         (0u64..5, any::<bool>()).prop_map(|(seq, n)| EventKind::ModelRequest {
             seq,
+            injected: None,
             route: if n {
                 Route::Turn
             } else {

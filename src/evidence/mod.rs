@@ -63,6 +63,10 @@ pub enum EventKind {
         /// Task notifications that are new in this request (after the last assistant message).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notifications: Vec<Notification>,
+        /// New text that is neither a tool result nor a notification (user input, hook
+        /// feedback), shortened.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        injected: Option<String>,
     },
     /// The fake API answered with a tool call.
     ToolCall {

@@ -398,6 +398,7 @@ async fn messages(
             route,
             step,
             notifications: view.new_notifications.clone(),
+            injected: view.injected.clone(),
         },
     );
 

@@ -31,6 +31,9 @@ pub struct RequestView {
     pub new_notifications: Vec<Notification>,
     /// Task ids of every notification anywhere in the request.
     pub all_notification_ids: Vec<String>,
+    /// Text new in this request that is neither a tool result nor a notification: a user
+    /// message, a hook's feedback, a teammate's message (whitespace collapsed, shortened).
+    pub injected: Option<String>,
 }
 
 impl RequestView {
@@ -67,6 +70,7 @@ impl RequestView {
             None => String::new(),
         };
         RequestView {
+            injected: injected_text(trailing),
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             model: body
                 .get("model")
@@ -108,6 +112,33 @@ impl RequestView {
                 .collect(),
         }
     }
+}
+
+/// The text blocks of `messages` that are not tool results and carry no notification.
+fn injected_text(messages: &[Value]) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for m in messages {
+        match m.get("content") {
+            Some(Value::String(s)) => parts.push(s),
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    if b.get("type").and_then(Value::as_str) == Some("text")
+                        && let Some(t) = b.get("text").and_then(Value::as_str)
+                    {
+                        parts.push(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = parts
+        .into_iter()
+        .filter(|t| !t.contains("<task-notification>"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then(|| crate::evidence::normalize::truncate(&text, 600))
 }
 
 /// Every string under `text` or `content` keys (and plain string content), in order.

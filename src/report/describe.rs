@@ -34,6 +34,7 @@ pub fn describe(e: &Event) -> String {
             route,
             step,
             notifications,
+            injected,
         } => {
             let mut s = match (route, step) {
                 (Route::Turn, Some(step)) => {
@@ -57,6 +58,13 @@ pub fn describe(e: &Event) -> String {
                     ", carrying task-notification [{}]",
                     ids.join(", ")
                 ));
+            }
+            if let Some(text) = injected {
+                let shown = text
+                    .find("hook feedback:")
+                    .map(|i| &text[i..])
+                    .unwrap_or(text);
+                s.push_str(&format!(", with new text “{}”", truncate(shown, 70)));
             }
             s
         }

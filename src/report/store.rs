@@ -135,23 +135,19 @@ pub struct RunEvidence<'a> {
 
 pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<(), StoreError> {
     std::fs::create_dir_all(dir).map_err(err(dir))?;
-    write_jsonl(
+    // Raw lines are kept byte for byte (key order included): guards and parsers downstream may
+    // depend on the exact text the CLI produced.
+    write_lines(
         &dir.join("stream.jsonl"),
         r,
-        ev.stream.iter().map(|(t, line)| {
-            let parsed = serde_json::from_str::<serde_json::Value>(line)
-                .unwrap_or_else(|_| serde_json::Value::String(line.clone()));
-            serde_json::json!({"t_ms": t, "line": parsed})
-        }),
+        ev.stream.iter().map(|(t, line)| raw_line(*t, "line", line)),
     )?;
-    write_jsonl(
+    write_lines(
         &dir.join("hooks.jsonl"),
         r,
-        ev.hooks.iter().map(|(t, payload)| {
-            let parsed = serde_json::from_str::<serde_json::Value>(payload)
-                .unwrap_or_else(|_| serde_json::Value::String(payload.clone()));
-            serde_json::json!({"t_ms": t, "payload": parsed})
-        }),
+        ev.hooks
+            .iter()
+            .map(|(t, payload)| raw_line(*t, "payload", payload)),
     )?;
     copy_redacted(ev.raw_dir, dir, r)?;
     if ev.transcripts.is_dir() {
@@ -166,14 +162,25 @@ pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<
     write_json(&dir.join("run.json"), r, ev.info)
 }
 
-fn write_jsonl(
+/// `{"t_ms":T,"KEY":RAW}` with RAW embedded as is when it is JSON, else as a JSON string.
+fn raw_line(t_ms: f64, key: &str, raw: &str) -> String {
+    let compact = raw.trim().replace(['\n', '\r'], "");
+    let value = if serde_json::from_str::<serde_json::Value>(&compact).is_ok() {
+        compact
+    } else {
+        serde_json::Value::String(raw.to_string()).to_string()
+    };
+    format!("{{\"t_ms\":{t_ms},\"{key}\":{value}}}")
+}
+
+fn write_lines(
     path: &Path,
     r: &Redactor,
-    rows: impl Iterator<Item = serde_json::Value>,
+    rows: impl Iterator<Item = String>,
 ) -> Result<(), StoreError> {
     let mut text = String::new();
     for row in rows {
-        text.push_str(&row.to_string());
+        text.push_str(&row);
         text.push('\n');
     }
     write_atomic(path, r.text(&text).as_bytes())

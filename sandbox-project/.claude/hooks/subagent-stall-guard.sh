@@ -3,9 +3,10 @@
 #
 # A subagent is finalized when its turn ends; a background task it leaves running is orphaned
 # and nothing re-invokes it. This hook reads the SubagentStop payload on stdin and blocks a stop
-# whose final message says the agent expects to be re-invoked, notified or woken, telling it to
-# poll the task to completion inside one tool call instead. It blocks once: when
-# stop_hook_active is true it lets the stop through. Every other stop passes. Pure bash.
+# whose final message says the agent expects to be re-invoked, notified or woken later, telling
+# it to poll the task to completion inside one tool call instead. It blocks once: when
+# stop_hook_active is true it lets the stop through. Every other stop passes, and so does any
+# input it cannot read. Pure bash, no dependencies.
 set -u
 
 payload=$(cat 2>/dev/null) || payload=''
@@ -23,18 +24,25 @@ else
   exit 0
 fi
 message=${message//\\n/ }
+message=${message//\\\"/\"}
+message=${message//’/\'}
 message=${message,,}
 
+# Phrases that expect a later wake-up, in the first person or about the agent itself.
 stall_patterns=(
-  're-?invok(e|ed|es|ing)'
-  '(will|would|should|to) (be )?(woken|woke|awoken|pinged|notified|called back)'
+  're-?invokes? me'
+  'will re-?invoke'
+  "(i'?ll|i will|i'?m going to|expect to|to|will) (be|get) re-?invoked"
+  're-?invoked (on|when|once|after|upon)'
+  "(i'?ll|i will|i'?m going to|i expect to|expect to|to) (be )?(woken|woke|awoken|pinged|notified|called back)"
+  '(will|should) (wake|notify|ping) me'
   'notif(y|ies) me'
-  '(will|would) notify'
-  "(i'?ll|i will|i'?m going to) (be )?(resume|continue|check back|pick (it|this) (back )?up|report back) (when|once|after)"
-  '(await|awaiting|waiting (for|on)|wait (for|on)) (the |its |a |my |this )?[a-z0-9 _-]*(completion|notification|event|callback|signal|monitor|to (finish|complete|end))'
-  '(when|once) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits)[, ]+(i|i'"'"'ll|i will) (will )?(be )?(resume|continue|report|pick|get|notified|woken)'
-  'completion (event|notification) (will|should) (arrive|come|wake)'
-  '(come|get) back to (you|this|it) (when|once|after)'
+  '(will|would) (be )?notified'
+  "(i'?ll|i will|i'?m going to|i can) (resume|continue|check back|pick (it|this) (back )?up|report back|come back|get back to (it|this))[a-z ]* (when|once|after|as soon as)"
+  "(when|once|as soon as) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits|lands)[, ]+(i'?ll|i will)"
+  "(await|awaiting|waiting (for|on)) (the |its |a |my |this )?[a-z0-9 '_-]*(completion|notification|callback|to (finish|complete|end))"
+  '(completion|notification) (event )?(will|should) (arrive|come|wake)'
+  'continue when notified'
 )
 for pattern in "${stall_patterns[@]}"; do
   if [[ $message =~ $pattern ]]; then
