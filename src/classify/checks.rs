@@ -14,6 +14,10 @@
 //!   `blocked-N-times`.
 //! - `stops-unblocked`: the same count, for agents that must stop freely. Observes `unblocked`
 //!   or `blocked`.
+//! - `transcript-status`: the agent's status read from its transcript with seed 004's rules.
+//!   Observes `running`, `completed`, `canceled` or `not-observed`.
+//! - `tool-errors`: did any of the agent's tool calls come back as errors (a command the CLI
+//!   refused, such as a foreground `sleep` in some versions)? Observes `none` or `errors`.
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +50,8 @@ pub fn run_check(tl: &Timeline, check: &Check) -> CheckResult {
         "idle-teammate-distinguishable" => idle_teammate(tl, &agent),
         "single-continuation" => single_continuation(tl),
         "subagent-stop-on-interrupt" => stop_on_interrupt(tl, &agent),
+        "tool-errors" => tool_errors(tl, &agent),
+        "transcript-status" => transcript_status(tl, &agent),
         "guard-blocked-once" | "stops-unblocked" => {
             let (blocked, witness) = blocked_stops(tl, &agent);
             let observed = match (check.kind.as_str(), blocked) {
@@ -233,6 +239,65 @@ fn single_continuation(tl: &Timeline) -> (String, Vec<Witness>, String) {
                     i.t_ms / 1000.0
                 ))
                 .unwrap_or_default()
+        ),
+    )
+}
+
+fn transcript_status(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
+    let fact = tl.iter().find(|e| {
+        e.agent.as_deref() == Some(agent)
+            && matches!(&e.kind, EventKind::TranscriptFact { fact, .. } if fact.starts_with("status "))
+    });
+    match fact {
+        Some(e) => {
+            let EventKind::TranscriptFact { fact, detail } = &e.kind else {
+                unreachable!()
+            };
+            let status = fact.trim_start_matches("status ").to_string();
+            (
+                status.clone(),
+                vec![witness(e, format!("transcript: {status}"))],
+                format!("`{agent}`'s transcript says {status}: {detail}."),
+            )
+        }
+        None => (
+            "not-observed".into(),
+            vec![],
+            format!("No transcript of `{agent}` was found."),
+        ),
+    }
+}
+
+fn tool_errors(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
+    let errors: Vec<(&Event, &String)> = tl
+        .iter()
+        .filter(|e| is_request_by(e, agent))
+        .flat_map(|e| match &e.kind {
+            EventKind::ModelRequest { tool_errors, .. } => {
+                tool_errors.iter().map(|t| (e, t)).collect::<Vec<_>>()
+            }
+            _ => vec![],
+        })
+        .collect();
+    if errors.is_empty() {
+        return (
+            "none".into(),
+            vec![],
+            format!("Every tool call of `{agent}` ran: none came back as an error."),
+        );
+    }
+    let w = errors
+        .iter()
+        .take(3)
+        .map(|(e, t)| witness(e, format!("tool error: {t}")))
+        .collect();
+    (
+        "errors".into(),
+        w,
+        format!(
+            "{} tool call(s) of `{agent}` came back as errors, first: “{}”.",
+            errors.len(),
+            errors[0].1
         ),
     )
 }

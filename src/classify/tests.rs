@@ -19,6 +19,7 @@ fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
         EventKind::ModelRequest {
             seq,
             injected: None,
+            tool_errors: vec![],
             route: Route::Turn,
             step: Some(seq as usize),
             notifications: notified
@@ -240,6 +241,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
             step: None,
             notifications: vec![],
             injected: None,
+            tool_errors: vec![],
         },
     ));
     events.push(track_end(3000.0, ExitDesc::Code(0)));
@@ -511,6 +513,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
         (0u64..5, any::<bool>()).prop_map(|(seq, n)| EventKind::ModelRequest {
             seq,
             injected: None,
+            tool_errors: vec![],
             route: if n {
                 Route::Turn
             } else {

@@ -32,7 +32,7 @@ use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Source, Timeline};
 use crate::fake_api::{self, ApiConfig, ApiState};
 use crate::sandbox::{Sandbox, SandboxSpec};
-use crate::scenario::{DriverMode, MAIN_AGENT, Plan, Trigger};
+use crate::scenario::{DriverMode, InputAction, MAIN_AGENT, Plan, Trigger};
 use netns::{Isolation, NetworkPolicy};
 use socket::EventSocket;
 use supervise::Lifeline;
@@ -156,6 +156,10 @@ struct Live {
     running_tasks: HashSet<String>,
     running_tracks: HashSet<u32>,
     ended_tracks: HashSet<String>,
+    started_tracks: HashSet<String>,
+    /// Scenario label (agent or tracked command) -> the CLI's latest task id for it.
+    task_ids: HashMap<String, String>,
+    control_sent: u64,
     results: usize,
     turn_ends: HashMap<String, usize>,
     requests: usize,
@@ -170,6 +174,9 @@ impl Live {
             running_tasks: HashSet::new(),
             running_tracks: HashSet::new(),
             ended_tracks: HashSet::new(),
+            started_tracks: HashSet::new(),
+            task_ids: HashMap::new(),
+            control_sent: 0,
             results: 0,
             turn_ends: HashMap::new(),
             requests: 0,
@@ -183,8 +190,11 @@ impl Live {
         match &event.kind {
             EventKind::ModelRequest { .. } => self.requests += 1,
             EventKind::Hook { .. } => self.hooks += 1,
-            EventKind::TaskStarted { task_id, .. } => {
+            EventKind::TaskStarted { task_id, label, .. } => {
                 self.running_tasks.insert(task_id.clone());
+                if let Some(label) = label {
+                    self.task_ids.insert(label.clone(), task_id.clone());
+                }
             }
             EventKind::TaskUpdated {
                 task_id, status, ..
@@ -194,8 +204,9 @@ impl Live {
             EventKind::TaskNotified { task_id, .. } => {
                 self.running_tasks.remove(task_id);
             }
-            EventKind::TrackStarted { pid, .. } => {
+            EventKind::TrackStarted { pid, name } => {
                 self.running_tracks.insert(*pid);
+                self.started_tracks.insert(name.clone());
             }
             EventKind::TrackEnded { name, pid, .. } => {
                 self.running_tracks.remove(pid);
@@ -226,6 +237,7 @@ impl Live {
             Trigger::Start => true,
             Trigger::Result(n) => self.results >= *n,
             Trigger::TurnEnd(agent, n) => self.turn_ends.get(agent).copied().unwrap_or(0) >= *n,
+            Trigger::TaskStart(name) => self.started_tracks.contains(name),
             Trigger::TaskEnd(name) => self.ended_tracks.contains(name),
             Trigger::Quiet => self.quiet_since(settle).is_some_and(|at| now >= at),
         }
@@ -255,6 +267,31 @@ impl InputSink {
             }
             InputSink::Pty(writer) => writer.type_line(text).await,
         }
+    }
+
+    /// Sends a stream-json control request (session mode only).
+    async fn control(
+        &mut self,
+        request_id: &str,
+        subtype: &str,
+        task_id: Option<&str>,
+        message: Option<&str>,
+    ) -> std::io::Result<()> {
+        let InputSink::Stdin(stdin) = self else {
+            return Ok(());
+        };
+        let mut request = serde_json::json!({"subtype": subtype});
+        if let Some(id) = task_id {
+            request["task_id"] = id.into();
+        }
+        if let Some(m) = message {
+            request["message"] = m.into();
+        }
+        let line = serde_json::json!({"type": "control_request", "request_id": request_id, "request": request});
+        let mut bytes = serde_json::to_vec(&line).expect("static json");
+        bytes.push(b'\n');
+        stdin.write_all(&bytes).await?;
+        stdin.flush().await
     }
 
     /// Ends the session: closes stdin, or types `/exit` in a pty.
@@ -597,15 +634,46 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
                     input_due = Some(now + next.delay);
                 }
                 Some(due) if now >= due => {
-                    let _ = input.send(&next.text).await;
-                    push(
-                        driver_event(
+                    let event = match &next.action {
+                        InputAction::Text { text } => {
+                            if let Some(screen) = &screen {
+                                screen.snapshot();
+                            }
+                            let _ = input.send(text).await;
                             EventKind::UserInput {
-                                text: next.text.clone(),
+                                text: text.clone(),
                                 why: InputReason::Scheduled,
-                            },
-                            Some(MAIN_AGENT),
-                        ),
+                            }
+                        }
+                        InputAction::Control {
+                            subtype,
+                            target,
+                            message,
+                        } => {
+                            live.control_sent += 1;
+                            let task_id =
+                                target.as_ref().and_then(|t| live.task_ids.get(t)).cloned();
+                            let request_id = format!("wakeprobe-{}", live.control_sent);
+                            let _ = input
+                                .control(
+                                    &request_id,
+                                    subtype,
+                                    task_id.as_deref(),
+                                    message.as_deref(),
+                                )
+                                .await;
+                            EventKind::ControlRequest {
+                                subtype: subtype.clone(),
+                                target: match (target, &task_id) {
+                                    (Some(t), Some(id)) => Some(format!("{t} ({id})")),
+                                    (Some(t), None) => Some(format!("{t} (no task id known)")),
+                                    _ => None,
+                                },
+                            }
+                        }
+                    };
+                    push(
+                        driver_event(event, Some(MAIN_AGENT)),
                         &mut live,
                         &mut events,
                     );
@@ -698,6 +766,52 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         for event in screen.finish().await {
             push(event, &mut live, &mut events);
         }
+    }
+    // The transcripts, read with seed 004's rules.
+    for (_, reading) in crate::transcript::read_folder(&sandbox.transcripts()) {
+        let agent = match &reading.agent_id {
+            Some(id) => normalizer.agent_name(id),
+            None => Some(MAIN_AGENT.to_string()),
+        };
+        let t_ms = reading
+            .timestamp
+            .as_deref()
+            .and_then(crate::transcript::unix_ms)
+            .map(|ms| ms.saturating_sub(started_unix_ms) as f64)
+            .unwrap_or_else(|| clock.now_ms());
+        for child in &reading.async_launches {
+            let name = normalizer
+                .agent_name(child)
+                .unwrap_or_else(|| child.clone());
+            push(
+                Event {
+                    t_ms,
+                    source: Source::Transcript,
+                    agent: agent.clone(),
+                    kind: EventKind::TranscriptFact {
+                        fact: "async-launch".into(),
+                        detail: format!(
+                            "the Agent call for `{name}` returned `async_launched`: a launch, not the child's outcome"
+                        ),
+                    },
+                },
+                &mut live,
+                &mut events,
+            );
+        }
+        push(
+            Event {
+                t_ms,
+                source: Source::Transcript,
+                agent,
+                kind: EventKind::TranscriptFact {
+                    fact: format!("status {}", reading.status.as_str()),
+                    detail: reading.reason.clone(),
+                },
+            },
+            &mut live,
+            &mut events,
+        );
     }
     let leftovers = sweep(&run_tag);
     for (pid, command) in &leftovers {

@@ -67,6 +67,9 @@ pub enum EventKind {
         /// feedback), shortened.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         injected: Option<String>,
+        /// Error tool results this request reports back (refused or failed tool calls).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_errors: Vec<String>,
     },
     /// The fake API answered with a tool call.
     ToolCall {

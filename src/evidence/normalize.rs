@@ -148,6 +148,13 @@ impl Normalizer {
                     summary: str_field(&v, "summary").map(|s| truncate(&s, 200)),
                 }
             }),
+            ("control_response", _) => {
+                let response = v.get("response").cloned().unwrap_or_default();
+                Some(EventKind::ControlResponse {
+                    subtype: str_field(&response, "subtype").unwrap_or_else(|| "unknown".into()),
+                    error: str_field(&response, "error"),
+                })
+            }
             ("result", _) => Some(EventKind::TurnResult {
                 subtype: subtype.clone().unwrap_or_else(|| "unknown".into()),
                 num_turns: v.get("num_turns").and_then(Value::as_u64),
@@ -277,6 +284,11 @@ impl Normalizer {
         let start = first_user.find("[wakeprobe:agent=")? + "[wakeprobe:agent=".len();
         let end = first_user[start..].find(']')? + start;
         Some(first_user[start..end].to_string())
+    }
+
+    /// The scenario's name for a CLI agent id, once learned.
+    pub fn agent_name(&self, agent_id: &str) -> Option<String> {
+        self.agent_ids.get(agent_id).cloned()
     }
 
     /// A message from a helper process.

@@ -55,6 +55,8 @@ pub struct ApiState {
     seq: AtomicU64,
     cursors: Mutex<HashMap<String, Cursor>>,
     journal: Mutex<Vec<JournalEntry>>,
+    /// Spawned agent -> the tool_use id of the Agent call that started it.
+    spawned: Mutex<HashMap<String, String>>,
 }
 
 #[derive(Debug, Default)]
@@ -114,6 +116,7 @@ impl ApiState {
             seq: AtomicU64::new(0),
             cursors: Mutex::new(HashMap::new()),
             journal: Mutex::new(Vec::new()),
+            spawned: Mutex::new(HashMap::new()),
         })
     }
 
@@ -345,7 +348,23 @@ async fn messages(
         (Route::Turn, Some(index)) => {
             let agent = agent.as_deref().expect("a turn has an agent");
             let step = &state.config.script[agent][index];
-            let (answer, events, alias) = scripted_answer(&state.config, agent, step, seq, &view);
+            let spawned = state.spawned.lock().expect("spawn lock").clone();
+            let (answer, events, alias) =
+                scripted_answer(&state.config, agent, step, seq, &view, &body, &spawned);
+            for e in &events {
+                if let EventKind::ToolCall {
+                    spawn: Some(s),
+                    tool_use_id,
+                    ..
+                } = e
+                {
+                    state
+                        .spawned
+                        .lock()
+                        .expect("spawn lock")
+                        .insert(s.clone(), tool_use_id.clone());
+                }
+            }
             note = alias;
             (answer, step.think, events)
         }
@@ -399,6 +418,7 @@ async fn messages(
             step,
             notifications: view.new_notifications.clone(),
             injected: view.injected.clone(),
+            tool_errors: view.tool_errors.clone(),
         },
     );
 
@@ -468,6 +488,8 @@ fn scripted_answer(
     step: &Step,
     seq: u64,
     view: &RequestView,
+    body: &Value,
+    spawned: &HashMap<String, String>,
 ) -> (Answer, Vec<EventKind>, Option<String>) {
     let mut blocks = Vec::new();
     let mut events = Vec::new();
@@ -490,6 +512,11 @@ fn scripted_answer(
                 }
             }
             let mut input = call.input.clone();
+            if let Err(missing) = fill_runtime(&mut input, body, spawned) {
+                note = Some(format!(
+                    "cannot fill `{{{{@{missing}}}}}` from this request"
+                ));
+            }
             if let Some(spawned) = &call.spawn
                 && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
             {
@@ -544,6 +571,62 @@ fn scripted_answer(
         input_tokens: 10,
     };
     (answer, events, note)
+}
+
+/// Fills run-time placeholders in a tool input: `{{@agent-id:NAME}}` becomes the CLI's id for
+/// the spawned agent NAME, read from the Agent call's tool result in this request (`agentId: X`
+/// or, for teammates, `agent_id: X`). Returns the first placeholder it could not fill.
+fn fill_runtime(
+    input: &mut Value,
+    body: &Value,
+    spawned: &HashMap<String, String>,
+) -> Result<(), String> {
+    match input {
+        Value::String(s) => {
+            while let Some(start) = s.find("{{@") {
+                let Some(len) = s[start..].find("}}") else {
+                    break;
+                };
+                let inner = s[start + 3..start + len].trim().to_string();
+                let value = inner
+                    .strip_prefix("agent-id:")
+                    .and_then(|name| spawned.get(name))
+                    .and_then(|tool_use_id| agent_id_in_result(body, tool_use_id))
+                    .ok_or_else(|| inner.clone())?;
+                s.replace_range(start..start + len + 2, &value);
+            }
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .try_for_each(|v| fill_runtime(v, body, spawned)),
+        Value::Object(map) => map
+            .values_mut()
+            .try_for_each(|v| fill_runtime(v, body, spawned)),
+        _ => Ok(()),
+    }
+}
+
+/// The agent id in the tool result answering `tool_use_id`.
+fn agent_id_in_result(body: &Value, tool_use_id: &str) -> Option<String> {
+    let messages = body.get("messages")?.as_array()?;
+    let result = messages
+        .iter()
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten()
+        .find(|b| {
+            b.get("type").and_then(Value::as_str) == Some("tool_result")
+                && b.get("tool_use_id").and_then(Value::as_str) == Some(tool_use_id)
+        })?;
+    let text = request::collect_text(result.get("content"));
+    ["agentId: ", "agent_id: "].iter().find_map(|key| {
+        let start = text.find(key)? + key.len();
+        let id: String = text[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '@' | '.'))
+            .collect();
+        (!id.is_empty()).then_some(id)
+    })
 }
 
 /// Quotes a string for a POSIX shell as one word.

@@ -34,6 +34,9 @@ pub struct RequestView {
     /// Text new in this request that is neither a tool result nor a notification: a user
     /// message, a hook's feedback, a teammate's message (whitespace collapsed, shortened).
     pub injected: Option<String>,
+    /// Tool results in this request that are errors (the CLI refused or the tool failed),
+    /// shortened.
+    pub tool_errors: Vec<String>,
 }
 
 impl RequestView {
@@ -71,6 +74,7 @@ impl RequestView {
         };
         RequestView {
             injected: injected_text(trailing),
+            tool_errors: tool_errors(trailing),
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             model: body
                 .get("model")
@@ -112,6 +116,26 @@ impl RequestView {
                 .collect(),
         }
     }
+}
+
+/// The error tool results in `messages`, each shortened to its first words.
+fn tool_errors(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten()
+        .filter(|b| {
+            b.get("type").and_then(Value::as_str) == Some("tool_result")
+                && b.get("is_error").and_then(Value::as_bool) == Some(true)
+        })
+        .map(|b| {
+            let text = collect_text(b.get("content"));
+            crate::evidence::normalize::truncate(
+                &text.split_whitespace().collect::<Vec<_>>().join(" "),
+                160,
+            )
+        })
+        .collect()
 }
 
 /// The text blocks of `messages` that are not tool results and carry no notification.

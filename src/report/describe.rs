@@ -35,6 +35,7 @@ pub fn describe(e: &Event) -> String {
             step,
             notifications,
             injected,
+            tool_errors,
         } => {
             let mut s = match (route, step) {
                 (Route::Turn, Some(step)) => {
@@ -58,6 +59,9 @@ pub fn describe(e: &Event) -> String {
                     ", carrying task-notification [{}]",
                     ids.join(", ")
                 ));
+            }
+            if let Some(first) = tool_errors.first() {
+                s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));
             }
             if let Some(text) = injected {
                 let shown = text

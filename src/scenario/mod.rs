@@ -41,6 +41,8 @@ pub const CHECK_KINDS: &[&str] = &[
     "subagent-stop-on-interrupt",
     "guard-blocked-once",
     "stops-unblocked",
+    "tool-errors",
+    "transcript-status",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +114,23 @@ pub struct Input {
     pub after: Trigger,
     #[serde(serialize_with = "secs", deserialize_with = "de_secs")]
     pub delay: Duration,
-    pub text: String,
+    pub action: InputAction,
+}
+
+/// What a scheduled input does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum InputAction {
+    /// Send a user message (typed in a pty).
+    Text { text: String },
+    /// Send a stream-json control request (`interrupt`, or `stop_task` for a named task).
+    Control {
+        subtype: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -132,6 +150,8 @@ pub enum Trigger {
     Result(usize),
     /// The Nth end of a turn by this agent.
     TurnEnd(String, usize),
+    /// The start of a tracked process.
+    TaskStart(String),
     /// The end of a tracked background process.
     TaskEnd(String),
     /// The session has been quiet for the settle window.
@@ -304,46 +324,20 @@ impl Scenario {
                 ));
             }
         }
-        let mut spawned = BTreeSet::new();
-        for (name, agent) in &self.raw.agents {
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            {
-                return Err(at.error(
-                    agent.span(),
-                    format!(
-                        "invalid agent name `{name}`: expected lowercase letters, digits and `-`"
-                    ),
-                ));
-            }
-            if agent.get_ref().steps.is_empty() {
-                return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
-            }
-            for step in &agent.get_ref().steps {
-                if let Some(target) = &step.get_ref().spawn {
-                    if !self.raw.agents.contains_key(target.get_ref()) {
-                        return Err(at.error(
-                            target.span(),
-                            format!("`spawn` names no agent: `{}`", target.get_ref()),
-                        ));
-                    }
-                    if !spawned.insert(target.get_ref().clone()) {
-                        return Err(at.error(
-                            target.span(),
-                            format!("agent `{}` is spawned twice", target.get_ref()),
-                        ));
-                    }
-                }
-            }
+        if let Some((name, agent)) = self.raw.driver.get_ref().agents.iter().next() {
+            return Err(at.error(
+                agent.span(),
+                format!("`agents.{name}` in [driver]: per-variant scripts belong in [variants.NAME.agents]"),
+            ));
         }
-        for (name, agent) in &self.raw.agents {
-            if name != MAIN_AGENT && !spawned.contains(name) {
-                return Err(at.error(
-                    agent.span(),
-                    format!("agent `{name}` is never spawned (add `spawn = \"{name}\"` to an Agent step)"),
-                ));
+        for variant in self.raw.variants.values() {
+            for (name, agent) in &variant.get_ref().agents {
+                if !self.raw.agents.contains_key(name) {
+                    return Err(at.error(
+                        agent.span(),
+                        format!("a variant overrides `{name}`, which is not in [agents]"),
+                    ));
+                }
             }
         }
         for watch in &self.raw.watch {
@@ -430,8 +424,15 @@ impl Scenario {
         }
 
         let driver = resolve_driver(&at, &driver_raw, &self.raw.driver, &params)?;
+        let effective: IndexMap<String, &Spanned<raw::RawAgent>> = self
+            .raw
+            .agents
+            .iter()
+            .map(|(name, agent)| (name.clone(), driver_raw.agents.get(name).unwrap_or(agent)))
+            .collect();
+        check_agents(&at, &effective)?;
         let mut agents = IndexMap::new();
-        for (name, agent) in &self.raw.agents {
+        for (name, agent) in &effective {
             let steps = agent
                 .get_ref()
                 .steps
@@ -483,6 +484,57 @@ impl Scenario {
             known: self.variants().join(", "),
         }
     }
+}
+
+/// Names, steps and spawns of one variant's agents: every agent but `main` is spawned exactly
+/// once, by an Agent step naming an existing agent.
+fn check_agents(
+    at: &Locator,
+    agents: &IndexMap<String, &Spanned<raw::RawAgent>>,
+) -> Result<(), ScenarioError> {
+    let mut spawned = BTreeSet::new();
+    for (name, agent) in agents {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(at.error(
+                agent.span(),
+                format!("invalid agent name `{name}`: expected lowercase letters, digits and `-`"),
+            ));
+        }
+        if agent.get_ref().steps.is_empty() {
+            return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
+        }
+        for step in &agent.get_ref().steps {
+            if let Some(target) = &step.get_ref().spawn {
+                if !agents.contains_key(target.get_ref()) {
+                    return Err(at.error(
+                        target.span(),
+                        format!("`spawn` names no agent: `{}`", target.get_ref()),
+                    ));
+                }
+                if !spawned.insert(target.get_ref().clone()) {
+                    return Err(at.error(
+                        target.span(),
+                        format!("agent `{}` is spawned twice", target.get_ref()),
+                    ));
+                }
+            }
+        }
+    }
+    for (name, agent) in agents {
+        if name != MAIN_AGENT && !spawned.contains(name) {
+            return Err(at.error(
+                agent.span(),
+                format!(
+                    "agent `{name}` is never spawned (add `spawn = \"{name}\"` to an Agent step)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn resolve_driver(
@@ -550,11 +602,55 @@ fn resolve_driver(
                 Some(d) => at.seconds(d, params)?,
                 None => Duration::ZERO,
             };
-            Ok(Input {
-                after,
-                delay,
-                text: at.text(&i.text, params)?,
-            })
+            let action = match (&i.text, &i.control) {
+                (Some(text), None) => {
+                    if let Some(t) = &i.target {
+                        return Err(at.error(t.span(), "`target` goes with `control`, not `text`".into()));
+                    }
+                    InputAction::Text { text: at.text(text, params)? }
+                }
+                (None, Some(control)) => {
+                    if mode != DriverMode::Session {
+                        return Err(at.error(
+                            control.span(),
+                            "control requests need the session driver (stream-json input)".into(),
+                        ));
+                    }
+                    let subtype = control.get_ref().as_str();
+                    match (subtype, &i.target) {
+                        ("interrupt", None) => {}
+                        ("stop_task", Some(_)) => {}
+                        ("send_task_message", Some(_)) if i.message.is_some() => {}
+                        ("send_task_message", _) => {
+                            return Err(at.error(control.span(), "`send_task_message` needs a `target` and a `message`".into()));
+                        }
+                        ("stop_task", None) => {
+                            return Err(at.error(control.span(), "`stop_task` needs a `target` (an agent or tracked command)".into()));
+                        }
+                        ("interrupt", Some(t)) => {
+                            return Err(at.error(t.span(), "`interrupt` takes no `target`".into()));
+                        }
+                        _ => {
+                            return Err(at.error(
+                                control.span(),
+                                format!("unknown control request `{subtype}`, expected `interrupt`, `stop_task` or `send_task_message`"),
+                            ));
+                        }
+                    }
+                    InputAction::Control {
+                        subtype: subtype.to_string(),
+                        target: i.target.as_ref().map(|t| t.get_ref().clone()),
+                        message: i.message.as_ref().map(|m| at.text(m, params)).transpose()?,
+                    }
+                }
+                (Some(_), Some(c)) => {
+                    return Err(at.error(c.span(), "an input has `text` or `control`, not both".into()));
+                }
+                (None, None) => {
+                    return Err(at.error(input.span(), "an input needs `text` or `control`".into()));
+                }
+            };
+            Ok(Input { after, delay, action })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let probe = match &raw.probe {
@@ -596,10 +692,10 @@ fn resolve_driver(
     })
 }
 
-/// Parses `start`, `result`, `result#N`, `turn-end:AGENT[#N]`, `task-end:NAME`, `quiet`.
+/// Parses `start`, `result`, `result#N`, `turn-end:AGENT[#N]`, `task-start:NAME`,
+/// `task-end:NAME`, `quiet`.
 fn parse_trigger(text: &str) -> Result<Trigger, String> {
-    let expected =
-        "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-end:NAME` or `quiet`";
+    let expected = "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-start:NAME`, `task-end:NAME` or `quiet`";
     let (head, nth) = match text.rsplit_once('#') {
         Some((h, n)) => (
             h,
@@ -617,6 +713,7 @@ fn parse_trigger(text: &str) -> Result<Trigger, String> {
         Some(("turn-end", agent)) if !agent.is_empty() => {
             Ok(Trigger::TurnEnd(agent.to_string(), nth))
         }
+        Some(("task-start", name)) if !name.is_empty() => Ok(Trigger::TaskStart(name.to_string())),
         Some(("task-end", name)) if !name.is_empty() => Ok(Trigger::TaskEnd(name.to_string())),
         _ => Err(format!("unknown trigger `{text}`: {expected}")),
     }

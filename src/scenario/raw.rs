@@ -47,6 +47,9 @@ pub struct RawDriver {
     pub probe: Option<Spanned<RawProbe>>,
     #[serde(default)]
     pub params: IndexMap<String, Spanned<ParamValue>>,
+    /// In a variant: agents whose script differs from `[agents]` in this variant.
+    #[serde(default)]
+    pub agents: IndexMap<String, Spanned<RawAgent>>,
 }
 
 impl RawDriver {
@@ -56,6 +59,8 @@ impl RawDriver {
         env.extend(patch.env.clone().unwrap_or_default());
         let mut params = self.params.clone();
         params.extend(patch.params.clone());
+        let mut agents = self.agents.clone();
+        agents.extend(patch.agents.clone());
         RawDriver {
             mode: patch.mode.or(self.mode),
             prompt: patch.prompt.clone().or_else(|| self.prompt.clone()),
@@ -80,6 +85,7 @@ impl RawDriver {
             inputs: patch.inputs.clone().or_else(|| self.inputs.clone()),
             probe: patch.probe.clone().or_else(|| self.probe.clone()),
             params,
+            agents,
         }
     }
 }
@@ -113,7 +119,14 @@ pub struct RawInput {
     #[serde(default)]
     pub after: Option<Spanned<String>>,
     pub delay_seconds: Option<Spanned<NumExpr>>,
-    pub text: Spanned<String>,
+    /// A user message (session) or typed turn (pty).
+    pub text: Option<Spanned<String>>,
+    /// A stream-json control request instead of text: `interrupt` or `stop_task`.
+    pub control: Option<Spanned<String>>,
+    /// The agent or tracked command a `stop_task` stops (or `send_task_message` writes to).
+    pub target: Option<Spanned<String>>,
+    /// The message of a `send_task_message` control request.
+    pub message: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

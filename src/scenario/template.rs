@@ -76,6 +76,12 @@ pub fn substitute(text: &str, params: &Params) -> Result<String, String> {
             .find("}}")
             .ok_or_else(|| "unclosed `{{` in template (expected `{{name}}`)".to_string())?;
         let name = after[..close].trim();
+        if name.starts_with('@') {
+            // A run-time placeholder (`{{@agent-id:worker}}`), filled in by the fake API.
+            out.push_str(&rest[open..open + 2 + close + 2]);
+            rest = &after[close + 2..];
+            continue;
+        }
         let value = params
             .get(name)
             .ok_or_else(|| unknown_param(name, params))?;

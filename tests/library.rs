@@ -1,0 +1,64 @@
+//! The scenario library on the pinned real CLI, every scenario and variant at scaled-down
+//! durations in one parallel invocation: each verdict and check must match the scenario's
+//! `expect`, and no process may be left.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
+    let out = tempfile::tempdir().unwrap();
+    // 7 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode,
+    // short enough for a test (the positive control's 90 s default runs in 7 s here).
+    let mut cmd = wakeprobe(&[
+        "run",
+        "--set",
+        "bg_seconds=7",
+        "--jobs",
+        "8",
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx
+        .recv_timeout(Duration::from_secs(600))
+        .expect("the library finishes within 10 minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+
+    let scenarios = std::fs::read_dir(root().join("scenarios")).unwrap().count();
+    let summary = json(&run_dir(out.path()).join("summary.json"));
+    let cells = summary["cells"].as_array().unwrap();
+    assert!(
+        cells.len() >= scenarios,
+        "every scenario ran ({} cells)",
+        cells.len()
+    );
+    for cell in cells {
+        assert_ne!(cell["matches_expect"], false, "{cell}");
+        assert!(
+            cell["expect"].is_string() || cell["matches_expect"] == true,
+            "every cell states an expected verdict or passing checks: {cell}"
+        );
+    }
+}
