@@ -163,6 +163,7 @@ fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
         program,
         leading_args,
         version: version.to_string(),
+        spec: version.to_string(),
     })
 }
 
@@ -180,6 +181,7 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
         program: path.to_path_buf(),
         leading_args: vec![],
         version,
+        spec: path.display().to_string(),
     })
 }
 

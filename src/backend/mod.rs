@@ -41,6 +41,10 @@ pub struct Cli {
     pub leading_args: Vec<String>,
     /// The version as requested or resolved (`2.1.332`; `sim` for the simulator).
     pub version: String,
+    /// How the user named this CLI (`latest~3`, `2.1.219`, a path, `sim:fixed`): the key a
+    /// matrix column and a baseline compare by.
+    #[serde(default)]
+    pub spec: String,
 }
 
 impl Cli {
@@ -48,7 +52,9 @@ impl Cli {
     pub fn label(&self) -> String {
         match &self.kind {
             BackendKind::Claude => format!("claude-{}", self.version),
-            BackendKind::Sim { profile } => format!("sim-{profile}"),
+            BackendKind::Sim { profile } if self.version == "sim" => format!("sim-{profile}"),
+            // A simulator standing in for a version (matrix and bisect over profiles).
+            BackendKind::Sim { profile } => format!("sim-{}-{profile}", self.version),
         }
     }
 

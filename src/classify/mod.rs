@@ -16,9 +16,10 @@
 //! 6. K ended (completed, or killed while W was live): if W later made a request carrying K's
 //!    `<task-notification>`: after an unrelated input that came while W was silent ->
 //!    `queued-until-input`, else `woke` with the latency from K's end. With no such request:
-//!    W finalized before K ended -> `not-resumable`; the CLI crashed -> `unknown`; the run ended
-//!    less than the settle window after K -> `unknown`; a notification was printed on stdout
-//!    but never delivered -> `not-resumable`; nothing anywhere -> `never-fired`.
+//!    W finalized before K ended -> `not-resumable`; the CLI crashed -> `unknown`; the CLI killed
+//!    K and ended the session -> `not-resumable`; the run ended less than the settle window
+//!    after K -> `unknown`; a notification was printed on stdout but never delivered ->
+//!    `not-resumable`; nothing anywhere -> `never-fired`.
 //!
 //! A `task_notification` line on stdout is never taken as delivery: only a model request
 //! carrying the notification is. The run's outcome is the first pair's that is not `woke`
@@ -754,7 +755,7 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
         );
         return v;
     }
-    if crashed {
+    if crashed && !matches!(how, WorkEnd::Killed(_)) {
         return unknown(
             v,
             format!(
@@ -762,6 +763,30 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
                 input.cli_exit.map(|e| e.describe()).unwrap_or_default()
             ),
         );
+    }
+    // The CLI killed the work and ended the session: the kill is the session's end reaching
+    // the work, and the waiter ends with the session.
+    if let (WorkEnd::Killed(why), Some(exit)) = (
+        &how,
+        f.run_end
+            .filter(|e| matches!(e.kind, EventKind::CliExited { .. })),
+    ) {
+        v.witness.push(witness(exit, run_end_what(exit)));
+        v.outcome = Outcome::NotResumable;
+        v.facts.push(format!(
+            "the CLI killed `{k}` at {} ({why}) and exited at {}, without `{w}` being told",
+            secs(end_event.t_ms),
+            secs(exit.t_ms)
+        ));
+        v.explanation = format!(
+            "`{w}` handed `{k}` to the background{}. The CLI ended the session while `{k}` still ran: it killed `{k}` at {} ({why}) and exited at {}. `{w}` was never told; nothing was left that could be woken.",
+            turn_end
+                .map(|t| format!(" and ended its turn at {}", secs(t.t_ms)))
+                .unwrap_or_default(),
+            secs(end_event.t_ms),
+            secs(exit.t_ms),
+        );
+        return v;
     }
     let observed = f.run_end.map(|e| e.t_ms).unwrap_or(f.last_t) - end_event.t_ms;
     if observed < input.settle_ms {

@@ -77,6 +77,9 @@ pub struct RunInfo {
     pub backend: BackendKind,
     pub cli_label: String,
     pub cli_version: String,
+    /// How the CLI was asked for (`latest`, `2.1.219`, `sim:fixed`): the matrix column key.
+    #[serde(default)]
+    pub cli_spec: String,
     /// The version the CLI itself reported (`system/init`), when it did.
     pub cli_version_reported: Option<String>,
     pub mode: DriverMode,
@@ -160,6 +163,7 @@ struct Live {
     /// Scenario label (agent or tracked command) -> the CLI's latest task id for it.
     task_ids: HashMap<String, String>,
     control_sent: u64,
+    awaiting_turn: bool,
     results: usize,
     turn_ends: HashMap<String, usize>,
     requests: usize,
@@ -177,6 +181,7 @@ impl Live {
             started_tracks: HashSet::new(),
             task_ids: HashMap::new(),
             control_sent: 0,
+            awaiting_turn: false,
             results: 0,
             turn_ends: HashMap::new(),
             requests: 0,
@@ -215,10 +220,19 @@ impl Live {
             EventKind::ProcessExited { pid, .. } => {
                 self.running_tracks.remove(pid);
             }
-            EventKind::TurnResult { .. } => self.results += 1,
+            EventKind::TurnResult { .. } => {
+                self.results += 1;
+                self.awaiting_turn = false;
+            }
+            // An input opens a turn of the main agent: the session is not quiet until it ends
+            // (a slow CLI start must not look like a quiet session).
+            EventKind::UserInput { .. } => self.awaiting_turn = true,
             EventKind::TurnEnded { .. } => {
                 if let Some(agent) = &event.agent {
                     *self.turn_ends.entry(agent.clone()).or_default() += 1;
+                    if agent == MAIN_AGENT {
+                        self.awaiting_turn = false;
+                    }
                 }
             }
             EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
@@ -227,8 +241,10 @@ impl Live {
     }
 
     /// No activity for `settle` and no task or tracked process running.
+    /// When the session counts as quiet: no task or tracked process running, no input still
+    /// waiting for the main agent's turn to end, and no activity for `settle`.
     fn quiet_since(&self, settle: Duration) -> Option<Instant> {
-        (self.running_tasks.is_empty() && self.running_tracks.is_empty())
+        (self.running_tasks.is_empty() && self.running_tracks.is_empty() && !self.awaiting_turn)
             .then(|| self.last_activity + settle)
     }
 
@@ -843,6 +859,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         backend: req.cli.kind.clone(),
         cli_label: req.cli.label(),
         cli_version: req.cli.version.clone(),
+        cli_spec: req.cli.spec.clone(),
         cli_version_reported: normalizer.cli_version.clone(),
         mode,
         permission_mode: plan.driver.permission_mode.clone(),

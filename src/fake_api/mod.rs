@@ -255,7 +255,7 @@ async fn unknown(
     headers: HeaderMap,
 ) -> Response {
     let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
-    tracing::warn!(%method, %uri, "fake API: request to an endpoint it does not serve");
+    tracing::info!(%method, %uri, "fake API: request to an endpoint it does not serve (journaled)");
     state.record(
         JournalEntry {
             seq,

@@ -4,6 +4,8 @@
 //! run-id folder, and its evidence and result are written the moment it ends, so a later
 //! failure or Ctrl-C loses nothing that finished.
 
+pub mod bisect;
+pub mod grid;
 pub mod progress;
 
 use std::path::PathBuf;

@@ -1,0 +1,67 @@
+//! `wakeprobe cache list|prune`: the installed CLI versions and their size.
+
+use super::*;
+use crate::backend::{self, install};
+use crate::cli::{self, exit};
+
+/// `wakeprobe cache list|prune`
+pub fn cache(command: cli::CacheCommand) -> AppResult {
+    let root = install::cache_root();
+    let versions = install::cached_versions(&root);
+    match command {
+        cli::CacheCommand::List => {
+            let mut table = comfy_table::Table::new();
+            table.load_style(comfy_table::presets::NOTHING);
+            table.set_header(["version", "size", "path"]);
+            let mut total = 0;
+            for v in &versions {
+                total += v.bytes;
+                table.add_row([
+                    v.version.clone(),
+                    human_size(v.bytes),
+                    v.path.display().to_string(),
+                ]);
+            }
+            println!("{table}");
+            println!(
+                "{} version(s), {} in {}",
+                versions.len(),
+                human_size(total),
+                root.display()
+            );
+        }
+        cli::CacheCommand::Prune { keep } => {
+            let removable: Vec<_> = versions
+                .iter()
+                .rev()
+                .filter(|v| v.version != backend::PINNED_VERSION)
+                .skip(keep)
+                .collect();
+            let mut freed = 0;
+            for v in removable {
+                std::fs::remove_dir_all(&v.path).map_err(|e| {
+                    AppError::setup(format!("cannot remove {}: {e}", v.path.display()))
+                })?;
+                freed += v.bytes;
+                println!("removed {} ({})", v.version, human_size(v.bytes));
+            }
+            println!("freed {}", human_size(freed));
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}

