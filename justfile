@@ -20,6 +20,7 @@ lint:
 bench:
     cargo bench --bench fake_api
     cargo bench --bench harness_overhead
+    cargo bench --bench library_parallel
 
 # What CI runs.
 ci:

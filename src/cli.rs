@@ -119,7 +119,7 @@ pub struct ExecArgs {
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
-    /// Runs at the same time (default: the number of CPUs).
+    /// Runs at the same time (default: 4 per CPU, at least 8; runs mostly wait).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Folder for reports (a run-id folder is created inside).

@@ -215,7 +215,9 @@ pub fn exec_options(
         .unwrap_or(2);
     Ok(ExecOptions {
         run_dir,
-        jobs: exec.jobs.unwrap_or(cpus).max(1),
+        // A run mostly waits on the CLI and its sleeping tasks, so runs overlap well beyond the
+        // CPU count; the cap keeps CLI start-ups from crowding each other's timing.
+        jobs: exec.jobs.unwrap_or((4 * cpus).max(8)).max(1),
         template: template_dir(&exec.template, scenarios)?,
         keep: exec.keep,
         network: exec.network,
