@@ -396,6 +396,22 @@ fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Option<
     (!reactivated).then_some(stop)
 }
 
+/// Records that W was finalized while K ran (and what the stop's payload listed); returns that
+/// listing for the explanation.
+fn note_finalized(v: &mut Verdict, tl: &Timeline, stop: &Event, f: &Facts) -> Option<String> {
+    let (w, k) = (f.waiter, f.work);
+    v.facts.push(format!(
+        "`{w}` was finalized at {} while `{k}` was still running",
+        secs(stop.t_ms)
+    ));
+    let listing = stop_listing(tl, stop, f);
+    if let Some(l) = &listing {
+        v.facts
+            .push(format!("{} fired: {l}", finalized_what(w, stop)));
+    }
+    listing
+}
+
 /// The hook event that finalized W, with what it listed about K.
 fn stop_listing(timeline: &Timeline, stop: &Event, facts: &Facts) -> Option<String> {
     timeline.iter().find_map(|e| match &e.kind {
@@ -494,19 +510,11 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
         let run_end_t = f.run_end.map(|e| e.t_ms).unwrap_or(f.last_t);
         if let Some(stop) = finalized_before(tl, w, run_end_t) {
             v.witness.push(witness(stop, finalized_what(w, stop)));
-            let listing = stop_listing(tl, stop, &f);
             if let Some(re) = f.run_end {
                 v.witness.push(witness(re, run_end_what(re)));
             }
             v.outcome = Outcome::NotResumable;
-            v.facts.push(format!(
-                "`{w}` was finalized at {} while `{k}` was still running",
-                secs(stop.t_ms)
-            ));
-            if let Some(l) = &listing {
-                v.facts
-                    .push(format!("{} fired: {l}", finalized_what(w, stop)));
-            }
+            let listing = note_finalized(&mut v, tl, stop, &f);
             v.facts.push(format!(
                 "`{k}` was still running when the run ended; nothing was left to wake"
             ));
@@ -564,16 +572,8 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
     if let (WorkEnd::Killed(why), Some(stop)) = (&how, finalized) {
         v.witness
             .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
-        let listing = stop_listing(tl, stop, &f);
         v.outcome = Outcome::NotResumable;
-        v.facts.push(format!(
-            "`{w}` was finalized at {} while `{k}` was still running",
-            secs(stop.t_ms)
-        ));
-        if let Some(l) = &listing {
-            v.facts
-                .push(format!("{} fired: {l}", finalized_what(w, stop)));
-        }
+        let listing = note_finalized(&mut v, tl, stop, &f);
         v.facts.push(format!(
             "the CLI killed `{k}` at {} ({why}), {:.2} s after `{w}` was finalized",
             secs(end_event.t_ms),

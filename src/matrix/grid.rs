@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{self, Outcome};
-use crate::report::json::RunResult;
+use crate::classify::Outcome;
+use crate::report::json::{CellStats, RunResult};
 
 pub const MATRIX_SCHEMA: u32 = 1;
 
@@ -92,14 +92,7 @@ impl Matrix {
             if !cols.contains(&spec) {
                 cols.push(spec.clone());
             }
-            let outcomes: Vec<Outcome> = runs.iter().map(|r| r.judgement.outcome).collect();
-            let (outcome, agreement) = classify::agreement(&outcomes);
-            let mut latencies: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.judgement.primary().and_then(|v| v.latency_ms))
-                .collect();
-            latencies.sort_by(f64::total_cmp);
-            let matches: Vec<Option<bool>> = runs.iter().map(|r| r.matches_expect).collect();
+            let stats = CellStats::of(&runs);
             let first = runs[0];
             cells.push(MatrixCell {
                 scenario,
@@ -111,16 +104,12 @@ impl Matrix {
                     .unwrap_or_else(|| first.run.cli_version.clone()),
                 cli_label: first.run.cli_label.clone(),
                 cli_spec: spec,
-                outcome,
-                agreement,
+                outcome: stats.outcome,
+                agreement: stats.agreement,
                 runs: runs.len(),
                 expect: first.expect,
-                matches_expect: if matches.iter().all(Option::is_none) {
-                    None
-                } else {
-                    Some(matches.iter().all(|m| *m != Some(false)))
-                },
-                latency_ms: latencies.get(latencies.len() / 2).copied(),
+                matches_expect: stats.matches_expect,
+                latency_ms: stats.latency_ms,
             });
         }
         Matrix {

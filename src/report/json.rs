@@ -79,6 +79,39 @@ pub struct Summary {
     pub interrupted: bool,
 }
 
+/// What a group of repeated runs of one cell says together: the agreed outcome (or `None` when
+/// flaky), the agreement text, the median latency of its primary verdicts, and whether every
+/// run met its expectation (`None` when none states one).
+pub struct CellStats {
+    pub outcome: Option<Outcome>,
+    pub agreement: String,
+    pub latency_ms: Option<f64>,
+    pub matches_expect: Option<bool>,
+}
+
+impl CellStats {
+    pub fn of(runs: &[&RunResult]) -> CellStats {
+        let outcomes: Vec<Outcome> = runs.iter().map(|r| r.judgement.outcome).collect();
+        let (outcome, agreement) = classify::agreement(&outcomes);
+        let mut latencies: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.judgement.primary().and_then(|v| v.latency_ms))
+            .collect();
+        latencies.sort_by(f64::total_cmp);
+        let matches: Vec<Option<bool>> = runs.iter().map(|r| r.matches_expect).collect();
+        CellStats {
+            outcome,
+            agreement,
+            latency_ms: latencies.get(latencies.len() / 2).copied(),
+            matches_expect: if matches.iter().all(Option::is_none) {
+                None
+            } else {
+                Some(matches.iter().all(|m| *m != Some(false)))
+            },
+        }
+    }
+}
+
 impl Summary {
     pub fn build(run_id: &str, results: &[(RunResult, String)], interrupted: bool) -> Summary {
         let mut cells: Vec<CellSummary> = Vec::new();
@@ -94,28 +127,17 @@ impl Summary {
                 .filter(|(r, _)| r.cell_key() == key)
                 .collect();
             let first = &group[0].0;
-            let outcomes: Vec<Outcome> = group.iter().map(|(r, _)| r.judgement.outcome).collect();
-            let (outcome, agreement) = classify::agreement(&outcomes);
-            let mut latencies: Vec<f64> = group
-                .iter()
-                .filter_map(|(r, _)| r.judgement.primary().and_then(|v| v.latency_ms))
-                .collect();
-            latencies.sort_by(f64::total_cmp);
-            let matches: Vec<Option<bool>> = group.iter().map(|(r, _)| r.matches_expect).collect();
+            let stats = CellStats::of(&group.iter().map(|(r, _)| r).collect::<Vec<_>>());
             cells.push(CellSummary {
                 scenario: first.run.scenario.clone(),
                 variant: first.run.variant.clone(),
                 cli: first.run.cli_label.clone(),
-                outcome,
-                agreement,
+                outcome: stats.outcome,
+                agreement: stats.agreement,
                 runs: group.len(),
                 expect: first.expect,
-                matches_expect: if matches.iter().all(Option::is_none) {
-                    None
-                } else {
-                    Some(matches.iter().all(|m| *m != Some(false)))
-                },
-                latency_ms: latencies.get(latencies.len() / 2).copied(),
+                matches_expect: stats.matches_expect,
+                latency_ms: stats.latency_ms,
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
             });
         }

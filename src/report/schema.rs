@@ -16,7 +16,10 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("summary.schema.json", to_value(schema_for!(Summary))),
         ("run.schema.json", to_value(schema_for!(RunInfo))),
         ("timeline.schema.json", to_value(schema_for!(Timeline))),
-        ("matrix.schema.json", to_value(schema_for!(crate::matrix::grid::Matrix))),
+        (
+            "matrix.schema.json",
+            to_value(schema_for!(crate::matrix::grid::Matrix)),
+        ),
     ]
 }
 
