@@ -13,7 +13,7 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     let out = tempfile::tempdir().unwrap();
     // 7 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode,
     // short enough for a test (the positive control's 90 s default runs in 7 s here).
-    let mut cmd = wakeprobe(&[
+    let cmd = wakeprobe(&[
         "run",
         "--set",
         "bg_seconds=7",
@@ -23,20 +23,7 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = rx
-        .recv_timeout(Duration::from_secs(600))
-        .expect("the library finishes within 10 minutes")
-        .unwrap();
+    let (pid, output) = run_within(cmd, Duration::from_secs(600));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
         output.status.code(),

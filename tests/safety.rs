@@ -19,20 +19,14 @@ fn hang() -> String {
 #[test]
 fn a_run_stopped_by_its_ceiling_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
-    let mut cmd = wakeprobe(&[
+    let cmd = wakeprobe(&[
         "run",
         &hang(),
         "--quiet",
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let output = child.wait_with_output().unwrap();
+    let (pid, output) = run_within(cmd, Duration::from_secs(120));
     assert_eq!(
         output.status.code(),
         Some(0),

@@ -38,7 +38,12 @@ pub fn wakeprobe(args: &[&str]) -> Command {
 }
 
 /// Runs a command to completion with a ceiling; kills it if the ceiling is hit.
-pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+pub fn output_within(cmd: Command, limit: Duration) -> Output {
+    run_within(cmd, limit).1
+}
+
+/// Like [`output_within`], also returning the process id (to look for what it left behind).
+pub fn run_within(mut cmd: Command, limit: Duration) -> (u32, Output) {
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -50,7 +55,7 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("wait for wakeprobe"),
+        Ok(out) => (pid, out.expect("wait for wakeprobe")),
         Err(_) => {
             // SAFETY: killing the child we spawned.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
