@@ -25,3 +25,8 @@ bench:
 # What CI runs.
 ci:
     bash .ci/run
+
+# Every scenario on four real Claude Code versions, scaled down (about 90 s); its matrix.md is
+# the committed baseline/matrix.md shown in the README.
+matrix-smoke:
+    cargo run --release -- matrix --versions 2.1.219,2.1.228,latest~3,latest --set bg_seconds=7

@@ -6,6 +6,7 @@ pub mod app;
 pub mod backend;
 pub mod classify;
 pub mod cli;
+pub mod conform;
 pub mod driver;
 pub mod evidence;
 pub mod fake_api;

@@ -282,6 +282,7 @@ pub fn run_dir(out: &Path) -> PathBuf {
 }
 
 mod cache;
+mod conform;
 mod guard;
 mod matrix_cmd;
 mod report;
@@ -308,6 +309,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
             matrix_cmd::baseline_update(&matrix, &baseline)
         }
         Command::Bisect(args) => matrix_cmd::bisect(args).await,
+        Command::Conform(args) => conform::conform(args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,
@@ -316,8 +318,5 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::HookRecord(_) | Command::Track(_) | Command::Supervise(_) => {
             unreachable!("helpers are handled before the runtime starts")
         }
-        _ => Err(AppError::bad_input(
-            "this subcommand is not implemented yet",
-        )),
     }
 }

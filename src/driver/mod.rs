@@ -844,6 +844,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         );
     }
     drop_redundant_vanishes(&mut events);
+    normalizer.reattribute(&mut events);
 
     let duration_s = start.elapsed().as_secs_f64();
     let (cli_exit, cli_wall_s) = match &live.cli_exit {

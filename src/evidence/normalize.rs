@@ -286,6 +286,33 @@ impl Normalizer {
         Some(first_user[start..end].to_string())
     }
 
+    /// Names the agent of hook events whose `agent_id` was learned only after they arrived (a
+    /// loaded CLI can run a SubagentStart hook before printing the `task_started` that links
+    /// the id to the scenario's agent). The finalization recorded with a hook follows it.
+    pub fn reattribute(&self, events: &mut [Event]) {
+        let mut last_named: Option<(f64, String)> = None;
+        for e in events.iter_mut() {
+            match &e.kind {
+                EventKind::Hook {
+                    agent_id: Some(id), ..
+                } if e.agent.is_none() => {
+                    if let Some(name) = self.agent_ids.get(id) {
+                        e.agent = Some(name.clone());
+                        last_named = Some((e.t_ms, name.clone()));
+                    }
+                }
+                EventKind::AgentFinalized { .. } if e.agent.is_none() => {
+                    if let Some((t, name)) = &last_named
+                        && *t == e.t_ms
+                    {
+                        e.agent = Some(name.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The scenario's name for a CLI agent id, once learned.
     pub fn agent_name(&self, agent_id: &str) -> Option<String> {
         self.agent_ids.get(agent_id).cloned()
@@ -484,6 +511,24 @@ mod tests {
         );
         assert_eq!(e.len(), 1);
         assert_eq!(n.cli_version.as_deref(), Some("9.9.9"));
+    }
+
+    #[test]
+    fn hooks_seen_before_their_agent_is_known_are_named_afterwards() {
+        let mut n = normalizer_with_spawn();
+        let mut events = n.hook(1.0, r#"{"hook_event_name":"SubagentStop","agent_id":"a1"}"#);
+        assert_eq!(events[0].agent, None);
+        n.stream_line(
+            2.0,
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
+        );
+        n.reattribute(&mut events);
+        assert_eq!(events[0].agent.as_deref(), Some("worker"));
+        assert_eq!(
+            events[1].agent.as_deref(),
+            Some("worker"),
+            "the finalization follows its hook"
+        );
     }
 
     proptest! {

@@ -220,9 +220,10 @@ impl Matrix {
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
     /// It matched its expectation (or woke) before and no longer does, or its verdict moved
-    /// with nothing to say it is better.
+    /// with nothing to say it is better (anything but to `woke`).
     Regression,
-    /// It did not match its expectation (or did not wake) before and now does.
+    /// It did not match its expectation (or did not wake) before and now does, or it now wakes
+    /// where neither verdict was the expected one.
     Improvement,
 }
 
@@ -271,6 +272,9 @@ impl Comparison {
             }
             let kind = match (is_good(before), is_good(cell)) {
                 (Some(false) | None, Some(true)) => ChangeKind::Improvement,
+                (Some(true), _) => ChangeKind::Regression,
+                // Neither side is what was expected: waking is still better than not.
+                _ if cell.outcome == Some(Outcome::Woke) => ChangeKind::Improvement,
                 _ => ChangeKind::Regression,
             };
             out.changes.push(Change {

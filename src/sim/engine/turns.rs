@@ -1,0 +1,782 @@
+//! A turn from start to end: opening it (hooks, `system/init`, the new user message), the
+//! request loop, the stop hooks and their blocks, and what a turn's end means for the agent:
+//! the main agent's `result`, a subagent finalized, held or re-invoked, a teammate idle.
+//! Delivery of notifications, as the profile says, lives here too.
+
+use super::*;
+
+impl Sim {
+    pub(super) async fn run_turn(self: &Arc<Self>, a: usize, opening: Opening) {
+        let cancel = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            agent.phase = Phase::Running;
+            agent.cancel = Cancel::default();
+            agent.turn_requests = 0;
+            agent.turn_over = false;
+            agent.cancel.clone()
+        };
+        let origin = self.open_turn(a, &opening).await;
+        let Some(origin) = origin else {
+            self.end_turn(a, TurnEnd::Skipped, None).await;
+            return;
+        };
+        let how = loop {
+            self.attach_live_notices(a).await;
+            let (body, header) = self.request_body(a);
+            let started = Instant::now();
+            let reply = tokio::select! {
+                r = self.api.create(&body, header.as_deref()) => r,
+                _ = cancel.cancelled() => break TurnEnd::Interrupted(false),
+            };
+            self.state().api_ms += started.elapsed().as_millis() as u64;
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => break TurnEnd::Failed(format!("API Error: {e}")),
+            };
+            self.record_reply(a, &reply);
+            if !reply.tool_uses().is_empty() {
+                self.run_tools(a, &reply, &cancel).await;
+                if cancel.is_cancelled() {
+                    break TurnEnd::Interrupted(true);
+                }
+                continue;
+            }
+            let subagent = self.state().agents[a].kind == AgentKind::Subagent;
+            if subagent && self.cfg.profile.holds_waiting_subagents() {
+                let (pending, live) = {
+                    let st = self.state();
+                    (!st.agents[a].pending.is_empty(), live_children(&st, a))
+                };
+                if pending {
+                    self.open_notices_message(a);
+                    continue;
+                }
+                if live {
+                    break TurnEnd::Held;
+                }
+            }
+            match self.stop_hooks(a).await {
+                Some(block) => {
+                    self.feed_block(a, &block);
+                    continue;
+                }
+                None => break TurnEnd::Done,
+            }
+        };
+        self.end_turn(a, how, Some(origin)).await;
+    }
+
+    /// Opens a turn: hooks, `system/init`, the new user message. Returns the result line's
+    /// `origin` (Null for a user prompt), or None if a hook refused the prompt.
+    pub(super) async fn open_turn(self: &Arc<Self>, a: usize, opening: &Opening) -> Option<Value> {
+        match opening {
+            Opening::Prompt(text) => {
+                let prompt_id = ids::uuid();
+                self.state().prompt_id = Some(prompt_id.clone());
+                let payload = self.payload("UserPromptSubmit", None, json!({"prompt": text}));
+                let outcome = self.run_hooks("UserPromptSubmit", None, &payload).await;
+                if outcome.block.is_some() {
+                    return None;
+                }
+                self.emit_init();
+                // Notifications pending now are not folded in: as in 2.1.332, the prompt's turn
+                // comes first and they get a turn of their own after it.
+                let first = {
+                    let mut st = self.state();
+                    let first = !st.first_prompt_done;
+                    st.first_prompt_done = true;
+                    first
+                };
+                let mut content = if first {
+                    texts::context_blocks()
+                } else {
+                    vec![]
+                };
+                content.push(json!({"type": "text", "text": text}));
+                let transcript = {
+                    let mut st = self.state();
+                    let agent = &mut st.agents[a];
+                    // After a tool call was cut short, the next prompt joins the message that
+                    // holds the interrupt placeholder.
+                    let joins = agent.messages.last_mut().filter(|m| {
+                        m["role"] == "user"
+                            && m["content"]
+                                .as_array()
+                                .and_then(|c| c.last())
+                                .is_some_and(|b| {
+                                    b["text"]
+                                        .as_str()
+                                        .is_some_and(|t| t.starts_with(texts::INTERRUPTED_FOR_TOOL))
+                                })
+                    });
+                    match joins.and_then(|m| m["content"].as_array_mut()) {
+                        Some(blocks) => blocks.extend(content),
+                        None => agent
+                            .messages
+                            .push(json!({"role": "user", "content": content})),
+                    }
+                    if first {
+                        agent.messages.push(texts::environment_message(
+                            AgentKind::Main,
+                            &self.cfg.cwd.display().to_string(),
+                        ));
+                    }
+                    agent.transcript.clone()
+                };
+                let mut extra = Map::new();
+                extra.insert("promptId".into(), prompt_id.into());
+                transcript.row(
+                    "user",
+                    Some(json!({"role": "user", "content": text})),
+                    extra,
+                );
+                Some(Value::Null)
+            }
+            Opening::Notices if a == 0 => {
+                let (notices, tools_used) = {
+                    let mut st = self.state();
+                    let notices = std::mem::take(&mut st.agents[0].pending);
+                    let mut tools_used: Vec<String> = Vec::new();
+                    for tool in notices.iter().flat_map(|n| &n.tools_used) {
+                        if !tools_used.contains(tool) {
+                            tools_used.push(tool.clone());
+                        }
+                    }
+                    (notices, tools_used)
+                };
+                if notices.is_empty() {
+                    return None;
+                }
+                for n in &notices {
+                    self.state().prompt_id = Some(ids::uuid());
+                    let payload =
+                        self.payload("UserPromptSubmit", None, json!({"prompt": n.xml()}));
+                    self.run_hooks("UserPromptSubmit", None, &payload).await;
+                }
+                self.emit_init();
+                let mut content = Vec::new();
+                if !tools_used.is_empty() {
+                    content.push(texts::tools_used_block(&tools_used));
+                }
+                let count = notices.len();
+                content.extend(
+                    notices
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| n.turn_block(i + 1 == count)),
+                );
+                let transcript = {
+                    let mut st = self.state();
+                    st.agents[0]
+                        .messages
+                        .push(json!({"role": "user", "content": content}));
+                    st.agents[0].transcript.clone()
+                };
+                for n in &notices {
+                    let mut extra = Map::new();
+                    extra.insert("origin".into(), json!({"kind": "task-notification"}));
+                    transcript.row(
+                        "user",
+                        Some(json!({"role": "user", "content": n.xml()})),
+                        extra,
+                    );
+                }
+                Some(
+                    json!({"kind": "task-notification", "producer": "session-task", "runId": notices[0].run_id}),
+                )
+            }
+            Opening::Notices => {
+                self.open_notices_message(a);
+                Some(Value::Null)
+            }
+            Opening::Spawn => {
+                let (kind, prompt, description, transcript) = {
+                    let st = self.state();
+                    let agent = &st.agents[a];
+                    (
+                        agent.kind,
+                        agent.prompt.clone(),
+                        agent.description.clone(),
+                        agent.transcript.clone(),
+                    )
+                };
+                let first_text = match kind {
+                    AgentKind::Teammate => {
+                        texts::teammate_message("team-lead", &description, &prompt)
+                    }
+                    _ => prompt.clone(),
+                };
+                let mut content = texts::context_blocks();
+                content.push(json!({"type": "text", "text": first_text}));
+                {
+                    let mut st = self.state();
+                    let agent = &mut st.agents[a];
+                    agent
+                        .messages
+                        .push(json!({"role": "user", "content": content}));
+                    agent.messages.push(texts::environment_message(
+                        kind,
+                        &self.cfg.cwd.display().to_string(),
+                    ));
+                }
+                transcript.row(
+                    "user",
+                    Some(json!({"role": "user", "content": first_text})),
+                    Map::new(),
+                );
+                Some(Value::Null)
+            }
+            Opening::Inbox => {
+                let (messages, transcript) = {
+                    let mut st = self.state();
+                    let agent = &mut st.agents[a];
+                    (std::mem::take(&mut agent.inbox), agent.transcript.clone())
+                };
+                if messages.is_empty() {
+                    return None;
+                }
+                for m in messages {
+                    transcript.row(
+                        "user",
+                        Some(json!({"role": "user", "content": m})),
+                        Map::new(),
+                    );
+                    self.state().agents[a]
+                        .messages
+                        .push(json!({"role": "user", "content": m}));
+                }
+                self.open_notices_message(a);
+                Some(Value::Null)
+            }
+            Opening::Reports => {
+                let reports = std::mem::take(&mut self.state().agents[0].inbox);
+                if reports.is_empty() {
+                    return None;
+                }
+                self.emit_init();
+                let content: Vec<Value> = reports
+                    .iter()
+                    .map(|r| json!({"type": "text", "text": r}))
+                    .collect();
+                let transcript = {
+                    let mut st = self.state();
+                    st.agents[0]
+                        .messages
+                        .push(json!({"role": "user", "content": content}));
+                    st.agents[0].transcript.clone()
+                };
+                for r in &reports {
+                    transcript.row(
+                        "user",
+                        Some(json!({"role": "user", "content": r})),
+                        Map::new(),
+                    );
+                }
+                Some(Value::Null)
+            }
+            Opening::Continue => Some(Value::Null),
+        }
+    }
+
+    /// Moves a subagent's pending notifications into a new user message (form (a)).
+    pub(super) fn open_notices_message(&self, a: usize) {
+        let mut st = self.state();
+        let notices = std::mem::take(&mut st.agents[a].pending);
+        if notices.is_empty() {
+            return;
+        }
+        let count = notices.len();
+        let content: Vec<Value> = notices
+            .iter()
+            .enumerate()
+            .map(|(i, n)| n.turn_block(i + 1 == count))
+            .collect();
+        let agent = &mut st.agents[a];
+        agent
+            .messages
+            .push(json!({"role": "user", "content": content}));
+        let transcript = agent.transcript.clone();
+        drop(st);
+        let mut extra = Map::new();
+        extra.insert("origin".into(), json!({"kind": "task-notification"}));
+        extra.insert("isMeta".into(), true.into());
+        let text = notices
+            .iter()
+            .map(Notice::framed)
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        transcript.row(
+            "user",
+            Some(json!({"role": "user", "content": text})),
+            extra,
+        );
+    }
+
+    /// Mid-turn delivery (form (b)): after tool results, pending notifications ride along as a
+    /// role-`system` message; the main agent's also fire UserPromptSubmit.
+    pub(super) async fn attach_live_notices(self: &Arc<Self>, a: usize) {
+        let notices = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            // Mid-turn: tool results came back since the agent's last answer.
+            let after_tools = agent
+                .messages
+                .iter()
+                .rev()
+                .take_while(|m| m["role"] != "assistant")
+                .any(|m| {
+                    m["role"] == "user"
+                        && m["content"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+                });
+            if !after_tools || agent.pending.is_empty() {
+                return;
+            }
+            std::mem::take(&mut agent.pending)
+        };
+        if a == 0 {
+            for n in &notices {
+                self.state().prompt_id = Some(ids::uuid());
+                let payload = self.payload("UserPromptSubmit", None, json!({"prompt": n.xml()}));
+                self.run_hooks("UserPromptSubmit", None, &payload).await;
+            }
+        }
+        self.state().agents[a]
+            .messages
+            .push(texts::live_notifications(&notices));
+    }
+
+    pub(super) fn request_body(&self, a: usize) -> (Value, Option<String>) {
+        let st = self.state();
+        let agent = &st.agents[a];
+        let user_id = json!({"device_id": "claude-sim", "account_uuid": "", "session_id": self.cfg.session_id}).to_string();
+        let body = json!({
+            "model": texts::MODEL,
+            "messages": agent.messages,
+            "system": texts::system_blocks(agent.kind, self.cfg.interactive(), &self.cfg.version),
+            "tools": texts::tools(agent.kind, self.cfg.interactive(), self.cfg.teams),
+            "metadata": {"user_id": user_id},
+            "max_tokens": 128000,
+            "thinking": {"type": "adaptive", "display": "updates"},
+            "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+            "output_config": {"effort": "medium"},
+            "stream": true,
+        });
+        (body, agent.header_id.clone())
+    }
+
+    /// Stream-json fields a subagent's lines add.
+    pub(super) fn agent_fields(&self, st: &State, a: usize, line: &mut Value) {
+        let agent = &st.agents[a];
+        line["parent_tool_use_id"] = agent.tool_use_id.clone().map_or(Value::Null, Value::from);
+        if a != 0 {
+            line["agent_id"] = agent.id.clone().into();
+            line["subagent_type"] = agent.agent_type.clone().into();
+            line["task_description"] = agent.description.clone().into();
+        }
+    }
+
+    pub(super) fn record_reply(&self, a: usize, reply: &Reply) {
+        let (transcript, progress) = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            agent.messages.push(reply.message());
+            agent.tokens += reply.input_tokens + reply.output_tokens;
+            agent.turn_requests += 1;
+            let text = reply.text();
+            if !text.is_empty() {
+                agent.last_text = text;
+            }
+            agent.turn_over = reply.tool_uses().is_empty();
+            let progress = (a != 0 && agent.kind == AgentKind::Subagent)
+                .then_some(agent.task)
+                .flatten();
+            (agent.transcript.clone(), progress)
+        };
+        let n = reply.content.len();
+        for (i, block) in reply.content.iter().enumerate() {
+            let mut line =
+                json!({"type": "assistant", "message": reply.message_object(block, false)});
+            {
+                let st = self.state();
+                self.agent_fields(&st, a, &mut line);
+            }
+            if let Some(id) = &reply.request_id {
+                line["request_id"] = id.clone().into();
+            }
+            line["timestamp"] = ids::iso_now().into();
+            self.out.line(line);
+            transcript.row(
+                "assistant",
+                Some(reply.message_object(block, i + 1 == n)),
+                Map::new(),
+            );
+            if block["type"] == "tool_use"
+                && let Some(t) = progress
+            {
+                self.emit_progress(a, t, block);
+            }
+        }
+        if a == 0 && self.cfg.interactive() {
+            let text = reply.text();
+            if !text.is_empty() {
+                self.out.screen(&format!("● {text}"));
+            }
+        }
+    }
+
+    pub(super) fn emit_progress(&self, a: usize, t: usize, block: &Value) {
+        let st = self.state();
+        let agent = &st.agents[a];
+        let task = &st.tasks[t];
+        let what = block["input"]["description"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| block["name"].as_str().unwrap_or("tool").to_string());
+        self.out.line(json!({"type": "system", "subtype": "task_progress", "task_id": task.id,
+            "run_id": task.run_id, "tool_use_id": task.tool_use_id, "description": format!("Running {what}"),
+            "subagent_type": agent.agent_type,
+            "usage": {"total_tokens": agent.tokens, "tool_uses": agent.tool_uses + 1,
+                      "duration_ms": agent.started.elapsed().as_millis() as u64},
+            "last_tool_name": block["name"]}));
+    }
+
+    pub(super) async fn subagent_start(self: &Arc<Self>, a: usize) {
+        // The real CLI starts the agent some 15-50 ms after announcing its task; readers that
+        // link the hook's agent_id through that announcement rely on the order.
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace).await;
+        }
+        let payload = self.payload("SubagentStart", Some(a), json!({}));
+        let agent_type = self.state().agents[a].agent_type.clone();
+        self.run_hooks("SubagentStart", Some(&agent_type), &payload)
+            .await;
+    }
+
+    /// A finalized subagent runs again: its task restarts under a new run id.
+    pub(super) fn rerun_lines(&self, a: usize) {
+        let line = {
+            let mut st = self.state();
+            let Some(t) = st.agents[a].task else { return };
+            let run_id = ids::run_id();
+            let agent_type = st.agents[a].agent_type.clone();
+            let depth = st.agents[a].depth;
+            st.agents[a].started = Instant::now();
+            st.agents[a].runs += 1;
+            let task = &mut st.tasks[t];
+            task.run_id = run_id.clone();
+            task.status = TaskStatus::Running;
+            task.started = Instant::now();
+            json!({"type": "system", "subtype": "task_started", "task_id": task.id, "run_id": run_id,
+                "tool_use_id": task.tool_use_id, "description": task.description, "subagent_type": agent_type,
+                "is_backgrounded": true, "spawn_depth": depth, "task_type": "local_agent"})
+        };
+        self.emit_tasks_changed();
+        self.out.line(line);
+    }
+
+    pub(super) async fn stop_hooks(self: &Arc<Self>, a: usize) -> Option<Block> {
+        let event = if a == 0 { "Stop" } else { "SubagentStop" };
+        let (active, text) = {
+            let st = self.state();
+            (
+                st.agents[a].stop_hook_active,
+                st.agents[a].last_text.clone(),
+            )
+        };
+        let tasks = self.background_tasks_entries();
+        let payload = self.payload(
+            event,
+            Some(a),
+            json!({"stop_hook_active": active, "last_assistant_message": text, "background_tasks": tasks, "session_crons": []}),
+        );
+        let outcome = self.run_hooks(event, None, &payload).await;
+        self.state().agents[a].stop_hook_active = false;
+        outcome.block
+    }
+
+    /// A blocked stop: the reason goes back to the agent as its next input.
+    pub(super) fn feed_block(&self, a: usize, block: &Block) {
+        let event = if a == 0 { "Stop" } else { "SubagentStop" };
+        let (user, system) = texts::stop_feedback(event, &block.command, &block.reason);
+        let mut line = json!({"type": "user", "message": {"role": "user", "content": [{"type": "text",
+            "text": format!("Stop hook feedback:\n{}", block.reason)}]}, "isSynthetic": true});
+        let transcript = {
+            let mut st = self.state();
+            self.agent_fields(&st, a, &mut line);
+            let agent = &mut st.agents[a];
+            agent.messages.push(user.clone());
+            agent.messages.push(system);
+            agent.stop_hook_active = true;
+            agent.transcript.clone()
+        };
+        line["timestamp"] = ids::iso_now().into();
+        self.out.line(line);
+        let mut extra = Map::new();
+        extra.insert("isMeta".into(), true.into());
+        transcript.row("user", Some(user), extra);
+    }
+
+    pub(super) async fn end_turn(self: &Arc<Self>, a: usize, how: TurnEnd, origin: Option<Value>) {
+        match &how {
+            // Cut short while waiting for the model: the placeholder ends the conversation.
+            // (Cut short in a tool call, `run_tools` already wrote it beside the results.)
+            TurnEnd::Interrupted(false) => {
+                let transcript = {
+                    let mut st = self.state();
+                    let agent = &mut st.agents[a];
+                    agent.messages.push(json!({"role": "user", "content": [{"type": "text", "text": texts::INTERRUPTED}]}));
+                    agent.transcript.clone()
+                };
+                transcript.row(
+                    "user",
+                    Some(json!({"role": "user", "content": [{"type": "text", "text": texts::INTERRUPTED}]})),
+                    Map::new(),
+                );
+            }
+            TurnEnd::Failed(e) => self.state().agents[a].last_text = e.clone(),
+            _ => {}
+        }
+        if a == 0 {
+            {
+                let mut st = self.state();
+                if st.agents[0].phase == Phase::Running {
+                    st.agents[0].phase = Phase::Idle;
+                }
+            }
+            let exiting = self.state().exit.is_some();
+            if how != TurnEnd::Skipped && !exiting {
+                self.emit_result(&how, origin.unwrap_or(Value::Null));
+            }
+            if self.cfg.interactive() {
+                self.out.ready();
+            }
+            self.wake.notify_one();
+            return;
+        }
+        let killed = self.state().agents[a].phase == Phase::Killed;
+        if killed {
+            self.wake.notify_one();
+            return;
+        }
+        match how {
+            TurnEnd::Held => {
+                let mut st = self.state();
+                st.agents[a].phase = Phase::Held;
+                st.agents[a].quiet_since = None;
+            }
+            TurnEnd::Done | TurnEnd::Failed(_) | TurnEnd::Skipped | TurnEnd::Interrupted(_) => {
+                let teammate = self.state().agents[a].kind == AgentKind::Teammate;
+                if teammate {
+                    self.teammate_idle(a).await;
+                } else {
+                    self.finalize(a, matches!(how, TurnEnd::Failed(_)));
+                }
+            }
+        }
+        // Anything that arrived meanwhile wakes it again.
+        let again = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            let wants = !agent.pending.is_empty() || !agent.inbox.is_empty();
+            match (wants, agent.phase) {
+                (true, Phase::Finalized) | (true, Phase::Idle) | (true, Phase::Held) => {
+                    let was = agent.phase;
+                    agent.phase = Phase::Running;
+                    Some((was, !agent.inbox.is_empty()))
+                }
+                _ => None,
+            }
+        };
+        if let Some((was, inbox)) = again {
+            let opening = if inbox {
+                Opening::Inbox
+            } else {
+                Opening::Notices
+            };
+            let prelude = match was {
+                Phase::Held => Prelude::None,
+                Phase::Finalized => Prelude::Rerun,
+                _ => Prelude::Start,
+            };
+            self.launch(a, opening, prelude);
+        }
+        self.wake.notify_one();
+    }
+
+    /// A subagent's turn ended for good (for now): SubagentStop already passed.
+    pub(super) fn finalize(self: &Arc<Self>, a: usize, failed: bool) {
+        let (parent, notice, lines) = {
+            let mut st = self.state();
+            let live = live_children(&st, a);
+            let agent = &mut st.agents[a];
+            agent.phase = Phase::Finalized;
+            agent.quiet_since = None;
+            if let Some((path, meta)) = &mut agent.meta {
+                meta["finished"] = true.into();
+                transcript::write_meta(path, meta);
+            }
+            let Some(t) = agent.task else { return };
+            let (description, last_text, tokens, tool_uses, started, parent, runs) = (
+                agent.description.clone(),
+                agent.last_text.clone(),
+                agent.tokens,
+                agent.tool_uses,
+                agent.started,
+                agent.parent,
+                agent.runs,
+            );
+            let tools_used = std::mem::take(&mut agent.used_tools);
+            let task = &mut st.tasks[t];
+            task.status = if failed {
+                TaskStatus::Failed
+            } else {
+                TaskStatus::Completed
+            };
+            let status = if failed { "failed" } else { "completed" };
+            let duration = started.elapsed().as_millis() as u64;
+            let output = self
+                .task_dir
+                .join(format!("{}.output", task.id))
+                .display()
+                .to_string();
+            let first_run = runs == 1;
+            let notice = Notice {
+                task_id: task.id.clone(),
+                run_id: task.run_id.clone(),
+                // The first run's report names the Agent call; a re-run's does not.
+                tool_use_id: first_run.then(|| task.tool_use_id.clone()),
+                output_file: Some(output.clone()),
+                status: status.into(),
+                summary: if live {
+                    format!("Agent \"{description}\" is waiting on its own background work")
+                } else if failed {
+                    format!("Agent \"{description}\" failed")
+                } else {
+                    format!("Agent \"{description}\" finished")
+                },
+                note: Some(
+                    if live {
+                        texts::INTERIM_NOTE
+                    } else {
+                        texts::FINISHED_NOTE
+                    }
+                    .into(),
+                ),
+                result: Some(last_text.clone()),
+                usage: Some((tokens, tool_uses, duration)),
+                tools_used,
+            };
+            let task = &st.tasks[t];
+            let updated = json!({"type": "system", "subtype": "task_updated", "task_id": task.id, "run_id": task.run_id,
+                "patch": {"status": status, "end_time": ids::now_ms()}});
+            let mut notified = json!({"type": "system", "subtype": "task_notification", "task_id": task.id,
+                "run_id": task.run_id, "tool_use_id": task.tool_use_id, "status": status, "output_file": output,
+                "summary": last_text, "usage": {"total_tokens": tokens, "tool_uses": tool_uses, "duration_ms": duration}});
+            if !live {
+                notified["summary_is_report"] = true.into();
+            }
+            (parent, notice, (updated, notified))
+        };
+        self.out.line(lines.0);
+        if !self.cfg.profile.drops_notifications() {
+            self.out.line(lines.1);
+        }
+        self.emit_tasks_changed();
+        self.deliver(parent, notice);
+    }
+
+    /// A teammate finished its turn: TeammateIdle, and the lead gets its report.
+    pub(super) async fn teammate_idle(self: &Arc<Self>, a: usize) {
+        let (name, text) = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            agent.phase = Phase::Idle;
+            (
+                agent.name.clone().unwrap_or_default(),
+                agent.last_text.clone(),
+            )
+        };
+        let team = format!("session-{}", &self.cfg.session_id[..8]);
+        let payload = self.payload(
+            "TeammateIdle",
+            Some(a),
+            json!({"teammate_name": name, "team_name": team}),
+        );
+        self.run_hooks("TeammateIdle", None, &payload).await;
+        if self.cfg.profile.drops_notifications() {
+            return;
+        }
+        let idle = json!({"type": "idle_notification", "from": name, "timestamp": ids::iso_now(),
+                          "idleReason": "available", "result": text});
+        let report = texts::teammate_report(&name, "blue", &idle);
+        if self.cfg.profile.queues_notifications() {
+            // Held back like any notification: it reaches the lead after the next input.
+            self.state().parked_reports.push(report);
+            return;
+        }
+        self.state().agents[0].inbox.push(report);
+        self.wake.notify_one();
+    }
+
+    /// A held subagent whose work ended with nothing delivered: it stops now.
+    pub(super) async fn release_held(self: Arc<Self>, a: usize) {
+        match self.stop_hooks(a).await {
+            Some(block) => {
+                self.feed_block(a, &block);
+                self.run_turn(a, Opening::Continue).await;
+            }
+            None => self.finalize(a, false),
+        }
+        self.wake.notify_one();
+    }
+
+    /// Hands a notification to an agent as the profile says.
+    pub(super) fn deliver(self: &Arc<Self>, target: usize, notice: Notice) {
+        if self.cfg.profile.drops_notifications() {
+            return;
+        }
+        if self.cfg.profile.queues_notifications() {
+            let mut st = self.state();
+            if !st.ending {
+                st.parked.push((target, notice));
+            }
+            return;
+        }
+        self.deliver_now(target, notice);
+    }
+
+    pub(super) fn deliver_now(self: &Arc<Self>, target: usize, notice: Notice) {
+        let wake = {
+            let mut st = self.state();
+            if st.ending {
+                return;
+            }
+            let agent = &mut st.agents[target];
+            agent.pending.push(notice);
+            match agent.phase {
+                Phase::Running | Phase::Killed => None,
+                Phase::Idle if target == 0 => None,
+                other => {
+                    agent.phase = Phase::Running;
+                    Some(other)
+                }
+            }
+        };
+        match wake {
+            Some(Phase::Held) => {
+                self.launch(target, Opening::Notices, Prelude::None);
+            }
+            Some(Phase::Finalized) => {
+                self.launch(target, Opening::Notices, Prelude::Rerun);
+            }
+            Some(_) => {
+                self.launch(target, Opening::Notices, Prelude::Start);
+            }
+            None => {}
+        }
+        self.wake.notify_one();
+    }
+}

@@ -1,0 +1,119 @@
+//! `wakeprobe conform` on the seed-000 scenario: the pinned real CLI (installed into the cache
+//! on first use) against the simulator. The default profile must have the same shape in both
+//! variants; a deliberately different profile must show a readable difference. The two
+//! comparisons run one after the other, each bounded.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("WAKEPROBE_CACHE") {
+        return PathBuf::from(dir);
+    }
+    PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+        .join(".cache")
+        .join("wakeprobe")
+}
+
+fn conform(args: &[&str], limit: Duration) -> (Output, PathBuf, tempfile::TempDir) {
+    let out = tempfile::tempdir().expect("temp dir");
+    let child = Command::new(env!("CARGO_BIN_EXE_wakeprobe"))
+        .arg("conform")
+        .args(args)
+        .args(["--quiet", "-j", "2", "--out"])
+        .arg(out.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WAKEPROBE_CACHE", cache())
+        .env_remove("WAKEPROBE_KEEP")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn wakeprobe");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(limit) {
+        Ok(o) => o.expect("wait for wakeprobe"),
+        Err(_) => {
+            // SAFETY: killing the process this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("wakeprobe conform did not finish within {limit:?}");
+        }
+    };
+    let invocation = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("an invocation folder");
+    (output, invocation, out)
+}
+
+#[test]
+fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
+    let limit = Duration::from_secs(300);
+    // 8 s: past the print-mode grace, so the print variant is the stall itself.
+    let (output, dir, _keep) = conform(&["subagent-bg-turn-end", "--set", "bg_seconds=8"], limit);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    for variant in ["print", "session"] {
+        let line = format!(
+            "subagent-bg-turn-end/{variant}: claude-2.1.332 vs sim-finalize-on-turn-end: same shape"
+        );
+        assert!(stdout.contains(&line), "{line}\nin:\n{stdout}");
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("conform.json")).unwrap()).unwrap();
+    assert_eq!(report.as_array().map(Vec::len), Some(2));
+    assert!(dir.join("conform.txt").exists());
+
+    // `fixed` holds the worker instead of finalizing it: the report must say where.
+    let (output, _dir, _keep) = conform(
+        &[
+            "subagent-bg-turn-end",
+            "--profile",
+            "fixed",
+            "--variant",
+            "print",
+            "--set",
+            "bg_seconds=8",
+        ],
+        limit,
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a difference is a mismatch:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("subagent-bg-turn-end/print: claude-2.1.332 vs sim-fixed:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict\n    real: not-resumable\n    sim:  woke"),
+        "{stdout}"
+    );
+    // The worker's lane: the real CLI stops it at once; the simulator resumes it first.
+    assert!(stdout.contains("lane agent:worker (events)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "- hook SubagentStop background_tasks=[shell:bg:running, subagent:worker:running]"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("+ request step=2 notified=[bg:completed]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("lane task:bg (stream)"), "{stdout}");
+}

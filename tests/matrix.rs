@@ -1,0 +1,221 @@
+//! The matrix on the simulator (versions mapped to behaviour profiles): shards merge into the
+//! unsharded matrix, a changed verdict against a baseline sets the documented exit code, and
+//! bisection finds a planted change point in log2(n) steps.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+fn sim_args(map: &[(&str, &str)]) -> Vec<String> {
+    map.iter()
+        .flat_map(|(v, p)| ["--sim-version".to_string(), format!("{v}={p}")])
+        .collect()
+}
+
+fn matrix(out: &Path, map: &[(&str, &str)], extra: &[&str]) -> (i32, String) {
+    let versions = map.iter().map(|(v, _)| *v).collect::<Vec<_>>().join(",");
+    let mut args: Vec<String> = vec![
+        "matrix".into(),
+        "--versions".into(),
+        versions,
+        "--scenarios".into(),
+        "subagent-bg-turn-end,top-level-control".into(),
+        "--set".into(),
+        "bg_seconds=1".into(),
+        "--quiet".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(sim_args(map));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output_within(wakeprobe(&refs), LIMIT);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// (scenario, variant, column) -> (outcome, matches) for comparing matrices run at other times.
+fn verdicts(m: &Value) -> Vec<(String, String, String, Value, Value)> {
+    let mut v: Vec<_> = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["scenario"].as_str().unwrap().to_string(),
+                c["variant"].as_str().unwrap().to_string(),
+                c["cli_spec"].as_str().unwrap().to_string(),
+                c["outcome"].clone(),
+                c["matches_expect"].clone(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+    v
+}
+
+const MAP: &[(&str, &str)] = &[
+    ("1.0.0", "fixed"),
+    ("1.0.1", "child-error"),
+    ("1.0.2", "finalize-on-turn-end"),
+];
+
+#[test]
+fn shards_merge_into_the_unsharded_matrix_and_baselines_set_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    let (code, text) = matrix(&whole, MAP, &["--jobs", "12"]);
+    assert!(code == 0 || code == 1, "{text}");
+    let whole_matrix = json(&run_dir(&whole).join("matrix.json"));
+    assert_eq!(
+        whole_matrix["cells"].as_array().unwrap().len(),
+        12,
+        "2 scenarios x 2 variants x 3 versions"
+    );
+
+    let mut shard_dirs = Vec::new();
+    for i in 1..=3 {
+        let shard = dir.path().join(format!("shard-{i}"));
+        let (code, text) = matrix(&shard, MAP, &["--jobs", "12", "--shard", &format!("{i}/3")]);
+        assert!(code == 0 || code == 1, "{text}");
+        shard_dirs.push(shard);
+    }
+    let merged = dir.path().join("merged");
+    let mut args: Vec<String> = vec!["merge".into()];
+    args.extend(shard_dirs.iter().map(|d| d.display().to_string()));
+    args.extend([
+        "--out".into(),
+        merged.display().to_string(),
+        "--junit".into(),
+        merged.join("junit.xml").display().to_string(),
+    ]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output_within(wakeprobe(&refs), LIMIT);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged_matrix = json(&merged.join("matrix.json"));
+    assert_eq!(
+        verdicts(&merged_matrix),
+        verdicts(&whole_matrix),
+        "shards 1/3, 2/3, 3/3 merge into the whole"
+    );
+    assert_eq!(merged_matrix["columns"], whole_matrix["columns"]);
+    assert!(merged.join("junit.xml").exists() && merged.join("matrix.md").exists());
+
+    // The same columns, one version now behaving differently: a regression, exit 4.
+    let baseline = run_dir(&whole).join("matrix.json");
+    let worse: &[(&str, &str)] = &[
+        ("1.0.0", "child-error"),
+        ("1.0.1", "child-error"),
+        ("1.0.2", "finalize-on-turn-end"),
+    ];
+    let again = dir.path().join("again");
+    let (code, text) = matrix(
+        &again,
+        worse,
+        &["--jobs", "12", "--baseline", baseline.to_str().unwrap()],
+    );
+    assert_eq!(code, 4, "a regression exits 4:\n{text}");
+    let first_line = text.lines().next().unwrap_or("");
+    assert!(
+        first_line.starts_with("REGRESSION ") && first_line.contains("on 1.0.0"),
+        "changed cells first: {text}"
+    );
+    // And the other way round: only improvements, exit 5.
+    let (code, text) = {
+        let worse_baseline = run_dir(&again).join("matrix.json");
+        let back = dir.path().join("back");
+        matrix(
+            &back,
+            MAP,
+            &[
+                "--jobs",
+                "12",
+                "--baseline",
+                worse_baseline.to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(code, 5, "only improvements exit 5:\n{text}");
+    // No change: exit 0.
+    let (code, text) = matrix(
+        &dir.path().join("same"),
+        MAP,
+        &["--jobs", "12", "--baseline", baseline.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("no change against the baseline"));
+}
+
+#[test]
+fn bisection_finds_a_planted_change_in_log2_steps() {
+    // 16 versions; the behaviour changes at 1.0.11 (fixed -> child-error).
+    let map: Vec<(String, String)> = (0..16)
+        .map(|i| {
+            (
+                format!("1.0.{i}"),
+                if i < 11 { "fixed" } else { "child-error" }.to_string(),
+            )
+        })
+        .collect();
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = vec![
+        "bisect".into(),
+        "top-level-control".into(),
+        "--variant".into(),
+        "session".into(),
+        "--good".into(),
+        "1.0.0".into(),
+        "--bad".into(),
+        "1.0.15".into(),
+        "--set".into(),
+        "bg_seconds=1".into(),
+        "--quiet".into(),
+        "--out".into(),
+        out_dir.path().display().to_string(),
+    ];
+    for (v, p) in &map {
+        args.push("--sim-version".into());
+        args.push(format!("{v}={p}"));
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output_within(wakeprobe(&refs), LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("first version whose verdict differs: 1.0.11"),
+        "{stdout}"
+    );
+    let steps = stdout
+        .lines()
+        .skip_while(|l| *l != "steps:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .count();
+    assert!(
+        steps <= 2 + 4,
+        "both ends, then at most log2(16) = 4 steps: {steps}\n{stdout}"
+    );
+    assert!(
+        stdout.contains("up to **1.0.10** and `child-failed` from **1.0.11**"),
+        "{stdout}"
+    );
+}
