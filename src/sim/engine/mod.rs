@@ -257,6 +257,63 @@ struct Agent {
     agent_types_sent: bool,
 }
 
+/// Who an agent is: everything about it that is fixed when it is created.
+struct Identity {
+    id: String,
+    kind: AgentKind,
+    name: Option<String>,
+    description: String,
+    agent_type: String,
+    prompt: String,
+    tool_use_id: Option<String>,
+    parent: usize,
+    depth: u32,
+    task: Option<usize>,
+    header_id: Option<String>,
+}
+
+impl Agent {
+    /// A new agent: its identity, its first phase and its transcript; every counter at zero.
+    fn new(
+        who: Identity,
+        phase: Phase,
+        transcript: Arc<Transcript>,
+        meta: Option<(PathBuf, Value)>,
+    ) -> Agent {
+        Agent {
+            id: who.id,
+            kind: who.kind,
+            name: who.name,
+            description: who.description,
+            agent_type: who.agent_type,
+            prompt: who.prompt,
+            tool_use_id: who.tool_use_id,
+            parent: who.parent,
+            depth: who.depth,
+            task: who.task,
+            header_id: who.header_id,
+            messages: Vec::new(),
+            pending: Vec::new(),
+            inbox: Vec::new(),
+            phase,
+            stop_hook_active: false,
+            last_text: String::new(),
+            tool_uses: 0,
+            tokens: 0,
+            started: Instant::now(),
+            used_tools: Vec::new(),
+            cancel: Cancel::default(),
+            transcript,
+            meta,
+            turn_requests: 0,
+            quiet_since: None,
+            runs: 1,
+            turn_over: false,
+            agent_types_sent: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TaskStatus {
     Running,
@@ -426,37 +483,24 @@ impl Sim {
             &cfg.cwd,
             &cfg.version,
         ));
-        let main = Agent {
-            id: String::new(),
-            kind: AgentKind::Main,
-            name: None,
-            description: "main".into(),
-            agent_type: "main".into(),
-            prompt: String::new(),
-            tool_use_id: None,
-            parent: 0,
-            depth: 0,
-            task: None,
-            header_id: None,
-            messages: Vec::new(),
-            pending: Vec::new(),
-            inbox: Vec::new(),
-            phase: Phase::Idle,
-            stop_hook_active: false,
-            last_text: String::new(),
-            tool_uses: 0,
-            tokens: 0,
-            started: Instant::now(),
-            used_tools: Vec::new(),
-            cancel: Cancel::default(),
-            transcript: main_transcript,
-            meta: None,
-            turn_requests: 0,
-            quiet_since: None,
-            runs: 1,
-            turn_over: false,
-            agent_types_sent: false,
-        };
+        let main = Agent::new(
+            Identity {
+                id: String::new(),
+                kind: AgentKind::Main,
+                name: None,
+                description: "main".into(),
+                agent_type: "main".into(),
+                prompt: String::new(),
+                tool_use_id: None,
+                parent: 0,
+                depth: 0,
+                task: None,
+                header_id: None,
+            },
+            Phase::Idle,
+            main_transcript,
+            None,
+        );
         Ok(Sim {
             out: Out::new(cfg.out_mode, &cfg.session_id),
             hooks,

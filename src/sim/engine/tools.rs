@@ -777,37 +777,24 @@ impl Sim {
                 started: Instant::now(),
             });
             let task = st.tasks.len() - 1;
-            st.agents.push(Agent {
-                id: id.clone(),
-                kind: AgentKind::Subagent,
-                name: name.clone(),
-                description: description.clone(),
-                agent_type: subagent_type.clone(),
-                prompt: prompt.clone(),
-                tool_use_id: Some(tool_use_id.to_string()),
-                parent: a,
-                depth,
-                task: Some(task),
-                header_id: Some(id.clone()),
-                messages: Vec::new(),
-                pending: Vec::new(),
-                inbox: Vec::new(),
-                phase: Phase::Running,
-                stop_hook_active: false,
-                last_text: String::new(),
-                tool_uses: 0,
-                tokens: 0,
-                started: Instant::now(),
-                used_tools: Vec::new(),
-                cancel: Cancel::default(),
+            st.agents.push(Agent::new(
+                Identity {
+                    id: id.clone(),
+                    kind: AgentKind::Subagent,
+                    name: name.clone(),
+                    description: description.clone(),
+                    agent_type: subagent_type.clone(),
+                    prompt: prompt.clone(),
+                    tool_use_id: Some(tool_use_id.to_string()),
+                    parent: a,
+                    depth,
+                    task: Some(task),
+                    header_id: Some(id.clone()),
+                },
+                Phase::Running,
                 transcript,
-                meta: Some((meta_path, meta)),
-                turn_requests: 0,
-                quiet_since: None,
-                runs: 1,
-                turn_over: false,
-                agent_types_sent: false,
-            });
+                Some((meta_path, meta)),
+            ));
             (new, depth)
         };
         self.emit_tasks_changed();
@@ -884,37 +871,24 @@ impl Sim {
                 started: Instant::now(),
             });
             let task = st.tasks.len() - 1;
-            st.agents.push(Agent {
-                id: id.clone(),
-                kind: AgentKind::Teammate,
-                name: Some(name.to_string()),
-                description: description.clone(),
-                agent_type: name.to_string(),
-                prompt: prompt.clone(),
-                tool_use_id: Some(tool_use_id.to_string()),
-                parent: a,
-                depth: 0,
-                task: Some(task),
-                header_id: Some(teammate_id.clone()),
-                messages: Vec::new(),
-                pending: Vec::new(),
-                inbox: Vec::new(),
-                phase: Phase::Running,
-                stop_hook_active: false,
-                last_text: String::new(),
-                tool_uses: 0,
-                tokens: 0,
-                started: Instant::now(),
-                used_tools: Vec::new(),
-                cancel: Cancel::default(),
+            st.agents.push(Agent::new(
+                Identity {
+                    id: id.clone(),
+                    kind: AgentKind::Teammate,
+                    name: Some(name.to_string()),
+                    description: description.clone(),
+                    agent_type: name.to_string(),
+                    prompt: prompt.clone(),
+                    tool_use_id: Some(tool_use_id.to_string()),
+                    parent: a,
+                    depth: 0,
+                    task: Some(task),
+                    header_id: Some(teammate_id.clone()),
+                },
+                Phase::Running,
                 transcript,
-                meta: Some((meta_path, meta)),
-                turn_requests: 0,
-                quiet_since: None,
-                runs: 1,
-                turn_over: false,
-                agent_types_sent: false,
-            });
+                Some((meta_path, meta)),
+            ));
             new
         };
         self.launch(new, Opening::Spawn, Prelude::Start);
