@@ -571,22 +571,18 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
                 push(event, &mut live, &mut events);
             }
             Some(message) = wire_rx.recv() => {
-                if let WireMessage::Hook { t_ns, payload } = &message {
-                    hooks_raw.push((clock.ms_at(*t_ns), payload.clone()));
-                }
                 if let WireMessage::TrackStart { pid, name, .. } = &message {
                     vanish_rx.watch(*pid, name.clone(), clock);
                 }
-                for event in normalizer.wire(message) {
+                for event in ingest_wire(message, &clock, &mut normalizer, &mut hooks_raw) {
                     push(event, &mut live, &mut events);
                 }
             }
             line = line_rx.recv(), if stream_open => match line {
                 Some((t, line)) => {
-                    for event in normalizer.stream_line(t, &line) {
+                    for event in ingest_line(t, line, &mut normalizer, &mut stream_raw) {
                         push(event, &mut live, &mut events);
                     }
-                    stream_raw.push((t, line));
                 }
                 None => stream_open = false,
             },
@@ -749,30 +745,23 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
     while let Ok((t, line)) = line_rx.try_recv() {
-        for event in normalizer.stream_line(t, &line) {
+        for event in ingest_line(t, line, &mut normalizer, &mut stream_raw) {
             push(event, &mut live, &mut events);
         }
-        stream_raw.push((t, line));
     }
     socket.flush().await;
-    for message in std::iter::from_fn(|| wire_rx.try_recv().ok()) {
-        if let WireMessage::Hook { t_ns, payload } = &message {
-            hooks_raw.push((clock.ms_at(*t_ns), payload.clone()));
-        }
-        for event in normalizer.wire(message) {
-            push(event, &mut live, &mut events);
-        }
-    }
     while let Ok(event) = api_rx.try_recv() {
         normalizer.learn_api(&event);
         push(event, &mut live, &mut events);
     }
-    // Messages that could not reach the socket (it was closed) are in the fallback file.
-    for message in read_fallback(&sandbox.fallback_log()) {
-        if let WireMessage::Hook { t_ns, payload } = &message {
-            hooks_raw.push((clock.ms_at(*t_ns), payload.clone()));
-        }
-        for event in normalizer.wire(message) {
+    // What is left on the socket, then what could not reach it (it was closed) and went to
+    // the fallback file.
+    let pending: Vec<WireMessage> = std::iter::from_fn(|| wire_rx.try_recv().ok()).collect();
+    for message in pending
+        .into_iter()
+        .chain(read_fallback(&sandbox.fallback_log()))
+    {
+        for event in ingest_wire(message, &clock, &mut normalizer, &mut hooks_raw) {
             push(event, &mut live, &mut events);
         }
     }
@@ -829,7 +818,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
             &mut events,
         );
     }
-    let leftovers = sweep(&run_tag);
+    let leftovers = sweep(&run_tag).await;
     for (pid, command) in &leftovers {
         push(
             driver_event(
@@ -931,6 +920,31 @@ fn os_description() -> String {
     }
 }
 
+/// A helper process's message as events; a hook's raw payload is kept for `hooks.jsonl`.
+fn ingest_wire(
+    message: WireMessage,
+    clock: &RunClock,
+    normalizer: &mut Normalizer,
+    hooks_raw: &mut Vec<(f64, String)>,
+) -> Vec<Event> {
+    if let WireMessage::Hook { t_ns, payload } = &message {
+        hooks_raw.push((clock.ms_at(*t_ns), payload.clone()));
+    }
+    normalizer.wire(message)
+}
+
+/// A stdout line as events; the raw line is kept for `stream.jsonl`.
+fn ingest_line(
+    t_ms: f64,
+    line: String,
+    normalizer: &mut Normalizer,
+    stream_raw: &mut Vec<(f64, String)>,
+) -> Vec<Event> {
+    let events = normalizer.stream_line(t_ms, &line);
+    stream_raw.push((t_ms, line));
+    events
+}
+
 fn read_fallback(path: &Path) -> Vec<WireMessage> {
     std::fs::read_to_string(path)
         .map(|text| {
@@ -942,7 +956,7 @@ fn read_fallback(path: &Path) -> Vec<WireMessage> {
 }
 
 /// Kills anything still carrying the run's tag; returns what it found.
-fn sweep(run_tag: &str) -> Vec<(u32, String)> {
+async fn sweep(run_tag: &str) -> Vec<(u32, String)> {
     let mut found: Vec<(u32, String)> = Vec::new();
     for _ in 0..20 {
         let left = procs::tagged(backend::RUN_TAG_ENV, run_tag);
@@ -956,7 +970,7 @@ fn sweep(run_tag: &str) -> Vec<(u32, String)> {
             }
             procs::signal(p.pid, libc::SIGKILL);
         }
-        std::thread::sleep(Duration::from_millis(50)); // a SIGKILLed process needs a moment to go
+        tokio::time::sleep(Duration::from_millis(50)).await; // a SIGKILLed process needs a moment to go
     }
     found
 }
