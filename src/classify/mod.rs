@@ -708,10 +708,7 @@ fn classify_pair(input: &Input, watch: &Watch) -> Verdict {
                 ..
             } = &next.kind
             {
-                let shown = text
-                    .find("hook feedback:")
-                    .map(|i| &text[i..])
-                    .unwrap_or(text);
+                let shown = crate::evidence::injected_gist(text);
                 v.facts.push(format!(
                     "`{w}`'s next request carried the hook's reason: “{}”",
                     crate::evidence::normalize::truncate(shown, 120)

@@ -527,7 +527,7 @@ pub async fn run(req: RunRequest) -> Result<RunRecord, DriverError> {
             if mode == DriverMode::Pty
                 && let InputSink::Pty(writer) = &mut input
             {
-                writer.wait_ready(&screen, Duration::from_secs(20)).await;
+                writer.wait_ready(Duration::from_secs(20)).await;
             }
             let _ = input.send(&tagged_prompt).await;
             push(

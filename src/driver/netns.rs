@@ -124,10 +124,3 @@ fn interfaces() -> Vec<String> {
         })
         .unwrap_or_default()
 }
-
-/// Whether this process may create network namespaces (checked without changing anything).
-pub fn can_isolate() -> bool {
-    std::thread::spawn(|| private_namespace().is_ok())
-        .join()
-        .unwrap_or(false)
-}

@@ -205,7 +205,7 @@ impl PtyWriter {
     }
 
     /// Waits until the TUI has drawn something and the screen has settled (bounded).
-    pub async fn wait_ready(&self, _screen: &Option<ScreenHandle>, limit: Duration) {
+    pub async fn wait_ready(&self, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             let last = self.screen.state.lock().expect("screen lock").last_output;
@@ -228,7 +228,7 @@ impl PtyWriter {
 
     /// Types `text`, waits (bounded) for its echo on screen, then presses Enter.
     pub async fn type_line(&mut self, text: &str) -> std::io::Result<()> {
-        self.wait_ready(&None, Duration::from_secs(5)).await;
+        self.wait_ready(Duration::from_secs(5)).await;
         let probe: String = text
             .lines()
             .last()
@@ -315,7 +315,6 @@ impl PtyReader {
                 screen.changed.notify_waiters();
             }
         });
-        let _ = clock;
         ScreenHandle {
             task,
             screen: self.screen,

@@ -4,8 +4,6 @@
 //! tracker (separate processes) read the same clock; a run's timeline is those readings minus the
 //! run's origin. Wall time is never used for ordering: it can jump.
 
-use std::time::Duration;
-
 /// Nanoseconds on the system-wide monotonic clock.
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -50,10 +48,6 @@ impl RunClock {
     pub fn ms_at(&self, ns: u64) -> f64 {
         let us = ns.saturating_sub(self.origin_ns) / 1_000;
         us as f64 / 1_000.0
-    }
-
-    pub fn elapsed(&self) -> Duration {
-        Duration::from_nanos(monotonic_ns().saturating_sub(self.origin_ns))
     }
 }
 

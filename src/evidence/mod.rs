@@ -294,6 +294,14 @@ pub fn signal_name(sig: i32) -> &'static str {
     }
 }
 
+/// The part of a request's injected text worth showing: from a hook's feedback on when there is
+/// one (the CLI wraps it in boilerplate), else all of it.
+pub fn injected_gist(text: &str) -> &str {
+    text.find("hook feedback:")
+        .map(|i| &text[i..])
+        .unwrap_or(text)
+}
+
 /// A run's events in time order, with what the run was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timeline {
@@ -313,19 +321,5 @@ impl Timeline {
 
     pub fn iter(&self) -> impl Iterator<Item = &Event> {
         self.events.iter()
-    }
-
-    /// Model requests routed to an agent's script (scripted or exhausted), in time order.
-    pub fn agent_requests<'a>(&'a self, agent: &'a str) -> impl Iterator<Item = &'a Event> + 'a {
-        self.events.iter().filter(move |e| {
-            e.agent.as_deref() == Some(agent)
-                && matches!(
-                    &e.kind,
-                    EventKind::ModelRequest {
-                        route: Route::Turn | Route::ScriptExhausted,
-                        ..
-                    }
-                )
-        })
     }
 }

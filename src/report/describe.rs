@@ -64,10 +64,7 @@ pub fn describe(e: &Event) -> String {
                 s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));
             }
             if let Some(text) = injected {
-                let shown = text
-                    .find("hook feedback:")
-                    .map(|i| &text[i..])
-                    .unwrap_or(text);
+                let shown = crate::evidence::injected_gist(text);
                 s.push_str(&format!(", with new text “{}”", truncate(shown, 70)));
             }
             s
