@@ -249,9 +249,8 @@ impl Scenario {
             seed: raw.seed.clone(),
             reproduces: raw.reproduces.clone(),
             raw,
-            source: String::new(),
+            source,
         };
-        let scenario = Scenario { source, ..scenario };
         scenario.validate()?;
         Ok(scenario)
     }
