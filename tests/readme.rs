@@ -1,0 +1,100 @@
+//! The README's two commands, as a newcomer types them on a fresh clone: the first must
+//! resolve to the `wakeprobe` binary (a second binary once made `cargo run` ambiguous), and run
+//! the library; the second is the command running this test. `.ci/run` runs both, as written,
+//! on the real CLI.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+/// The commands in the README's "The two commands" block, comments stripped.
+fn readme_commands() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## The two commands")
+        .nth(1)
+        .expect("README has a 'The two commands' section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section holds a sh code block");
+    block
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The tracked files of this checkout copied to `dest`: what a fresh clone holds.
+fn fresh_copy(dest: &Path) {
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root())
+        .output()
+        .expect("git is needed");
+    assert!(out.status.success());
+    for name in out.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = std::str::from_utf8(name).unwrap();
+        let (from, to) = (root().join(name), dest.join(name));
+        if !from.exists() {
+            continue; // deleted in the working tree, not yet committed
+        }
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap();
+    }
+}
+
+#[test]
+fn the_readme_names_two_commands_run_and_test() {
+    assert_eq!(
+        readme_commands(),
+        vec!["cargo run --release -- run", "cargo test"],
+        "the README's two commands changed: update .ci/run's expectations and this test"
+    );
+}
+
+/// `cargo run` picks its binary from the manifest alone, before it builds anything: with more
+/// than one binary it needs `default-run`, which must name the harness.
+#[test]
+fn cargo_run_resolves_to_wakeprobe_in_a_fresh_clone() {
+    let clone = tempfile::tempdir().unwrap();
+    fresh_copy(clone.path());
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args([
+        "metadata",
+        "--no-deps",
+        "--format-version",
+        "1",
+        "--offline",
+    ])
+    .current_dir(clone.path());
+    let out = output_within(cmd, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = &meta["packages"][0];
+    let bins: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let chosen = match bins.as_slice() {
+        [only] => Some(*only),
+        _ => package["default_run"].as_str(),
+    };
+    assert_eq!(
+        chosen,
+        Some("wakeprobe"),
+        "`cargo run` must resolve to wakeprobe among {bins:?}"
+    );
+}
