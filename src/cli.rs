@@ -20,7 +20,7 @@ pub mod exit {
     pub const REGRESSION: i32 = 4;
     /// `matrix --baseline`: nothing got worse, something got better.
     pub const IMPROVEMENT: i32 = 5;
-    /// Interrupted by Ctrl-C or SIGTERM (partial results are written).
+    /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
 
@@ -32,7 +32,7 @@ Exit codes:
   3    setup failed (CLI install, sandbox, spawn)
   4    matrix --baseline: a verdict regressed
   5    matrix --baseline: no regression, at least one improvement
-  130  interrupted (what finished is written)";
+  130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -120,8 +120,8 @@ pub struct ExecArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// Runs at the same time (default: 4 per CPU, at least 8; runs mostly wait).
-    #[arg(long, short = 'j')]
-    pub jobs: Option<usize>,
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Folder for reports (a run-id folder is created inside).
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,

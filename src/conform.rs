@@ -448,9 +448,15 @@ pub fn build_shape(
             EventKind::CeilingHit { .. } => lane(&mut shape, "driver".into())
                 .events
                 .push("ceiling hit".into()),
-            EventKind::Interrupted => lane(&mut shape, "driver".into())
+            EventKind::Interrupted { .. } => lane(&mut shape, "driver".into())
                 .events
                 .push("interrupted".into()),
+            EventKind::HarnessFailed { .. } => lane(&mut shape, "driver".into())
+                .events
+                .push("harness failed".into()),
+            EventKind::WorkOverdue { .. } => lane(&mut shape, "driver".into())
+                .events
+                .push("hang bound passed".into()),
             EventKind::Leftover { .. } => {
                 *lane(&mut shape, "session".into())
                     .floating
@@ -832,15 +838,15 @@ pub fn compare_cells(cells: &[crate::matrix::CellResult]) -> Result<Vec<Comparis
         }) else {
             continue;
         };
-        let real_shape = shape_of(&real.record.dir)?;
-        let sim_shape = shape_of(&sim.record.dir)?;
+        let real_shape = shape_of(&real.dir)?;
+        let sim_shape = shape_of(&sim.dir)?;
         out.push(Comparison {
             scenario: real.job.scenario.name.clone(),
             variant: real.job.variant.clone(),
             real: real.job.cli.label(),
             sim: sim.job.cli.label(),
-            real_dir: real.record.dir.clone(),
-            sim_dir: sim.record.dir.clone(),
+            real_dir: real.dir.clone(),
+            sim_dir: sim.dir.clone(),
             differences: compare(&real_shape, &sim_shape),
         });
     }

@@ -16,4 +16,5 @@ pub mod report;
 pub mod sandbox;
 pub mod scenario;
 pub mod sim;
+pub mod subprocess;
 pub mod transcript;

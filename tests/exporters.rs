@@ -28,7 +28,7 @@ fn summary(results: &[(&RunResult, &str)]) -> Summary {
         .iter()
         .map(|(r, d)| ((*r).clone(), d.to_string()))
         .collect();
-    Summary::build("fixture", &rows, false)
+    Summary::build("fixture", &rows, &[], false)
 }
 
 #[test]

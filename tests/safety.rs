@@ -43,7 +43,14 @@ fn a_run_stopped_by_its_ceiling_leaves_no_process() {
         "the supervisor got everything: {info}"
     );
     let result = json(&run.join("result.json"));
-    assert_eq!(result["judgement"]["outcome"], "child-failed");
+    assert_eq!(result["judgement"]["outcome"], "unknown");
+    let reason = result["judgement"]["verdicts"][0]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("cut short") && reason.contains("ceiling"),
+        "the ceiling cut the run short: {reason}"
+    );
     // The escaped, TERM-ignoring grandchild was reaped by the supervisor.
     let reaped = kind(&events(run), "process_exited", None)
         .iter()

@@ -1,6 +1,6 @@
 //! The simulator (`--backend sim`) on every shipped scenario with each relevant behaviour
 //! profile, at scaled-down durations. Every run must end cleanly (the simulator's own exit or,
-//! for child-hang, the ceiling; nothing left running) and show the events its profile
+//! for child-hang, the work's hang bound or the ceiling; nothing left running) and show the events its profile
 //! promises; on the seed-000 scenario each profile's exact verdict and decisive events are
 //! asserted. Runs go through the built `wakeprobe` binary with bounded waits; nothing here
 //! sleeps to synchronise.
@@ -209,14 +209,15 @@ fn check_run(scenario: &str, profile: &str, run: &Run) {
         "{ctx}: processes were left behind"
     );
     // A waiter that is never told (or work that never ends) keeps the session open until the
-    // ceiling, where the harness ends it: bounded either way. Otherwise the simulator ends by
-    // itself, with status 0.
+    // work's hang bound or the ceiling, where the harness ends it: bounded either way.
+    // Otherwise the simulator ends by itself, with status 0.
     let end = run.run["end"].as_str().unwrap_or("?");
+    let harness_ended = matches!(end, "ceiling" | "work-hung");
     assert!(
-        matches!(end, "finished" | "cli-ended" | "ceiling"),
+        harness_ended || matches!(end, "finished" | "cli-ended"),
         "{ctx}: ended {end}"
     );
-    if end != "ceiling" {
+    if !harness_ended {
         assert_eq!(
             run.run["cli_exit"]["code"], 0,
             "{ctx}: the simulator's exit"
@@ -287,7 +288,7 @@ fn check_run(scenario: &str, profile: &str, run: &Run) {
             for e in run.kind("track_ended", None) {
                 let name = e["name"].as_str().unwrap_or("");
                 assert!(
-                    !background_track(run, name) || end == "ceiling",
+                    !background_track(run, name) || harness_ended,
                     "{ctx}: background `{name}` ended: {e}"
                 );
             }
@@ -598,21 +599,23 @@ fn child_error_profile_fails_the_background_command() {
 }
 
 #[test]
-fn child_hang_profile_runs_into_the_ceiling() {
-    // The scenario's ceiling is bg_seconds + 45: the shortest this scenario allows.
+fn child_hang_profile_runs_past_its_hang_bound() {
+    // The scenario declares `bg` hung 10 s past its length: at bg_seconds=1, 11 s after it
+    // started; the harness ends the run there (the ceiling, bg_seconds + 45, is not reached).
     let runs = run_sim(SEED, "child-hang", &set("bg_seconds", 1), &["print"], LIMIT);
     let run = by_variant(&runs, "print");
     check_run(SEED, "child-hang", run);
     assert_eq!(run.outcome(), "child-failed", "{}", run.describe());
-    assert_eq!(run.run["end"], "ceiling");
-    let ceiling = Run::t(
-        run.kind("ceiling_hit", None)
+    assert_eq!(run.run["end"], "work-hung");
+    let bound = Run::t(
+        run.kind("work_overdue", None)
             .next()
-            .expect("the ceiling is hit"),
+            .expect("the hang bound is passed"),
     );
-    // The harness's cleanup kills it after the ceiling; before, it never ended.
+    assert!(run.kind("ceiling_hit", None).next().is_none());
+    // The harness's cleanup kills it after the bound; before, it never ended.
     assert!(
-        run.kind("track_ended", None).all(|e| Run::t(e) >= ceiling),
+        run.kind("track_ended", None).all(|e| Run::t(e) >= bound),
         "bg never ended by itself: {}",
         run.describe()
     );

@@ -1,38 +1,49 @@
 //! `wakeprobe conform`: a scenario on the real CLI and on the simulator, timeline shapes
 //! compared lane by lane.
 
-use super::*;
+use super::invocation::{self, Outputs, Ran};
+use super::{AppError, AppResult, resolve};
+use crate::cli::{self, exit};
+use crate::matrix;
+use crate::report::store;
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
-    let scenarios = resolve_scenarios(std::slice::from_ref(&args.scenario))?;
-    let real = claude_version(&args.claude_version).await?;
-    let sim = sim_cli(&args.profile)?;
-    let mut jobs = jobs_for(&scenarios, &args.exec, &real)?;
-    jobs.extend(jobs_for(&scenarios, &args.exec, &sim)?);
-    let run_dir = run_dir(&args.exec.out);
-    let opts = exec_options(&args.exec, &scenarios, run_dir.clone())?;
-    let cancel = cancel_on_signals();
-    let results = matrix::execute(jobs, &opts, cancel.clone()).await?;
-    if *cancel.borrow() {
-        return Ok(exit::INTERRUPTED);
+    let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
+    resolve::check_exec_args(&scenarios, &args.exec)?;
+    let sim = resolve::sim_cli(&args.profile)?;
+    let real = resolve::claude_version(&args.claude_version).await?;
+    let mut jobs = resolve::jobs(&scenarios, &args.exec, &real)?;
+    jobs.extend(resolve::jobs(&scenarios, &args.exec, &sim)?);
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
+    let opts = resolve::exec_options(&args.exec, &scenarios, run_dir.clone())?;
+    let cancel = resolve::cancel_on_signals();
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
+    let comparisons = crate::conform::compare_cells(&execution.cells)
+        .map_err(|e| AppError::setup(e.to_string()))?;
+    let ran = Ran::from_execution(execution, cancel.borrow().is_some());
+    let summary = invocation::finish(
+        &Outputs {
+            dir: &run_dir,
+            junit: args.exec.junit.as_deref(),
+            table: false,
+            summary: true,
+        },
+        &ran,
+    )?;
+    let code = invocation::exit_code(&summary, &ran);
+    if code == exit::INTERRUPTED || code == exit::SETUP {
+        return Ok(code);
     }
-    let comparisons =
-        crate::conform::compare_cells(&results).map_err(|e| AppError::setup(e.to_string()))?;
     if comparisons.is_empty() {
         return Err(AppError::setup("no run pair finished: nothing to compare"));
     }
     let text: String = comparisons.iter().map(|c| c.render()).collect();
     print!("{text}");
-    let store = |name: &str, bytes: &[u8]| {
-        crate::report::store::write_atomic(&run_dir.join(name), bytes)
-            .map_err(|e| AppError::setup(e.to_string()))
-    };
-    store("conform.txt", text.as_bytes())?;
-    store(
-        "conform.json",
+    store::write_atomic(&run_dir.join("conform.txt"), text.as_bytes())?;
+    store::write_atomic(
+        &run_dir.join("conform.json"),
         &serde_json::to_vec_pretty(&comparisons).unwrap_or_default(),
     )?;
-    eprintln!("reports: {}", run_dir.display());
     Ok(if comparisons.iter().all(|c| c.matches()) {
         exit::OK
     } else {

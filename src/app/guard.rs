@@ -34,7 +34,7 @@ pub fn guard_verify(
     use crate::guard::{self, Verification};
     let ours = match script {
         Some(s) => s,
-        None => template_dir(&None, &[])?.join(".claude/hooks/subagent-stall-guard.sh"),
+        None => resolve::template_dir(&None, &[])?.join(".claude/hooks/subagent-stall-guard.sh"),
     };
     if !ours.is_file() {
         return Err(AppError::bad_input(format!(

@@ -1,75 +1,74 @@
-//! `wakeprobe report DIR...`: judge saved runs again and re-render their reports.
+//! `wakeprobe report DIR...`: judge saved runs again and re-render every report, without
+//! running anything. A folder that was not completely written is skipped with a warning.
 
-use super::*;
-use crate::cli::{self, exit};
+use std::path::Path;
 
-/// `wakeprobe report DIR...`: judge saved runs again and re-render every report.
+use super::invocation::{self, Outputs, Ran, Row};
+use super::{AppError, AppResult};
+use crate::cli;
+use crate::report::{redact::Redactor, saved, store};
+
+/// `wakeprobe report DIR...`
 pub fn report(args: &cli::ReportArgs) -> AppResult {
-    use crate::report::{json::Summary, redact::Redactor, saved, store};
-    let mut all_match = true;
+    let mut worst = crate::cli::exit::OK;
     for dir in &args.dirs {
-        let runs = saved::find_runs(dir).map_err(|e| AppError::bad_input(e.to_string()))?;
-        let mut loaded = Vec::new();
-        for run in &runs {
-            let saved =
-                saved::SavedRun::load(run).map_err(|e| AppError::bad_input(e.to_string()))?;
-            let result = saved.judge();
-            loaded.push((saved, result));
+        let ran = load_runs(dir)?;
+        for row in &ran.rows {
+            let saved = saved::SavedRun::load(&row.dir)?;
+            saved.rerender(&row.result, None)?;
         }
-        let rows: Vec<(crate::report::json::RunResult, String)> = loaded
-            .iter()
-            .map(|(s, r)| {
-                (
-                    r.clone(),
-                    s.dir
-                        .strip_prefix(dir)
-                        .unwrap_or(&s.dir)
-                        .display()
-                        .to_string(),
-                )
-            })
-            .collect();
-        let run_id = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let summary = Summary::build(&run_id, &rows, false);
-        for (saved, result) in &loaded {
-            let cell = summary.cells.iter().find(|c| {
-                c.scenario == result.run.scenario
-                    && c.variant == result.run.variant
-                    && c.cli == result.run.cli_label
-            });
-            let agreement = cell.filter(|c| c.runs > 1).map(|c| c.agreement.as_str());
-            saved
-                .rerender(result, agreement)
-                .map_err(|e| AppError::setup(e.to_string()))?;
-        }
-        if runs.len() > 1 || dir.join("summary.json").exists() {
-            store::write_json(&dir.join("summary.json"), &Redactor::basic(), &summary)
-                .map_err(|e| AppError::setup(e.to_string()))?;
-        }
-        // A matrix folder: its matrix is rebuilt from the re-judged runs too.
-        if let Ok(bytes) = std::fs::read(dir.join("matrix.json"))
-            && let Ok(old) = serde_json::from_slice::<crate::matrix::grid::Matrix>(&bytes)
-        {
-            let results: Vec<crate::report::json::RunResult> =
-                loaded.iter().map(|(_, r)| r.clone()).collect();
-            let grid = crate::matrix::grid::Matrix::build(&results, &old.columns);
-            store::write_json(&dir.join("matrix.json"), &Redactor::basic(), &grid)
-                .map_err(|e| AppError::setup(e.to_string()))?;
-            store::write_atomic(&dir.join("matrix.md"), grid.markdown(None).as_bytes())
-                .map_err(|e| AppError::setup(e.to_string()))?;
-        }
-        let pairs: Vec<(&crate::report::json::RunResult, &crate::evidence::Timeline)> =
-            loaded.iter().map(|(s, r)| (r, &s.timeline)).collect();
-        let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        println!(
-            "{}",
-            crate::report::terminal::summary(&summary, &pairs, color)
-        );
-        eprintln!("re-rendered {} run(s) in {}", runs.len(), dir.display());
-        all_match &= summary.all_match();
+        let summary = invocation::finish(
+            &Outputs {
+                dir,
+                junit: None,
+                table: true,
+                // A single run's own folder holds no summary.
+                summary: !dir.join("run.json").is_file(),
+            },
+            &ran,
+        )?;
+        rebuild_matrix(dir, &ran)?;
+        eprintln!("re-rendered {} run(s) in {}", ran.rows.len(), dir.display());
+        worst = worst.max(invocation::exit_code(&summary, &ran));
     }
-    Ok(if all_match { exit::OK } else { exit::MISMATCH })
+    Ok(worst)
+}
+
+/// Every complete run under `dir`, judged again from its evidence; incomplete ones are named
+/// and skipped.
+pub fn load_runs(dir: &Path) -> Result<Ran, AppError> {
+    let mut rows = Vec::new();
+    for run in saved::find_runs(dir)? {
+        match saved::SavedRun::load(&run) {
+            Ok(saved) => {
+                let result = saved.judge();
+                rows.push(Row {
+                    result,
+                    timeline: saved.timeline,
+                    dir: run,
+                });
+            }
+            Err(e @ saved::SavedError::Incomplete(_)) => eprintln!("wakeprobe: warning: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Ran {
+        rows,
+        failures: vec![],
+        interrupted: false,
+    })
+}
+
+/// A matrix folder: its matrix is rebuilt from the re-judged runs too.
+fn rebuild_matrix(dir: &Path, ran: &Ran) -> Result<(), AppError> {
+    let Ok(bytes) = std::fs::read(dir.join("matrix.json")) else {
+        return Ok(());
+    };
+    let Ok(old) = serde_json::from_slice::<crate::matrix::grid::Matrix>(&bytes) else {
+        return Ok(());
+    };
+    let grid = crate::matrix::grid::Matrix::build(&ran.results(), &old.columns);
+    store::write_json(&dir.join("matrix.json"), &Redactor::basic(), &grid)?;
+    store::write_atomic(&dir.join("matrix.md"), grid.markdown(None).as_bytes())?;
+    Ok(())
 }

@@ -6,9 +6,10 @@
 //! half-installed version behind. npm's own cache is kept inside ours, away from the real HOME.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::time::Duration;
 
 use super::{BackendKind, Cli};
+use crate::subprocess::{Finished, last_lines, run_bounded};
 
 pub const PACKAGE: &str = "@anthropic-ai/claude-code";
 
@@ -49,19 +50,19 @@ fn versions_dir(root: &Path) -> PathBuf {
     root.join("claude-code")
 }
 
+/// A semver version (`2.1.332`, `1.0.0-beta.1`): the only version text that reaches npm.
 pub fn is_version(v: &str) -> bool {
-    let core = v.split(['-', '+']).next().unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+    semver::Version::parse(v).is_ok()
 }
 
-/// The installed CLI for `version`, installing it first if the cache does not have it.
-/// `progress` hears one line before a (slow) install starts.
+/// How long `--version` may take before an install counts as broken.
+const VERSION_LIMIT: Duration = Duration::from_secs(30);
+/// How long one `npm install` may take.
+const NPM_LIMIT: Duration = Duration::from_secs(600);
+
+/// The installed CLI for `version`, installing it first if the cache does not have it. A
+/// cached install that no longer runs (`--version` fails: a truncated binary, say) is
+/// reinstalled, and `progress` says so. `progress` also hears one line before an install.
 pub fn ensure(root: &Path, version: &str, progress: &dyn Fn(&str)) -> Result<Cli, InstallError> {
     if !is_version(version) {
         return Err(InstallError::BadVersion(version.to_string()));
@@ -76,54 +77,74 @@ pub fn ensure(root: &Path, version: &str, progress: &dyn Fn(&str)) -> Result<Cli
         return Ok(cli);
     }
     let _lock = FileLock::acquire(&dir.join(format!(".{version}.lock")))?;
-    if let Ok(cli) = installed(&target, version) {
-        return Ok(cli); // another job installed it while we waited
+    match installed(&target, version) {
+        Ok(cli) => return Ok(cli), // another job installed it while we waited
+        Err(e) if target.exists() => progress(&format!(
+            "the cached {PACKAGE}@{version} does not run ({e}); reinstalling it"
+        )),
+        Err(_) => progress(&format!(
+            "installing {PACKAGE}@{version} into {} (once per version)",
+            target.display()
+        )),
     }
-    progress(&format!(
-        "installing {PACKAGE}@{version} into {} (once per version)",
-        target.display()
-    ));
     let partial = dir.join(format!(".{version}.partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(&partial).map_err(|source| InstallError::Cache {
-        path: partial.display().to_string(),
-        source,
-    })?;
-    let out = Command::new("npm")
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--loglevel=error",
-            "--prefix",
-        ])
-        .arg(&partial)
-        .arg(format!("{PACKAGE}@{version}"))
-        .env("npm_config_cache", root.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .output()
-        .map_err(|e| InstallError::NoNpm(e.to_string()))?;
-    if !out.status.success() {
+    let result = install_into(root, &partial, version).and_then(|()| {
+        let _ = std::fs::remove_dir_all(&target);
+        std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
+            path: target.display().to_string(),
+            source,
+        })
+    });
+    if result.is_err() {
         let _ = std::fs::remove_dir_all(&partial);
-        return Err(InstallError::Npm {
-            version: version.to_string(),
-            detail: last_lines(&String::from_utf8_lossy(&out.stderr), 4),
-        });
     }
-    let cli = installed(&partial, version).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&partial);
-    })?;
-    drop(cli);
-    let _ = std::fs::remove_dir_all(&target);
-    std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
-        path: target.display().to_string(),
-        source,
-    })?;
+    result?;
     installed(&target, version)
 }
 
-/// The CLI in an install folder, if it is complete.
+/// `npm install` of one version into an empty `folder`, checked to run.
+fn install_into(root: &Path, folder: &Path, version: &str) -> Result<(), InstallError> {
+    let _ = std::fs::remove_dir_all(folder);
+    std::fs::create_dir_all(folder).map_err(|source| InstallError::Cache {
+        path: folder.display().to_string(),
+        source,
+    })?;
+    let npm = duct::cmd!(
+        "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--loglevel=error",
+        "--prefix",
+        folder,
+        format!("{PACKAGE}@{version}")
+    )
+    .env("npm_config_cache", root.join("npm-cache"))
+    .env("npm_config_update_notifier", "false")
+    .stdin_null()
+    .stdout_null()
+    .stderr_capture();
+    let failed = |detail: String| InstallError::Npm {
+        version: version.to_string(),
+        detail,
+    };
+    match run_bounded(&npm, NPM_LIMIT).map_err(|e| InstallError::NoNpm(e.to_string()))? {
+        Finished::Exited(out) if out.status.success() => {}
+        Finished::Exited(out) => {
+            return Err(failed(last_lines(&String::from_utf8_lossy(&out.stderr), 4)));
+        }
+        Finished::TimedOut => {
+            return Err(failed(format!(
+                "npm did not finish within {} s",
+                NPM_LIMIT.as_secs()
+            )));
+        }
+    }
+    installed(folder, version).map(drop)
+}
+
+/// The CLI in an install folder, if it is complete and runs.
 fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
     let package = dir.join("node_modules").join(PACKAGE);
     let no_entry = |detail: String| InstallError::NoEntry {
@@ -158,6 +179,7 @@ fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
     } else {
         (entry, vec![])
     };
+    ask_version(&program, &leading_args).map_err(no_entry)?;
     Ok(Cli {
         kind: BackendKind::Claude,
         program,
@@ -175,7 +197,9 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Err(InstallError::NotExecutable(path.display().to_string()));
     }
-    let version = ask_version(path).unwrap_or_else(|| "unknown".into());
+    // A binary that does not answer `--version` may still be a CLI under test (a wrapper, a
+    // stub); whether it can run at all shows when the run starts it.
+    let version = ask_version(path, &[]).unwrap_or_else(|_| "unknown".into());
     Ok(Cli {
         kind: BackendKind::Claude,
         program: path.to_path_buf(),
@@ -185,22 +209,48 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
     })
 }
 
-/// `claude --version` prints `2.1.332 (Claude Code)`; runs with an empty HOME.
-fn ask_version(program: &Path) -> Option<String> {
-    let home = tempfile::tempdir().ok()?;
-    let out = Command::new(program)
-        .arg("--version")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("DISABLE_AUTOUPDATER", "1")
-        .output()
-        .ok()?;
+/// `claude --version` prints `2.1.332 (Claude Code)`; run with an empty HOME and a bound.
+/// The error says how it failed (`killed by SIGSEGV`, `exit 1: ...`).
+fn ask_version(program: &Path, leading: &[String]) -> Result<String, String> {
+    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut args: Vec<String> = leading.to_vec();
+    args.push("--version".into());
+    let env = [
+        (
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        ),
+        ("HOME".to_string(), home.path().display().to_string()),
+        ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
+    ];
+    let expr = duct::cmd(program, &args)
+        .full_env(env)
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture();
+    let out = match run_bounded(&expr, VERSION_LIMIT) {
+        Ok(Finished::Exited(out)) => out,
+        Ok(Finished::TimedOut) => {
+            return Err(format!(
+                "`--version` did not answer within {} s",
+                VERSION_LIMIT.as_secs()
+            ));
+        }
+        Err(e) => return Err(format!("`--version` could not start: {e}")),
+    };
+    let status = crate::evidence::ExitDesc::from_std(out.status);
     let text = String::from_utf8_lossy(&out.stdout);
-    text.split_whitespace()
-        .next()
-        .filter(|v| is_version(v))
-        .map(str::to_string)
+    match text.split_whitespace().next().filter(|v| is_version(v)) {
+        Some(v) if status.success() => Ok(v.to_string()),
+        _ => Err(format!(
+            "`--version` ended with {}{}",
+            status.describe(),
+            match last_lines(&String::from_utf8_lossy(&out.stderr), 2) {
+                e if e.is_empty() => String::new(),
+                e => format!(": {e}"),
+            }
+        )),
+    }
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -209,19 +259,24 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
-
 /// Every published version, oldest first (`npm view PACKAGE versions --json`).
 pub fn published_versions(root: &Path) -> Result<Vec<String>, InstallError> {
-    let out = Command::new("npm")
-        .args(["view", PACKAGE, "versions", "--json"])
+    let npm = duct::cmd!("npm", "view", PACKAGE, "versions", "--json")
         .env("npm_config_cache", root.join("npm-cache"))
         .env("npm_config_update_notifier", "false")
-        .output()
-        .map_err(|e| InstallError::NoNpm(e.to_string()))?;
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture();
+    let out = match run_bounded(&npm, Duration::from_secs(120))
+        .map_err(|e| InstallError::NoNpm(e.to_string()))?
+    {
+        Finished::Exited(out) => out,
+        Finished::TimedOut => {
+            return Err(InstallError::Versions(
+                "npm view did not answer within 120 s".into(),
+            ));
+        }
+    };
     if !out.status.success() {
         return Err(InstallError::Versions(last_lines(
             &String::from_utf8_lossy(&out.stderr),
@@ -290,14 +345,10 @@ pub fn cached_versions(root: &Path) -> Vec<CachedVersion> {
     out
 }
 
-/// Sort key for `x.y.z` versions.
-pub fn version_key(v: &str) -> Vec<u64> {
-    v.split(['-', '+'])
-        .next()
-        .unwrap_or("")
-        .split('.')
-        .map(|p| p.parse().unwrap_or(0))
-        .collect()
+/// Sort key for versions: semver order (a pre-release before its release); anything that is
+/// not semver sorts first.
+pub fn version_key(v: &str) -> semver::Version {
+    semver::Version::parse(v).unwrap_or(semver::Version::new(0, 0, 0))
 }
 
 fn dir_size(path: &Path) -> u64 {
@@ -318,32 +369,49 @@ fn dir_size(path: &Path) -> u64 {
     }
 }
 
-/// An exclusive `flock` held until drop.
+/// An exclusive `flock` held until drop; the lock file is removed then, so no lock file is
+/// left in the cache, whether the install worked or not.
 struct FileLock {
-    _file: std::fs::File,
+    file: std::fs::File,
+    path: PathBuf,
 }
 
 impl FileLock {
     fn acquire(path: &Path) -> Result<FileLock, InstallError> {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|source| InstallError::Cache {
-                path: path.display().to_string(),
-                source,
-            })?;
-        // SAFETY: flock on a descriptor we own; released when the file closes.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if rc != 0 {
-            return Err(InstallError::Cache {
-                path: path.display().to_string(),
-                source: std::io::Error::last_os_error(),
-            });
+        use std::os::unix::fs::MetadataExt;
+        let cache_err = |source: std::io::Error| InstallError::Cache {
+            path: path.display().to_string(),
+            source,
+        };
+        loop {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(path)
+                .map_err(cache_err)?;
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+                .map_err(|e| cache_err(e.into()))?;
+            // The holder before us removes the file as it lets go: a lock on that removed file
+            // guards nothing, so lock the file that is there now.
+            let held = file.metadata().map_err(cache_err)?;
+            match std::fs::metadata(path) {
+                Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {
+                    return Ok(FileLock {
+                        file,
+                        path: path.to_path_buf(),
+                    });
+                }
+                _ => continue,
+            }
         }
-        Ok(FileLock { _file: file })
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
     }
 }
 
@@ -368,6 +436,7 @@ mod tests {
         assert!(resolve_version("latest~x", &published).is_err());
         assert_eq!(resolve_version("2.1.1", &published).unwrap(), "2.1.1");
         assert!(version_key("2.1.10") > version_key("2.1.9"));
+        assert!(version_key("2.1.0-beta.1") < version_key("2.1.0"));
     }
 
     #[test]

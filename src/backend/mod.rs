@@ -20,16 +20,11 @@ pub const DUMMY_KEY: &str = "sk-ant-wakeprobe-dummy-key-000000000000000000000000
 /// The last 20 characters of the key, as the CLI's "approved keys" list stores them.
 pub const DUMMY_KEY_TAIL: &str = "00000000000000000000";
 
-#[derive(
-    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum BackendKind {
-    /// The real Claude Code CLI.
-    Claude,
-    /// The `claude-sim` stand-in with a behaviour profile.
-    Sim { profile: String },
-}
+pub use crate::evidence::run::BackendKind;
+
+/// The terminal size a CLI in a pseudo-terminal gets.
+pub const TERMINAL_COLS: u16 = 120;
+pub const TERMINAL_ROWS: u16 = 40;
 
 /// A runnable CLI.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -147,8 +142,8 @@ pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
         ),
     ];
     if spec.pty {
-        env.push(("COLUMNS".into(), crate::driver::pty::COLS.to_string()));
-        env.push(("LINES".into(), crate::driver::pty::ROWS.to_string()));
+        env.push(("COLUMNS".into(), TERMINAL_COLS.to_string()));
+        env.push(("LINES".into(), TERMINAL_ROWS.to_string()));
     }
     if let Some(profile) = spec.sim_profile {
         env.push(("CLAUDE_SIM_PROFILE".into(), profile.to_string()));

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Witness, is_request_by, witness};
 use crate::evidence::{Event, EventKind, InputReason, Timeline};
-use crate::scenario::{Check, MAIN_AGENT};
+use crate::scenario::{Check, CheckKind, MAIN_AGENT};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
@@ -46,17 +46,17 @@ pub fn run_check(tl: &Timeline, check: &Check) -> CheckResult {
         .agent
         .clone()
         .unwrap_or_else(|| MAIN_AGENT.to_string());
-    let (observed, witness, explanation) = match check.kind.as_str() {
-        "idle-teammate-distinguishable" => idle_teammate(tl, &agent),
-        "single-continuation" => single_continuation(tl),
-        "subagent-stop-on-interrupt" => stop_on_interrupt(tl, &agent),
-        "tool-errors" => tool_errors(tl, &agent),
-        "transcript-status" => transcript_status(tl, &agent),
-        "guard-blocked-once" | "stops-unblocked" => {
+    let (observed, witness, explanation) = match check.kind {
+        CheckKind::IdleTeammateDistinguishable => idle_teammate(tl, &agent),
+        CheckKind::SingleContinuation => single_continuation(tl),
+        CheckKind::SubagentStopOnInterrupt => stop_on_interrupt(tl, &agent),
+        CheckKind::ToolErrors => tool_errors(tl, &agent),
+        CheckKind::TranscriptStatus => transcript_status(tl, &agent),
+        CheckKind::GuardBlockedOnce | CheckKind::StopsUnblocked => {
             let (blocked, witness) = blocked_stops(tl, &agent);
-            let observed = match (check.kind.as_str(), blocked) {
-                ("stops-unblocked", 0) => "unblocked".to_string(),
-                ("stops-unblocked", _) => "blocked".to_string(),
+            let observed = match (check.kind, blocked) {
+                (CheckKind::StopsUnblocked, 0) => "unblocked".to_string(),
+                (CheckKind::StopsUnblocked, _) => "blocked".to_string(),
                 (_, 0) => "not-blocked".to_string(),
                 (_, 1) => "blocked-once".to_string(),
                 (_, n) => format!("blocked-{n}-times"),
@@ -73,15 +73,10 @@ pub fn run_check(tl: &Timeline, check: &Check) -> CheckResult {
             );
             (observed, witness, explanation)
         }
-        other => (
-            "not-observed".to_string(),
-            vec![],
-            format!("unknown check kind `{other}`"),
-        ),
     };
     CheckResult {
         name: check.name.clone(),
-        kind: check.kind.clone(),
+        kind: check.kind.as_str().to_string(),
         agent: check.agent.clone(),
         passed: check.expect.as_ref().map(|e| e == &observed),
         expected: check.expect.clone(),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::evidence::{BackgroundTask, Notification, Source};
+use crate::evidence::{BackgroundTask, Event, InputReason, Notification, Route, Source};
 use proptest::prelude::*;
 
 fn ev(t: f64, source: Source, agent: Option<&str>, kind: EventKind) -> Event {
@@ -136,6 +136,7 @@ fn judge_events(events: Vec<Event>, waiter: &str, end: EndReason) -> Judgement {
     let watch = vec![Watch {
         waiter: waiter.into(),
         work: "bg".into(),
+        hang_after: None,
     }];
     judge(&Input {
         timeline: &timeline,
@@ -214,6 +215,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
     let watch = vec![Watch {
         waiter: "main".into(),
         work: "bg".into(),
+        hang_after: None,
     }];
     let j = judge(&Input {
         timeline: &timeline,
@@ -341,7 +343,7 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
 fn case_strategy() -> impl Strategy<Value = Case> {
     let waiter = prop_oneof![Just("main"), Just("worker")];
     (
-        0usize..6,
+        0usize..7,
         waiter,
         10.0f64..500.0,    // t0
         10.0f64..2000.0,   // turn-end gap
@@ -426,8 +428,22 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                         }
                         Outcome::ChildFailed
                     }
+                    5 => {
+                        // H4 hang: still running past the bound its scenario declares.
+                        events.push(ev(
+                            end_t,
+                            Source::Driver,
+                            None,
+                            EventKind::WorkOverdue {
+                                work: "bg".into(),
+                                bound_s: end_t / 1000.0,
+                            },
+                        ));
+                        end = EndReason::WorkHung;
+                        Outcome::ChildFailed
+                    }
                     _ => {
-                        // H4 hang: still running when the ceiling ends the run.
+                        // Still running when the ceiling cut the run short: nothing decided.
                         events.push(ev(
                             end_t,
                             Source::Driver,
@@ -437,7 +453,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                             },
                         ));
                         end = EndReason::Ceiling;
-                        Outcome::ChildFailed
+                        Outcome::Unknown
                     }
                 };
                 // Noise lands anywhere before the run's end; the waiter's own requests only before
@@ -475,7 +491,7 @@ proptest! {
 
     #[test]
     fn every_injected_hypothesis_is_recovered(case in case_strategy()) {
-        let j = judge_events(case.events.clone(), case.waiter, case.end.clone());
+        let j = judge_events(case.events.clone(), case.waiter, case.end);
         prop_assert_eq!(j.outcome, case.expected, "{:#?}", j.verdicts);
         prop_assert!(!j.verdicts[0].explanation.is_empty());
         prop_assert!(!j.verdicts[0].witness.is_empty());
@@ -484,10 +500,10 @@ proptest! {
     /// Shuffling the arrival order of events with equal times changes nothing.
     #[test]
     fn arrival_order_of_simultaneous_events_does_not_matter(case in case_strategy()) {
-        let a = judge_events(case.events.clone(), case.waiter, case.end.clone());
+        let a = judge_events(case.events.clone(), case.waiter, case.end);
         let mut reversed = case.events.clone();
         reversed.reverse();
-        let b = judge_events(reversed, case.waiter, case.end.clone());
+        let b = judge_events(reversed, case.waiter, case.end);
         prop_assert_eq!(a.outcome, b.outcome);
     }
 

@@ -9,18 +9,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 
-use serde::{Deserialize, Serialize};
-
-/// How a run's network was isolated, as recorded in `run.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Isolation {
-    /// `private-netns` or `host`.
-    pub network: String,
-    /// Interfaces visible to the CLI (only `lo` in a private namespace).
-    pub interfaces: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
+pub use crate::evidence::run::Isolation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum NetworkPolicy {

@@ -91,12 +91,19 @@ pub fn tagged(key: &str, value: &str) -> Vec<ProcInfo> {
         .collect()
 }
 
+pub use rustix::process::Signal;
+
 /// Sends a signal; a process that is already gone is not an error.
-pub fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) with a pid we read from /proc; at worst ESRCH.
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
+pub fn signal(pid: u32, sig: Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
     }
+}
+
+/// Whether a process exists (a zombie counts).
+pub fn exists(pid: u32) -> bool {
+    rustix::process::Pid::from_raw(pid as i32)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
 }
 
 #[cfg(test)]
@@ -122,7 +129,7 @@ mod tests {
         assert_eq!(tagged.len(), 1);
         assert_eq!(tagged[0].pid, child.id());
         assert_eq!(cmdline(child.id()), "sleep 30");
-        signal(child.id(), libc::SIGKILL);
+        signal(child.id(), Signal::KILL);
         child.wait().unwrap();
         assert!(super::tagged("WAKEPROBE_TEST_TAG", &tag).is_empty());
     }

@@ -18,8 +18,7 @@ use tokio::time::Instant;
 use crate::evidence::clock::RunClock;
 use crate::evidence::{Event, EventKind, Source};
 
-pub const COLS: u16 = 120;
-pub const ROWS: u16 = 40;
+use crate::backend::{TERMINAL_COLS as COLS, TERMINAL_ROWS as ROWS};
 /// How long the screen must stay unchanged to count as settled.
 const SETTLED: Duration = Duration::from_millis(800);
 /// How long typing waits for the echo of what it typed.

@@ -92,7 +92,12 @@ impl EventSocket {
         }
     }
 
-    pub fn close(self) {
+    /// Stops listening and removes the socket file (also done on drop).
+    pub fn close(self) {}
+}
+
+impl Drop for EventSocket {
+    fn drop(&mut self) {
         self.task.abort();
         let _ = std::fs::remove_file(&self.path);
     }

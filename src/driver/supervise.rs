@@ -6,15 +6,22 @@
 //! to init. It reports every process it reaps, with its exit status, to the run's socket. When
 //! its lifeline (fd 3, a pipe from the harness) closes, because the run ended or the harness
 //! died, it sends SIGTERM to every descendant, then SIGKILL after a grace period, reaps them
-//! all and exits. Single-threaded and synchronous: it waits on a `signalfd` and the lifeline
-//! with `poll`, never sleeping to synchronise.
+//! all and exits. A SIGTERM, SIGINT or SIGHUP from outside does the same, and is reported
+//! first, so the run is recorded as interrupted. Single-threaded and synchronous: it waits on
+//! a self-pipe that signals write to, and on the lifeline, with `poll`, never sleeping to
+//! synchronise.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::procs;
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::process::{Pid, WaitOptions};
+
+use super::procs::{self, Signal};
 use crate::evidence::ExitDesc;
 use crate::evidence::clock::monotonic_ns;
 use crate::evidence::wire::WireMessage;
@@ -23,6 +30,8 @@ use crate::evidence::wire::WireMessage;
 pub const LIFELINE_FD: RawFd = 3;
 /// How long descendants get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
+/// The signals that end a run from outside the harness.
+const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 pub struct SuperviseArgs {
     pub events: PathBuf,
@@ -33,40 +42,22 @@ pub struct SuperviseArgs {
 
 /// Runs the supervisor; returns the process exit code (the CLI's, when it ended by itself).
 pub fn supervise(args: SuperviseArgs) -> i32 {
-    // SAFETY: plain syscalls on this (single-threaded) process's own state.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        // Out of the harness's session: a terminal's Ctrl-C reaches the harness, which ends
-        // the run in order, not the CLI directly.
-        libc::setsid();
-        libc::fcntl(LIFELINE_FD, libc::F_SETFD, libc::FD_CLOEXEC);
-    }
-    let signals = match SignalFd::new(&[libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP]) {
-        Ok(s) => s,
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    // Out of the harness's session: a terminal's Ctrl-C reaches the harness, which ends the run
+    // in order, not the CLI directly.
+    let _ = rustix::process::setsid();
+    // SAFETY: fd 3 is the lifeline the harness passed; this process adopts and owns it.
+    let lifeline = unsafe { OwnedFd::from_raw_fd(LIFELINE_FD) };
+    let _ = rustix::io::fcntl_setfd(&lifeline, rustix::io::FdFlags::CLOEXEC);
+    let wake = match Wakeup::new() {
+        Ok(w) => w,
         Err(e) => {
-            eprintln!("wakeprobe supervisor: signalfd: {e}");
+            eprintln!("wakeprobe supervisor: signal handling: {e}");
             return 70;
         }
     };
-    let mut command = std::process::Command::new(&args.program);
-    command.args(&args.args);
-    let pty = args.pty;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            if pty {
-                libc::setsid();
-                if libc::ioctl(0, libc::TIOCSCTTY as _, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let cli = match command.spawn() {
-        Ok(child) => child.id(),
+    let cli = match spawn_cli(&args) {
+        Ok(pid) => pid,
         Err(e) => {
             eprintln!("wakeprobe supervisor: cannot start {}: {e}", args.program);
             return 127;
@@ -77,50 +68,106 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
         cli,
         cli_exit: None,
     };
-    // The std Child handle is not used to wait: the reaper loop reaps by pid.
     loop {
         let mut fds = [
-            libc::pollfd {
-                fd: LIFELINE_FD,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: signals.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            PollFd::new(&lifeline, PollFlags::IN),
+            PollFd::new(&wake.read, PollFlags::IN),
         ];
-        // SAFETY: poll on two descriptors we own.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            break;
+        if poll(&mut fds, None).is_err() {
+            continue; // EINTR: a signal arrived; the self-pipe has it
         }
-        if fds[1].revents != 0 {
-            let mut stop = false;
-            for sig in signals.drain() {
-                if sig == libc::SIGCHLD {
-                    state.reap_all();
-                } else {
-                    stop = true;
+        let (lifeline_ready, signalled) =
+            (!fds[0].revents().is_empty(), !fds[1].revents().is_empty());
+        if signalled {
+            wake.drain();
+            state.reap_all();
+            if let Some(signal) = wake.stop_signal() {
+                // A signal from outside the harness: say so before ending the run, so the run
+                // is reported as interrupted, never as the CLI's doing.
+                let _ = WireMessage::SupervisorStopped {
+                    t_ns: monotonic_ns(),
+                    signal,
                 }
-            }
-            if stop {
+                .send(&state.events);
                 break;
             }
         }
-        if fds[0].revents != 0 {
+        if lifeline_ready {
             break; // lifeline closed (or written to): end the run
         }
     }
-    state.terminate_all(&signals);
+    state.terminate_all(&wake);
     match state.cli_exit {
         Some(ExitDesc::Code(c)) => c,
         Some(ExitDesc::Signal(s)) => 128 + s,
         _ => 0,
+    }
+}
+
+/// Starts the CLI; in a pty it leads its own session with the terminal as its controlling one.
+fn spawn_cli(args: &SuperviseArgs) -> std::io::Result<u32> {
+    let mut command = std::process::Command::new(&args.program);
+    command.args(&args.args);
+    if args.pty {
+        // SAFETY: setsid and TIOCSCTTY are async-signal-safe system calls, made in the child
+        // between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                rustix::process::setsid()?;
+                rustix::process::ioctl_tiocsctty(std::os::fd::BorrowedFd::borrow_raw(0))?;
+                Ok(())
+            });
+        }
+    }
+    // The std Child handle is not used to wait: the reaper loop reaps by pid.
+    Ok(command.spawn()?.id())
+}
+
+/// A self-pipe that SIGCHLD and the stop signals write to, and which stop signal came.
+struct Wakeup {
+    read: OwnedFd,
+    stops: Vec<(i32, Arc<AtomicBool>)>,
+}
+
+impl Wakeup {
+    fn new() -> std::io::Result<Wakeup> {
+        let (read, write) = rustix::pipe::pipe_with(
+            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+        )?;
+        signal_hook::low_level::pipe::register(libc::SIGCHLD, write.try_clone()?)?;
+        let mut stops = Vec::new();
+        for signal in STOP_SIGNALS {
+            let flag = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(signal, flag.clone())?;
+            signal_hook::low_level::pipe::register(signal, write.try_clone()?)?;
+            stops.push((signal, flag));
+        }
+        Ok(Wakeup { read, stops })
+    }
+
+    /// Empties the pipe (its bytes only say "look").
+    fn drain(&self) {
+        let mut buf = [0u8; 64];
+        while matches!(rustix::io::read(&self.read, &mut buf), Ok(n) if n > 0) {}
+    }
+
+    /// The stop signal that arrived, if any.
+    fn stop_signal(&self) -> Option<i32> {
+        self.stops
+            .iter()
+            .find(|(_, flag)| flag.load(Ordering::SeqCst))
+            .map(|(signal, _)| *signal)
+    }
+
+    /// Waits until a signal arrives or `limit` passes.
+    fn wait(&self, limit: Duration) {
+        let mut fds = [PollFd::new(&self.read, PollFlags::IN)];
+        let timeout = Timespec::try_from(limit).unwrap_or(Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        });
+        let _ = poll(&mut fds, Some(&timeout));
+        self.drain();
     }
 }
 
@@ -131,66 +178,69 @@ struct Reaper {
 }
 
 impl Reaper {
-    /// Reaps every exited child (orphans included) and reports each.
+    /// Reaps every exited child (orphans included) and reports each, with the name its zombie
+    /// still shows.
     fn reap_all(&mut self) {
-        loop {
-            // SAFETY: waitid into a zeroed siginfo we own; WNOWAIT leaves the zombie in place so
-            // its name can still be read before it is reaped.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let rc = unsafe {
-                libc::waitid(
-                    libc::P_ALL,
-                    0,
-                    &mut info,
-                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-                )
+        let me = std::process::id();
+        for zombie in procs::list()
+            .into_iter()
+            .filter(|p| p.ppid == me && p.state == 'Z')
+        {
+            let Some(pid) = Pid::from_raw(zombie.pid as i32) else {
+                continue;
             };
-            // SAFETY: si_pid is valid for SIGCHLD-class siginfo filled by waitid.
-            let pid = unsafe { info.si_pid() };
-            if rc != 0 || pid == 0 {
-                return;
+            if let Ok(Some((_, status))) = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG)
+            {
+                self.report(zombie.pid, status, Some(zombie.comm));
             }
-            let command = procs::stat(pid as u32).map(|p| p.comm);
-            let mut status = 0;
-            // SAFETY: reaping the child waitid just reported.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-            let exit = ExitDesc::from_wait_status(status);
-            let is_cli = pid as u32 == self.cli;
-            if is_cli {
-                self.cli_exit = Some(exit.clone());
-            }
-            let _ = WireMessage::Reaped {
-                t_ns: monotonic_ns(),
-                pid: pid as u32,
-                exit,
-                command,
-                cli: is_cli,
-            }
-            .send(&self.events);
+        }
+        // Any child that exited between the scan and now.
+        while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
+            self.report(pid.as_raw_nonzero().get() as u32, status, None);
         }
     }
 
+    fn report(&mut self, pid: u32, status: rustix::process::WaitStatus, command: Option<String>) {
+        let exit = match (status.exit_status(), status.terminating_signal()) {
+            (Some(code), _) => ExitDesc::Code(code),
+            (None, Some(signal)) => ExitDesc::Signal(signal),
+            _ => ExitDesc::Vanished,
+        };
+        let is_cli = pid == self.cli;
+        if is_cli {
+            self.cli_exit = Some(exit.clone());
+        }
+        let _ = WireMessage::Reaped {
+            t_ns: monotonic_ns(),
+            pid,
+            exit,
+            command,
+            cli: is_cli,
+        }
+        .send(&self.events);
+    }
+
     /// SIGTERM to every descendant, SIGKILL after the grace period, until none is left.
-    fn terminate_all(&mut self, signals: &SignalFd) {
+    fn terminate_all(&mut self, wake: &Wakeup) {
         let me = std::process::id();
         for p in procs::descendants(me) {
-            procs::signal(p.pid, libc::SIGTERM);
+            procs::signal(p.pid, Signal::TERM);
         }
-        self.wait_until_empty(signals, GRACE);
+        self.wait_until_empty(wake, GRACE);
         for _ in 0..20 {
             let left = procs::descendants(me);
             if left.is_empty() {
                 break;
             }
             for p in left {
-                procs::signal(p.pid, libc::SIGKILL);
+                procs::signal(p.pid, Signal::KILL);
             }
-            self.wait_until_empty(signals, Duration::from_millis(200));
+            self.wait_until_empty(wake, Duration::from_millis(200));
         }
         self.reap_all();
     }
 
-    fn wait_until_empty(&mut self, signals: &SignalFd, limit: Duration) {
+    fn wait_until_empty(&mut self, wake: &Wakeup, limit: Duration) {
         let deadline = Instant::now() + limit;
         let me = std::process::id();
         loop {
@@ -202,63 +252,7 @@ impl Reaper {
             if left.is_zero() {
                 return;
             }
-            let mut fd = libc::pollfd {
-                fd: signals.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: poll on our signalfd; wakes on the next SIGCHLD or the deadline.
-            unsafe { libc::poll(&mut fd, 1, left.as_millis().max(1) as i32) };
-            let _ = signals.drain();
-        }
-    }
-}
-
-/// A `signalfd` for a set of blocked signals.
-struct SignalFd {
-    fd: OwnedFd,
-}
-
-impl SignalFd {
-    fn new(signals: &[i32]) -> std::io::Result<SignalFd> {
-        // SAFETY: building a sigset, blocking it for this thread, and creating a signalfd on it.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for s in signals {
-                libc::sigaddset(&mut set, *s);
-            }
-            if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(SignalFd {
-                fd: OwnedFd::from_raw_fd(fd),
-            })
-        }
-    }
-
-    /// Signals pending on the descriptor.
-    fn drain(&self) -> Vec<i32> {
-        let mut out = Vec::new();
-        loop {
-            // SAFETY: reading whole signalfd_siginfo records into a buffer of that type.
-            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            let n = unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    &mut info as *mut _ as *mut libc::c_void,
-                    size,
-                )
-            };
-            if n != size as isize {
-                return out;
-            }
-            out.push(info.ssi_signo as i32);
+            wake.wait(left); // wakes on the next SIGCHLD, or at the deadline
         }
     }
 }
@@ -271,17 +265,10 @@ pub struct Lifeline {
 
 impl Lifeline {
     pub fn new() -> std::io::Result<Lifeline> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two descriptors we then own.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: both descriptors were just created and are owned by nobody else.
-        Ok(unsafe {
-            Lifeline {
-                read: Some(OwnedFd::from_raw_fd(fds[0])),
-                write: Some(OwnedFd::from_raw_fd(fds[1])),
-            }
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Lifeline {
+            read: Some(read),
+            write: Some(write),
         })
     }
 
@@ -301,15 +288,22 @@ impl Lifeline {
             cmd.arg("--pty");
         }
         cmd.arg("--").arg(program).args(args);
-        let read = self.read.as_ref().map(|fd| fd.as_raw_fd()).unwrap_or(-1);
+        let read = self
+            .read
+            .as_ref()
+            .and_then(|fd| fd.try_clone().ok())
+            .map(std::sync::Arc::new);
         // SAFETY: dup2 between fork and exec is async-signal-safe; the new fd 3 has no
         // CLOEXEC, so the supervisor inherits it.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(read, LIFELINE_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
+                let Some(read) = &read else {
+                    return Err(std::io::Error::other("no lifeline"));
+                };
+                let mut target = OwnedFd::from_raw_fd(LIFELINE_FD);
+                let result = rustix::io::dup2(read.as_fd(), &mut target);
+                std::mem::forget(target); // fd 3 must stay open across exec
+                result.map_err(Into::into)
             });
         }
         cmd

@@ -8,6 +8,7 @@
 pub mod clock;
 pub mod normalize;
 pub mod recorder;
+pub mod run;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
@@ -180,8 +181,17 @@ pub enum EventKind {
     SessionClosed,
     /// The run's ceiling ended the run.
     CeilingHit { ceiling_s: f64 },
-    /// The run was interrupted (Ctrl-C or SIGTERM to the harness).
-    Interrupted,
+    /// The run was interrupted: a signal to the harness (SIGINT, SIGTERM, SIGHUP) or to its
+    /// supervisor. What the CLI did after it is not the CLI's own behaviour.
+    Interrupted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<String>,
+    },
+    /// The harness's own machinery failed (its supervisor died, the fake API stopped): the
+    /// run was cut short.
+    HarnessFailed { what: String },
+    /// Watched work was still running past the hang bound its scenario declares.
+    WorkOverdue { work: String, bound_s: f64 },
     /// A process the run started was still alive after cleanup and had to be killed.
     Leftover { pid: u32, command: String },
     /// A fact read from a transcript (seed 004's rules).
@@ -285,12 +295,50 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",
         libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
         libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
         libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
         libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
         libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
         libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
         _ => "signal",
+    }
+}
+
+/// A task status as the CLI reports it (`task_updated`, `background_tasks`), classified.
+/// The raw text stays on the events; this is how the harness reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Still going (`running`, `pending`, `idle`, or a status this harness does not know).
+    Live,
+    Completed,
+    /// Failed on its own (`failed`, `error`).
+    Failed,
+    /// Ended by someone (`killed`, `stopped`, `cancelled`).
+    Killed,
+}
+
+impl TaskStatus {
+    pub fn parse(status: &str) -> TaskStatus {
+        match status {
+            "completed" => TaskStatus::Completed,
+            "failed" | "error" => TaskStatus::Failed,
+            "killed" | "stopped" | "cancelled" | "canceled" => TaskStatus::Killed,
+            _ => TaskStatus::Live,
+        }
+    }
+
+    /// True once the task is no longer running.
+    pub fn is_terminal(self) -> bool {
+        self != TaskStatus::Live
     }
 }
 
@@ -321,5 +369,56 @@ impl Timeline {
 
     pub fn iter(&self) -> impl Iterator<Item = &Event> {
         self.events.iter()
+    }
+
+    /// The part of the timeline that shows the CLI's own behaviour: everything, for a run that
+    /// ended on its own; up to the cut, for a run the harness ended (its ceiling, a signal, its
+    /// own failure, a hang bound). After a signal, ends of processes and of the CLI in the
+    /// moments before it are left out too: a signal to the whole process tree reaches them
+    /// before the harness hears of it, so they are not the CLI's doing.
+    pub fn observed(&self, end: run::EndReason) -> Timeline {
+        let Some(cut) = self.iter().find(|e| e.kind.ends_the_run()) else {
+            return self.clone();
+        };
+        let interrupted =
+            matches!(cut.kind, EventKind::Interrupted { .. }) || end == run::EndReason::Interrupted;
+        let raced = |e: &Event| {
+            interrupted && e.t_ms >= cut.t_ms - run::SIGNAL_RACE_MS && e.kind.signal_could_cause()
+        };
+        Timeline::new(
+            self.iter()
+                .filter(|e| e.t_ms <= cut.t_ms && !raced(e))
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+impl EventKind {
+    /// Events by which the harness ends a run.
+    pub fn ends_the_run(&self) -> bool {
+        matches!(
+            self,
+            EventKind::CeilingHit { .. }
+                | EventKind::Interrupted { .. }
+                | EventKind::HarnessFailed { .. }
+                | EventKind::WorkOverdue { .. }
+        )
+    }
+
+    /// Events a signal to the whole process tree could cause: a process ending other than by
+    /// a clean exit, the CLI's exit, a task marked failed or killed.
+    fn signal_could_cause(&self) -> bool {
+        match self {
+            EventKind::CliExited { .. } => true,
+            EventKind::TrackEnded { exit, .. } | EventKind::ProcessExited { exit, .. } => {
+                !exit.success()
+            }
+            EventKind::TaskUpdated { status, .. } => matches!(
+                TaskStatus::parse(status),
+                TaskStatus::Failed | TaskStatus::Killed
+            ),
+            _ => false,
+        }
     }
 }

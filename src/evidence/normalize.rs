@@ -357,6 +357,8 @@ impl Normalizer {
                 };
                 vec![self.event(t_ms, Source::Os, None, kind)]
             }
+            // The driver records the interruption itself, as the run's end.
+            WireMessage::SupervisorStopped { .. } => vec![],
         }
     }
 }

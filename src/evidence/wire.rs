@@ -38,6 +38,9 @@ pub enum WireMessage {
         /// True for the CLI itself (the supervisor's direct child).
         cli: bool,
     },
+    /// The supervisor was told to stop by a signal from outside the harness (a signal to the
+    /// whole process tree, say); it is ending the run.
+    SupervisorStopped { t_ns: u64, signal: i32 },
 }
 
 impl WireMessage {
@@ -46,7 +49,8 @@ impl WireMessage {
             WireMessage::Hook { t_ns, .. }
             | WireMessage::TrackStart { t_ns, .. }
             | WireMessage::TrackEnd { t_ns, .. }
-            | WireMessage::Reaped { t_ns, .. } => *t_ns,
+            | WireMessage::Reaped { t_ns, .. }
+            | WireMessage::SupervisorStopped { t_ns, .. } => *t_ns,
         }
     }
 

@@ -11,14 +11,16 @@ pub mod progress;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::Semaphore;
 
 use crate::backend::Cli;
 use crate::classify;
 use crate::driver::netns::NetworkPolicy;
-use crate::driver::{self, LiveStatus, RunRecord, RunRequest, StatusHandle};
+use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
+use crate::evidence::Timeline;
+use crate::report::redact::Redactor;
 use crate::report::{self, json::RunResult};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Plan, Scenario, ScenarioError};
 
 /// One run to make.
 #[derive(Debug, Clone)]
@@ -81,47 +83,49 @@ pub struct ExecOptions {
 pub enum ExecError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("{cell}: {source}")]
-    Driver {
-        cell: String,
-        source: driver::DriverError,
-    },
 }
 
-/// A finished cell.
+/// A finished and judged cell, written to `dir`.
 #[derive(Debug, Clone)]
 pub struct CellResult {
     pub job: Job,
-    pub record: RunRecord,
+    pub dir: PathBuf,
     pub result: RunResult,
+    pub timeline: Timeline,
+}
+
+/// A cell that could not run: its CLI did not start, or its folder could not be written.
+#[derive(Debug, Clone)]
+pub struct SetupFailure {
+    pub job: Job,
+    pub message: String,
+}
+
+/// Everything an invocation ran: judged cells and setup failures, in job order.
+#[derive(Debug, Default)]
+pub struct Execution {
+    pub cells: Vec<CellResult>,
+    pub failures: Vec<SetupFailure>,
 }
 
 /// Runs every job, at most `jobs` at a time; stops starting new ones once `cancel` is set.
-/// Results come back in job order; jobs that never started are absent.
+/// Jobs that never started are absent from the result.
 pub async fn execute(
     jobs: Vec<Job>,
     opts: &ExecOptions,
-    cancel: watch::Receiver<bool>,
-) -> Result<Vec<CellResult>, ExecError> {
+    cancel: Cancel,
+) -> Result<Execution, ExecError> {
     let limit = Arc::new(Semaphore::new(opts.jobs.max(1)));
     let statuses: Arc<Mutex<Vec<(String, StatusHandle)>>> = Arc::default();
     let board = progress::Board::start(statuses.clone(), jobs.len(), opts.progress);
     let mut handles = Vec::new();
     for job in jobs {
         let plan = job.scenario.plan(&job.variant, &job.overrides)?;
-        let limit = limit.clone();
-        let cancel = cancel.clone();
-        let statuses = statuses.clone();
-        let board = board.clone();
-        let opts = opts.clone();
-        let watch = plan.watch.clone();
-        let checks = plan.checks.clone();
-        let settle_ms = plan.driver.settle.as_secs_f64() * 1000.0;
-        let saved_plan = plan.clone();
-        let source = job.scenario.source.clone();
+        let (limit, cancel, statuses) = (limit.clone(), cancel.clone(), statuses.clone());
+        let (board, opts) = (board.clone(), opts.clone());
         handles.push(tokio::spawn(async move {
             let _permit = limit.acquire_owned().await.expect("semaphore open");
-            if *cancel.borrow() {
+            if cancel.borrow().is_some() {
                 return None;
             }
             let status: StatusHandle = Arc::new(Mutex::new(LiveStatus::default()));
@@ -129,84 +133,78 @@ pub async fn execute(
                 .lock()
                 .expect("status list")
                 .push((job.title(), status.clone()));
-            let dir = opts.run_dir.join(job.folder());
-            let result = driver::run(RunRequest {
-                plan,
-                cli: job.cli.clone(),
-                repetition: job.repetition,
-                dir,
-                template: opts.template.clone(),
-                keep_sandbox: opts.keep,
-                network: opts.network,
-                cancel,
-                status: status.clone(),
-                command: job.command(),
-                scenario_source: job.scenario.source.clone(),
-            })
-            .await;
+            let outcome = run_cell(&job, plan, &opts, cancel, status.clone()).await;
             statuses
                 .lock()
                 .expect("status list")
                 .retain(|(_, s)| !Arc::ptr_eq(s, &status));
-            let result = result.and_then(|record| {
-                let judgement = classify::judge(&classify::Input {
-                    timeline: &record.timeline,
-                    end: &record.info.end,
-                    cli_exit: record.info.cli_exit.as_ref(),
-                    watch: &watch,
-                    checks: &checks,
-                    settle_ms,
-                });
-                let result = RunResult::new(&record, judgement);
-                report::write_run_reports(
-                    &record.dir,
-                    &record.redactor,
-                    &result,
-                    &record.timeline,
-                    &saved_plan,
-                    Some(&source),
-                    None,
-                )
-                .map_err(driver::DriverError::Store)?;
-                Ok((record, result))
-            });
-            board.finished(&job.title(), result.as_ref().ok().map(|(_, r)| r));
-            Some(match result {
-                Ok((record, result)) => Ok(CellResult {
+            board.finished(&job.title(), outcome.as_ref().ok().map(|(_, r, _)| r));
+            Some(match outcome {
+                Ok((dir, result, timeline)) => Ok(CellResult {
                     job,
-                    record,
+                    dir,
                     result,
+                    timeline,
                 }),
-                Err(source) => Err(ExecError::Driver {
-                    cell: job.title(),
-                    source,
-                }),
+                Err(message) => Err(SetupFailure { job, message }),
             })
         }));
     }
-    let mut results = Vec::new();
-    let mut first_error = None;
+    let mut execution = Execution::default();
     for handle in handles {
         match handle.await {
-            Ok(Some(Ok(cell))) => results.push(cell),
-            Ok(Some(Err(e))) => {
-                if first_error.is_none() {
-                    first_error = Some(e);
-                }
-            }
+            Ok(Some(Ok(cell))) => execution.cells.push(cell),
+            Ok(Some(Err(failure))) => execution.failures.push(failure),
             Ok(None) => {}
             Err(join) => tracing::error!(%join, "a run task panicked"),
         }
     }
     board.stop();
-    match first_error {
-        Some(e) if results.is_empty() => Err(e),
-        Some(e) => {
-            tracing::error!("{e}");
-            Ok(results)
-        }
-        None => Ok(results),
+    Ok(execution)
+}
+
+/// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.
+async fn run_cell(
+    job: &Job,
+    plan: Plan,
+    opts: &ExecOptions,
+    cancel: Cancel,
+    status: StatusHandle,
+) -> Result<(PathBuf, RunResult, Timeline), String> {
+    let output = driver::run(RunRequest {
+        plan: plan.clone(),
+        cli: job.cli.clone(),
+        repetition: job.repetition,
+        template: opts.template.clone(),
+        network: opts.network,
+        cancel,
+        status,
+        command: job.command(),
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let judgement = classify::judge_run(&output.info, &output.timeline, &plan);
+    let result = RunResult::new(&output.info, judgement);
+    let dir = opts.run_dir.join(job.folder());
+    let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
+    report::write_run(
+        &dir,
+        &redactor,
+        &report::RunFiles {
+            result: &result,
+            timeline: &output.timeline,
+            raw: &output.raw,
+            plan: &plan,
+            scenario_source: &job.scenario.source,
+        },
+    )
+    .map_err(|e| format!("{}: {e}", dir.display()))?;
+    if opts.keep || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
+        let mut sandbox = output.sandbox;
+        let kept = sandbox.keep();
+        tracing::info!(sandbox = %kept.display(), "sandbox kept");
     }
+    Ok((dir, result, output.timeline))
 }
 
 /// A run-id: UTC date and time plus a short suffix, sortable and unique enough.

@@ -175,7 +175,12 @@ pub fn describe(e: &Event) -> String {
         },
         EventKind::SessionClosed => "session closed by the driver".into(),
         EventKind::CeilingHit { ceiling_s } => format!("ceiling of {ceiling_s:.0} s reached"),
-        EventKind::Interrupted => "run interrupted".into(),
+        EventKind::Interrupted { signal: Some(s) } => format!("run interrupted ({s})"),
+        EventKind::Interrupted { signal: None } => "run interrupted".into(),
+        EventKind::HarnessFailed { what } => format!("the harness failed: {what}"),
+        EventKind::WorkOverdue { work, bound_s } => {
+            format!("`{work}` still running past its {bound_s:.1} s hang bound")
+        }
         EventKind::Leftover { pid, command } => {
             format!("leftover process {pid} `{command}` killed")
         }

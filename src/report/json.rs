@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{self, Judgement, Outcome};
-use crate::driver::{RunInfo, RunRecord};
+use crate::evidence::run::RunInfo;
 
 pub const RESULT_SCHEMA: u32 = 1;
 pub const SUMMARY_SCHEMA: u32 = 1;
@@ -24,8 +24,8 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    pub fn new(record: &RunRecord, judgement: Judgement) -> RunResult {
-        let expect = record.info.expect.as_deref().and_then(Outcome::parse);
+    pub fn new(info: &RunInfo, judgement: Judgement) -> RunResult {
+        let expect = info.expect;
         let verdict_ok = expect.map(|e| e == judgement.outcome);
         let checks_ok = judgement
             .checks
@@ -38,7 +38,7 @@ impl RunResult {
         };
         RunResult {
             schema: RESULT_SCHEMA,
-            run: record.info.clone(),
+            run: info.clone(),
             judgement,
             expect,
             matches_expect,
@@ -71,11 +71,23 @@ pub struct CellSummary {
     pub dirs: Vec<String>,
 }
 
+/// A cell that could not run: its CLI did not start, or its folder could not be written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SetupError {
+    pub scenario: String,
+    pub variant: String,
+    pub cli: String,
+    pub message: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub schema: u32,
     pub run_id: String,
     pub cells: Vec<CellSummary>,
+    /// Cells that could not run at all (exit code 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_errors: Vec<SetupError>,
     pub interrupted: bool,
 }
 
@@ -113,7 +125,12 @@ impl CellStats {
 }
 
 impl Summary {
-    pub fn build(run_id: &str, results: &[(RunResult, String)], interrupted: bool) -> Summary {
+    pub fn build(
+        run_id: &str,
+        results: &[(RunResult, String)],
+        setup_errors: &[SetupError],
+        interrupted: bool,
+    ) -> Summary {
         let mut cells: Vec<CellSummary> = Vec::new();
         let mut keys: Vec<String> = Vec::new();
         for (r, _) in results {
@@ -145,6 +162,7 @@ impl Summary {
             schema: SUMMARY_SCHEMA,
             run_id: run_id.to_string(),
             cells,
+            setup_errors: setup_errors.to_vec(),
             interrupted,
         }
     }

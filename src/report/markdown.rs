@@ -173,6 +173,16 @@ pub fn render(d: &Draft) -> String {
     if let Some(a) = d.agreement {
         let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
     }
+    if run.end.cut_short() {
+        let _ = writeln!(
+            s,
+            "> **This run was cut short** ({}). Everything below is what it saw up to then: a verdict that needed the rest of the run is `unknown`, and nothing that happened after the cut is attributed to the CLI.\n",
+            run.end_detail.as_deref().unwrap_or(run.end.as_str())
+        );
+    }
+    for unsent in &run.unsent_inputs {
+        let _ = writeln!(s, "> Note: {unsent}.\n");
+    }
 
     let _ = writeln!(s, "## Repro\n");
     let mut steps = vec![
@@ -284,10 +294,22 @@ pub fn render(d: &Draft) -> String {
         "All sources on one clock, seconds since the run started (every event is in `timeline.json`).\n"
     );
     let _ = writeln!(s, "| time | source | agent | event |\n|---:|---|---|---|");
+    // What the harness's cleanup did after a cut is shown, and said to be such.
+    let cut_t = run
+        .end
+        .cut_short()
+        .then(|| d.timeline.iter().find(|e| e.kind.ends_the_run()))
+        .flatten()
+        .map(|e| e.t_ms);
     for e in d.timeline.iter().filter(|e| is_notable(e)) {
+        let after_cut = if cut_t.is_some_and(|t| e.t_ms > t) {
+            " (after the run was cut short)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {}{after_cut} |",
             secs(e.t_ms),
             format!("{:?}", e.source).to_lowercase(),
             e.agent.as_deref().unwrap_or(""),

@@ -161,9 +161,20 @@ pub fn diagram(tl: &Timeline) -> String {
                 let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
                 lines.push(format!("Note over {main}: ceiling reached ({t})"));
             }
-            EventKind::Interrupted => {
+            EventKind::Interrupted { .. } => {
                 let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
                 lines.push(format!("Note over {main}: run interrupted ({t})"));
+            }
+            EventKind::HarnessFailed { .. } => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                lines.push(format!("Note over {main}: the harness failed ({t})"));
+            }
+            EventKind::WorkOverdue { work, .. } => {
+                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                lines.push(format!(
+                    "Note over {main}: {} passes its hang bound ({t})",
+                    clean(work)
+                ));
             }
             _ => {}
         }

@@ -8,7 +8,6 @@ pub mod markdown;
 pub mod mermaid;
 pub mod redact;
 pub mod saved;
-pub mod schema;
 pub mod store;
 pub mod svg;
 pub mod terminal;
@@ -16,6 +15,7 @@ pub mod terminal;
 use std::path::Path;
 
 use crate::evidence::Timeline;
+use crate::evidence::run::RawEvidence;
 use crate::scenario::Plan;
 use json::RunResult;
 use redact::Redactor;
@@ -57,4 +57,40 @@ pub fn write_run_reports(
         &dir.join(REPORT_FILE),
         redactor.text(&markdown::render(&draft)).as_bytes(),
     )
+}
+
+/// What a finished run's folder is made of.
+pub struct RunFiles<'a> {
+    pub result: &'a RunResult,
+    pub timeline: &'a Timeline,
+    pub raw: &'a RawEvidence,
+    pub plan: &'a Plan,
+    pub scenario_source: &'a str,
+}
+
+/// Writes a finished run's folder: created exclusively, `run.json` marked incomplete until the
+/// evidence and every report are written.
+pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), store::StoreError> {
+    store::create_exclusive(dir)?;
+    store::begin_run(dir, redactor, &run.result.run)?;
+    store::write_run_evidence(
+        dir,
+        redactor,
+        &store::RunEvidence {
+            timeline: run.timeline,
+            plan: run.plan,
+            raw: run.raw,
+            scenario_source: run.scenario_source,
+        },
+    )?;
+    write_run_reports(
+        dir,
+        redactor,
+        run.result,
+        run.timeline,
+        run.plan,
+        Some(run.scenario_source),
+        None,
+    )?;
+    store::end_run(dir, redactor, &run.result.run)
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::json::RunResult;
 use super::redact::Redactor;
 use crate::classify;
-use crate::driver::RunInfo;
 use crate::evidence::Timeline;
+use crate::evidence::run::RunInfo;
 use crate::scenario::Plan;
 
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +17,10 @@ pub enum SavedError {
     Read { path: String, message: String },
     #[error("{0}: no run folders (folders holding run.json) in it")]
     Empty(String),
+    #[error(
+        "{0}: the run's folder was not completely written (its run.json says incomplete); skipped"
+    )]
+    Incomplete(String),
     #[error(transparent)]
     Store(#[from] super::store::StoreError),
 }
@@ -43,9 +47,13 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SavedErro
 
 impl SavedRun {
     pub fn load(dir: &Path) -> Result<SavedRun, SavedError> {
+        let info: RunInfo = read_json(&dir.join("run.json"))?;
+        if !info.complete {
+            return Err(SavedError::Incomplete(dir.display().to_string()));
+        }
         Ok(SavedRun {
             dir: dir.to_path_buf(),
-            info: read_json(&dir.join("run.json"))?,
+            info,
             timeline: read_json(&dir.join("timeline.json"))?,
             plan: read_json(&dir.join("plan.json"))?,
             scenario_source: std::fs::read_to_string(dir.join("scenario.toml")).ok(),
@@ -54,21 +62,8 @@ impl SavedRun {
 
     /// Judges the saved timeline with the saved plan's watch list and checks.
     pub fn judge(&self) -> RunResult {
-        let judgement = classify::judge(&classify::Input {
-            timeline: &self.timeline,
-            end: &self.info.end,
-            cli_exit: self.info.cli_exit.as_ref(),
-            watch: &self.plan.watch,
-            checks: &self.plan.checks,
-            settle_ms: self.plan.driver.settle.as_secs_f64() * 1000.0,
-        });
-        let record_like = crate::driver::RunRecord {
-            info: self.info.clone(),
-            timeline: self.timeline.clone(),
-            dir: self.dir.clone(),
-            redactor: Redactor::basic(),
-        };
-        RunResult::new(&record_like, judgement)
+        let judgement = classify::judge_run(&self.info, &self.timeline, &self.plan);
+        RunResult::new(&self.info, judgement)
     }
 
     /// Writes result.json, report.md and timeline.svg again.

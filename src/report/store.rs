@@ -1,6 +1,8 @@
-//! Writing a run's folder: raw evidence, `timeline.json`, `run.json`, all redacted, each file
-//! written atomically (temp file, fsync, rename), `run.json` last so a folder without it is a
-//! run that did not finish writing.
+//! Writing files: every file atomically (a temp file in the same folder, fsynced, renamed over
+//! the target), and a run's folder in an order that tells a finished folder from a broken one:
+//! `run.json` first, marked incomplete, then the evidence and the reports, then `run.json`
+//! again, complete. A folder whose `run.json` stays incomplete (a full disk, say) is skipped by
+//! `report` and `merge`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::redact::Redactor;
-use crate::driver::RunInfo;
 use crate::evidence::Timeline;
+use crate::evidence::run::{RawEvidence, RunInfo};
 use crate::scenario::Plan;
 
 #[derive(Debug, thiserror::Error)]
@@ -27,71 +29,15 @@ fn err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 }
 
 /// Writes `bytes` to `path` so that a reader sees the old file or the whole new one, never a
-/// part, even if the harness is killed mid-write. The data is written to an unnamed file
-/// (`O_TMPFILE`), fsynced, given a temporary name and renamed over `path`; only the last two
-/// steps, microseconds apart, ever show a name. Where `O_TMPFILE` is unsupported, a named
-/// temp file is used instead.
+/// part, even if the harness is killed mid-write: a temp file in the same folder is written,
+/// fsynced, and renamed over `path`. A killed writer leaves at most a `.wakeprobe-*.partial`
+/// temp file, never a partial `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    use std::os::unix::ffi::OsStrExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err(dir))?;
-    let c_dir = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|e| StoreError {
-        path: dir.display().to_string(),
-        source: std::io::Error::other(e),
-    })?;
-    // SAFETY: open(2) with a valid C string; the descriptor is owned by the File below.
-    let fd = unsafe {
-        libc::open(
-            c_dir.as_ptr(),
-            libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC,
-            0o644,
-        )
-    };
-    if fd < 0 {
-        return write_named_temp(dir, path, bytes);
-    }
-    // SAFETY: fd is a fresh descriptor nobody else owns.
-    let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    file.write_all(bytes).map_err(err(path))?;
-    file.sync_all().map_err(err(path))?;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.{}.{n}.partial", std::process::id()));
-    let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
-    let c_temp = std::ffi::CString::new(temp.as_os_str().as_bytes()).map_err(|e| StoreError {
-        path: temp.display().to_string(),
-        source: std::io::Error::other(e),
-    })?;
-    // SAFETY: linkat with valid C strings gives the unnamed file its temporary name.
-    let rc = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            proc_path.as_ptr(),
-            libc::AT_FDCWD,
-            c_temp.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if rc != 0 {
-        return write_named_temp(dir, path, bytes);
-    }
-    std::fs::rename(&temp, path).map_err(|source| {
-        let _ = std::fs::remove_file(&temp);
-        StoreError {
-            path: path.display().to_string(),
-            source,
-        }
-    })
-}
-
-fn write_named_temp(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".wakeprobe-")
         .suffix(".partial")
@@ -119,47 +65,69 @@ pub fn write_json<T: Serialize>(
     write_atomic(path, redactor.text(&(text + "\n")).as_bytes())
 }
 
-/// Everything a run leaves behind.
+/// Creates `dir` and its parents; `dir` itself must not exist yet, so no two runs can share a
+/// folder.
+pub fn create_exclusive(dir: &Path) -> Result<(), StoreError> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(err(parent))?;
+    }
+    std::fs::create_dir(dir).map_err(err(dir))
+}
+
+/// Marks a run folder as being written (`run.json` with `complete: false`).
+pub fn begin_run(dir: &Path, r: &Redactor, info: &RunInfo) -> Result<(), StoreError> {
+    let mut pending = info.clone();
+    pending.complete = false;
+    write_json(&dir.join("run.json"), r, &pending)
+}
+
+/// Marks a run folder as whole.
+pub fn end_run(dir: &Path, r: &Redactor, info: &RunInfo) -> Result<(), StoreError> {
+    let mut done = info.clone();
+    done.complete = true;
+    write_json(&dir.join("run.json"), r, &done)
+}
+
+/// Everything a run leaves behind besides its reports.
 pub struct RunEvidence<'a> {
-    pub info: &'a RunInfo,
     pub timeline: &'a Timeline,
     pub plan: &'a Plan,
-    pub stream: &'a [(f64, String)],
-    pub hooks: &'a [(f64, String)],
-    /// The sandbox's evidence folder (API journal, request bodies, stderr, pty bytes).
-    pub raw_dir: &'a Path,
-    /// The CLI's transcripts folder in the sandbox HOME.
-    pub transcripts: &'a Path,
+    pub raw: &'a RawEvidence,
     pub scenario_source: &'a str,
 }
 
+/// The raw evidence, the timeline, the plan and the scenario file, redacted.
 pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<(), StoreError> {
-    std::fs::create_dir_all(dir).map_err(err(dir))?;
     // Raw lines are kept byte for byte (key order included): guards and parsers downstream may
     // depend on the exact text the CLI produced.
     write_lines(
         &dir.join("stream.jsonl"),
         r,
-        ev.stream.iter().map(|(t, line)| raw_line(*t, "line", line)),
+        ev.raw
+            .stream
+            .iter()
+            .map(|(t, line)| raw_line(*t, "line", line)),
     )?;
     write_lines(
         &dir.join("hooks.jsonl"),
         r,
-        ev.hooks
+        ev.raw
+            .hooks
             .iter()
             .map(|(t, payload)| raw_line(*t, "payload", payload)),
     )?;
-    copy_redacted(ev.raw_dir, dir, r)?;
-    if ev.transcripts.is_dir() {
-        copy_redacted(ev.transcripts, &dir.join("transcripts"), r)?;
+    if ev.raw.raw_dir.is_dir() {
+        copy_redacted(&ev.raw.raw_dir, dir, r)?;
+    }
+    if ev.raw.transcripts.is_dir() {
+        copy_redacted(&ev.raw.transcripts, &dir.join("transcripts"), r)?;
     }
     write_atomic(
         &dir.join("scenario.toml"),
         r.text(ev.scenario_source).as_bytes(),
     )?;
     write_json(&dir.join("plan.json"), r, ev.plan)?;
-    write_json(&dir.join("timeline.json"), r, ev.timeline)?;
-    write_json(&dir.join("run.json"), r, ev.info)
+    write_json(&dir.join("timeline.json"), r, ev.timeline)
 }
 
 /// `{"t_ms":T,"KEY":RAW}` with RAW embedded as is when it is JSON, else as a JSON string.
@@ -220,5 +188,14 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_run_folder_is_created_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("x/y");
+        create_exclusive(&run).unwrap();
+        let again = create_exclusive(&run).unwrap_err();
+        assert_eq!(again.source.kind(), std::io::ErrorKind::AlreadyExists);
     }
 }

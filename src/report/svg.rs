@@ -30,7 +30,9 @@ fn lane_of(e: &Event, task_lanes: &BTreeMap<String, String>) -> Option<String> {
         EventKind::UserInput { .. } => Some(crate::scenario::MAIN_AGENT.into()),
         EventKind::CliExited { .. }
         | EventKind::CeilingHit { .. }
-        | EventKind::Interrupted
+        | EventKind::Interrupted { .. }
+        | EventKind::HarnessFailed { .. }
+        | EventKind::WorkOverdue { .. }
         | EventKind::SessionClosed => Some(crate::scenario::MAIN_AGENT.into()),
         _ => e.agent.clone(),
     }
@@ -203,7 +205,11 @@ pub fn render(tl: &Timeline, title: &str) -> String {
                 cx + 5.0,
                 ly - 5.0
             ),
-            EventKind::CliExited { .. } | EventKind::CeilingHit { .. } | EventKind::Interrupted => {
+            EventKind::CliExited { .. }
+            | EventKind::CeilingHit { .. }
+            | EventKind::Interrupted { .. }
+            | EventKind::HarnessFailed { .. }
+            | EventKind::WorkOverdue { .. } => {
                 format!(
                     r##"<line x1="{cx:.1}" y1="{TOP}" x2="{cx:.1}" y2="{:.1}" stroke="#cf222e" stroke-dasharray="4 3">"##,
                     TOP + lanes.len() as f64 * LANE

@@ -6,14 +6,32 @@ use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
 use super::json::{RunResult, Summary};
 use crate::classify::Outcome;
+use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
 
 /// A run's key handoff times, e.g. `worker turn-end 0.69s · SubagentStop(worker) 0.70s · bg killed 5.95s`.
-pub fn handoffs(timeline: &Timeline) -> String {
+/// A run the harness cut short ends with the cut: what its cleanup (or a signal) did is not a
+/// handoff.
+pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
     let mut parts: Vec<String> = Vec::new();
-    for e in timeline.iter() {
+    let mut cut = None;
+    for e in timeline.observed(end).iter() {
         let t = e.t_ms / 1000.0;
         let agent = e.agent.as_deref().unwrap_or("?");
+        let ended = match &e.kind {
+            EventKind::CeilingHit { .. } => Some(format!("ceiling {t:.2}s")),
+            EventKind::Interrupted { signal } => Some(format!(
+                "{} {t:.2}s",
+                signal.as_deref().unwrap_or("interrupted")
+            )),
+            EventKind::HarnessFailed { .. } => Some(format!("harness failed {t:.2}s")),
+            EventKind::WorkOverdue { work, .. } => Some(format!("{work} hung {t:.2}s")),
+            _ => None,
+        };
+        if ended.is_some() {
+            cut = ended;
+            break;
+        }
         let part = match &e.kind {
             EventKind::TurnEnded { .. } if agent != crate::scenario::MAIN_AGENT => {
                 Some(format!("{agent} turn-end {t:.2}s"))
@@ -44,6 +62,7 @@ pub fn handoffs(timeline: &Timeline) -> String {
         parts.truncate(5);
         parts.push("…".into());
     }
+    parts.extend(cut);
     parts.join(" · ")
 }
 
@@ -117,7 +136,10 @@ pub fn summary(summary: &Summary, results: &[(&RunResult, &Timeline)], color: bo
             .latency_ms
             .map(|l| format!("{:.2}s", l / 1000.0))
             .unwrap_or_else(|| "-".into());
-        let handoff = runs.first().map(|(_, t)| handoffs(t)).unwrap_or_default();
+        let handoff = runs
+            .first()
+            .map(|(r, t)| handoffs(t, r.run.end))
+            .unwrap_or_default();
         let mut verdict_cell = Cell::new(verdict);
         let mut expected_cell = Cell::new(expected);
         if color {
@@ -138,4 +160,45 @@ pub fn summary(summary: &Summary, results: &[(&RunResult, &Timeline)], color: bo
         ]);
     }
     table.to_string()
+}
+
+/// The lines under the table for one run: its verdict with the hypothesis, whether that is
+/// what the scenario expects, how the run ended when the harness cut it short, and the
+/// explanation. The expectation is stated here exactly as the table's ✓/✗ states it.
+pub fn verdict_lines(result: &RunResult) -> String {
+    let run = &result.run;
+    let Some(v) = result.judgement.primary() else {
+        return format!(
+            "{}/{} on {}: no verdict",
+            run.scenario, run.variant, run.cli_label
+        );
+    };
+    let expectation = match (result.expect, result.matches_expect) {
+        (Some(e), Some(true)) => format!(", as the scenario expects ({e})"),
+        (Some(e), Some(false)) if e == v.outcome => {
+            format!(", as the scenario expects ({e}), but a check failed")
+        }
+        (Some(e), Some(false)) => format!(", but the scenario expects {e}"),
+        (None, Some(false)) => ", and a check failed".to_string(),
+        _ => String::new(),
+    };
+    let mut text = format!(
+        "{}/{} on {}: {} ({}){expectation}",
+        run.scenario,
+        run.variant,
+        run.cli_label,
+        v.outcome,
+        v.outcome.hypothesis()
+    );
+    if run.end.cut_short() {
+        text.push_str(&format!(
+            "\n  the run was cut short: {}",
+            run.end_detail.as_deref().unwrap_or(run.end.as_str())
+        ));
+    }
+    for unsent in &run.unsent_inputs {
+        text.push_str(&format!("\n  {unsent}"));
+    }
+    text.push_str(&format!("\n  {}", v.explanation));
+    text
 }

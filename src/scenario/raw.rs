@@ -168,6 +168,8 @@ pub enum Until {
 pub struct RawWatch {
     pub waiter: Spanned<String>,
     pub work: Spanned<String>,
+    /// Work still running this long after its start counts as hung.
+    pub hang_seconds: Option<Spanned<NumExpr>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

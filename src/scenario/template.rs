@@ -141,7 +141,11 @@ pub fn substitute_json(
 /// Evaluates `+ - * /` with parentheses over decimal numbers.
 pub fn eval_arithmetic(expr: &str) -> Result<f64, String> {
     let tokens = tokenize(expr)?;
-    let mut parser = Arith { tokens, pos: 0 };
+    let mut parser = Arith {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let value = parser.sum()?;
     if parser.pos != parser.tokens.len() {
         return Err(format!(
@@ -205,9 +209,14 @@ fn tokenize(expr: &str) -> Result<Vec<Token>, String> {
     Ok(tokens)
 }
 
+/// How deeply parentheses and signs may nest: far beyond any real duration, well within the
+/// stack of a recursive descent.
+const MAX_NESTING: usize = 64;
+
 struct Arith {
     tokens: Vec<Token>,
     pos: usize,
+    depth: usize,
 }
 
 impl Arith {
@@ -239,6 +248,18 @@ impl Arith {
     }
 
     fn atom(&mut self) -> Result<f64, String> {
+        self.depth += 1;
+        let value = self.nested_atom();
+        self.depth -= 1;
+        value
+    }
+
+    fn nested_atom(&mut self) -> Result<f64, String> {
+        if self.depth > MAX_NESTING {
+            return Err(format!(
+                "the expression nests deeper than {MAX_NESTING} levels of parentheses or signs"
+            ));
+        }
         let token = self.tokens.get(self.pos).cloned();
         self.pos += 1;
         match token {
@@ -296,6 +317,15 @@ mod tests {
         let v = serde_json::json!({"timeout": "{{bg_seconds}}", "cmd": "sleep {{bg_seconds}}"});
         let out = substitute_json(&v, &params()).unwrap();
         assert_eq!(out, serde_json::json!({"timeout": 12, "cmd": "sleep 12"}));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(eval_arithmetic(&deep).unwrap_err().contains("nests deeper"));
+        assert!(eval_arithmetic(&"-".repeat(100_000)).is_err());
+        let fine = format!("{}1{}", "(".repeat(60), ")".repeat(60));
+        assert_eq!(eval_arithmetic(&fine), Ok(1.0));
     }
 
     #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use std::time::Duration;
 
 const GOOD: &str = r#"
 name = "tiny"
@@ -53,7 +54,7 @@ fn a_good_file_resolves_each_variant() {
     let print = s.plan("print", &[]).unwrap();
     assert_eq!(print.driver.mode, DriverMode::Print);
     assert_eq!(print.driver.ceiling, Duration::from_secs(42));
-    assert_eq!(print.expect.as_deref(), Some("not-resumable"));
+    assert_eq!(print.expect, Some(Outcome::NotResumable));
     let cmd = &print.agents["worker"][0].call.as_ref().unwrap().input["command"];
     assert_eq!(cmd, "sleep 12");
 

@@ -4,9 +4,9 @@
 
 use schemars::schema_for;
 
-use super::json::{RunResult, Summary};
-use crate::driver::RunInfo;
 use crate::evidence::Timeline;
+use crate::evidence::run::RunInfo;
+use crate::report::json::{RunResult, Summary};
 
 /// (file name, schema) for every published file format.
 pub fn all() -> Vec<(&'static str, serde_json::Value)> {

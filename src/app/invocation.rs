@@ -1,0 +1,155 @@
+//! What every invocation leaves at its end, written by one function for `run`, `matrix`,
+//! `merge`, `report` and `conform`: `summary.json`, the drafts of repeated cells (which now
+//! know the agreement of all repetitions), JUnit when asked, the terminal table with one line
+//! per run worth reading, and the exit code.
+
+use std::path::{Path, PathBuf};
+
+use super::AppError;
+use crate::cli::exit;
+use crate::evidence::Timeline;
+use crate::matrix::{Execution, SetupFailure};
+use crate::report::json::{RunResult, SetupError, Summary};
+use crate::report::{redact::Redactor, saved, store};
+
+/// One judged run of the invocation: its result, its timeline, its folder.
+pub struct Row {
+    pub result: RunResult,
+    pub timeline: Timeline,
+    pub dir: PathBuf,
+}
+
+/// What the invocation ran.
+pub struct Ran {
+    pub rows: Vec<Row>,
+    pub failures: Vec<SetupFailure>,
+    pub interrupted: bool,
+}
+
+impl Ran {
+    pub fn from_execution(execution: Execution, interrupted: bool) -> Ran {
+        Ran {
+            rows: execution
+                .cells
+                .into_iter()
+                .map(|c| Row {
+                    result: c.result,
+                    timeline: c.timeline,
+                    dir: c.dir,
+                })
+                .collect(),
+            failures: execution.failures,
+            interrupted,
+        }
+    }
+
+    pub fn results(&self) -> Vec<RunResult> {
+        self.rows.iter().map(|r| r.result.clone()).collect()
+    }
+}
+
+/// Where and how the invocation's outputs go.
+pub struct Outputs<'a> {
+    /// The folder `summary.json` goes in (run folders are named relative to it).
+    pub dir: &'a Path,
+    pub junit: Option<&'a Path>,
+    /// Print the table and the runs worth reading (matrix prints its own grid instead).
+    pub table: bool,
+    /// Write `summary.json` (not when `dir` is a single run's own folder).
+    pub summary: bool,
+}
+
+/// Writes the invocation's outputs and prints its table; returns the summary.
+pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
+    let run_id = out
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let rows: Vec<(RunResult, String)> = ran
+        .rows
+        .iter()
+        .map(|r| {
+            let rel = r.dir.strip_prefix(out.dir).unwrap_or(&r.dir);
+            (r.result.clone(), rel.display().to_string())
+        })
+        .collect();
+    let errors: Vec<SetupError> = ran.failures.iter().map(setup_error).collect();
+    let summary = Summary::build(&run_id, &rows, &errors, ran.interrupted);
+    if out.summary {
+        store::write_json(&out.dir.join("summary.json"), &Redactor::basic(), &summary)?;
+    }
+    rerender_repeated(out, &summary, ran)?;
+    if let Some(path) = out.junit {
+        let results: Vec<&RunResult> = ran.rows.iter().map(|r| &r.result).collect();
+        store::write_atomic(
+            path,
+            crate::report::junit::render(&summary, &results).as_bytes(),
+        )?;
+    }
+    for failure in &errors {
+        eprintln!(
+            "wakeprobe: {}/{} on {}: setup failed: {}",
+            failure.scenario, failure.variant, failure.cli, failure.message
+        );
+    }
+    if out.table {
+        print_table(&summary, ran);
+    }
+    eprintln!("reports: {}", out.dir.display());
+    Ok(summary)
+}
+
+fn setup_error(f: &SetupFailure) -> SetupError {
+    SetupError {
+        scenario: f.job.scenario.name.clone(),
+        variant: f.job.variant.clone(),
+        cli: f.job.cli.label(),
+        message: f.message.clone(),
+    }
+}
+
+/// Repeated cells: their drafts now know the agreement of all repetitions. Only folders of
+/// this invocation are rewritten (`merge` leaves its shards as they are).
+fn rerender_repeated(out: &Outputs, summary: &Summary, ran: &Ran) -> Result<(), AppError> {
+    for cell in summary.cells.iter().filter(|c| c.runs > 1) {
+        for row in ran.rows.iter().filter(|r| {
+            r.result.run.scenario == cell.scenario
+                && r.result.run.variant == cell.variant
+                && r.result.run.cli_label == cell.cli
+                && r.dir.starts_with(out.dir)
+        }) {
+            let saved = saved::SavedRun::load(&row.dir)?;
+            saved.rerender(&row.result, Some(&cell.agreement))?;
+        }
+    }
+    Ok(())
+}
+
+fn print_table(summary: &Summary, ran: &Ran) {
+    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let pairs: Vec<(&RunResult, &Timeline)> =
+        ran.rows.iter().map(|r| (&r.result, &r.timeline)).collect();
+    println!(
+        "{}",
+        crate::report::terminal::summary(summary, &pairs, color)
+    );
+    for row in &ran.rows {
+        if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
+            println!("{}", crate::report::terminal::verdict_lines(&row.result));
+        }
+    }
+}
+
+/// The documented exit code for what ran: interrupted, then a setup failure, then a mismatch.
+pub fn exit_code(summary: &Summary, ran: &Ran) -> i32 {
+    if ran.interrupted {
+        exit::INTERRUPTED
+    } else if !ran.failures.is_empty() {
+        exit::SETUP
+    } else if summary.all_match() {
+        exit::OK
+    } else {
+        exit::MISMATCH
+    }
+}

@@ -1,0 +1,28 @@
+//! `wakeprobe list`: the scenario library, one line each.
+
+use super::{AppResult, resolve};
+use crate::cli::{self, exit};
+use crate::scenario;
+
+/// `wakeprobe list`
+pub fn list(args: &cli::ListArgs) -> AppResult {
+    let dir = if args.dir.is_dir() {
+        args.dir.clone()
+    } else {
+        resolve::scenarios_dir()
+    };
+    let scenarios = scenario::load_dir(&dir)?;
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header(["scenario", "seed", "variants", "summary"]);
+    for s in &scenarios {
+        table.add_row([
+            s.name.clone(),
+            s.seed.clone().unwrap_or_else(|| "-".into()),
+            s.variants().join(", "),
+            s.summary.clone(),
+        ]);
+    }
+    println!("{table}");
+    Ok(exit::OK)
+}

@@ -1,0 +1,198 @@
+//! `wakeprobe matrix`: versions x scenarios x repeats, sharded, compared with a baseline.
+//! Also the pieces `merge`, `baseline` and `bisect` share: version specs, the CLIs behind
+//! them, and reading, writing and comparing matrices.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::invocation::{self, Outputs, Ran};
+use super::{AppError, AppResult, resolve};
+use crate::backend::{Cli, install};
+use crate::cli::{self, exit};
+use crate::matrix::grid::{Comparison, Matrix, in_shard};
+use crate::matrix::{self, Job};
+use crate::report::{redact::Redactor, store};
+use crate::scenario::Scenario;
+
+/// `wakeprobe matrix`
+pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
+    let scenarios = resolve::scenarios(&args.scenarios)?;
+    resolve::check_exec_args(&scenarios, &args.exec)?;
+    // A baseline that cannot be read fails now, not after the runs.
+    let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
+    // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
+    // compares like with like); each resolves to an exact version to install and record.
+    let resolved = resolve_specs(&args.versions, &args.sim_versions).await?;
+    let specs: Vec<String> = resolved.iter().map(|(s, _)| s.clone()).collect();
+    // Cells of this shard, decided by key before anything is installed.
+    let wanted: Vec<(Arc<Scenario>, String, String)> = scenarios
+        .iter()
+        .flat_map(|s| s.variants().into_iter().map(move |v| (s.clone(), v)))
+        .filter(|(_, v)| args.exec.variants.is_empty() || args.exec.variants.contains(v))
+        .flat_map(|(s, v)| {
+            specs
+                .iter()
+                .map(move |spec| (s.clone(), v.clone(), spec.clone()))
+        })
+        .filter(|(s, v, spec)| in_shard(&(s.name.clone(), v.clone(), spec.clone()), args.shard))
+        .collect();
+    let needed: Vec<(String, String)> = resolved
+        .iter()
+        .filter(|(s, _)| wanted.iter().any(|w| &w.2 == s))
+        .cloned()
+        .collect();
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
+    let clis = clis_for(&needed, &args.sim_versions).await?;
+    let mut jobs: Vec<Job> = Vec::new();
+    for cli in &clis {
+        jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
+    }
+    jobs.retain(|j| {
+        wanted
+            .iter()
+            .any(|(s, v, spec)| s.name == j.scenario.name && *v == j.variant && *spec == j.cli.spec)
+    });
+    if jobs.is_empty() {
+        eprintln!("wakeprobe: shard {:?} holds no cell", args.shard);
+        write_matrix(&run_dir, &Matrix::build(&[], &specs), None)?;
+        return Ok(exit::OK);
+    }
+    let opts = resolve::exec_options(&args.exec, &scenarios, run_dir.clone())?;
+    let cancel = resolve::cancel_on_signals();
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
+    let ran = Ran::from_execution(execution, cancel.borrow().is_some());
+    let summary = invocation::finish(
+        &Outputs {
+            dir: &run_dir,
+            junit: args.exec.junit.as_deref(),
+            table: false,
+            summary: true,
+        },
+        &ran,
+    )?;
+    let grid = Matrix::build(&ran.results(), &specs);
+    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
+    // Changed cells first, then the grid.
+    let compared = comparison.as_ref().map(comparison_code);
+    write_matrix(&run_dir, &grid, comparison.as_ref())?;
+    println!(
+        "{}",
+        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    );
+    let code = invocation::exit_code(&summary, &ran);
+    Ok(match compared {
+        Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
+        _ => code,
+    })
+}
+
+/// Prints the comparison's changed cells and maps it to the documented exit code.
+pub fn comparison_code(comparison: &Comparison) -> i32 {
+    for line in comparison.lines() {
+        println!("{line}");
+    }
+    if comparison.regressions() > 0 {
+        exit::REGRESSION
+    } else if comparison.improvements() > 0 {
+        exit::IMPROVEMENT
+    } else {
+        exit::OK
+    }
+}
+
+/// The CLIs for version specs: simulator profiles standing in for versions when mapped
+/// (`--sim-version V=PROFILE`), else real versions installed into the cache (once each).
+pub async fn clis_for(
+    specs: &[(String, String)],
+    sim_versions: &[(String, String)],
+) -> Result<Vec<Cli>, AppError> {
+    let mut clis = Vec::new();
+    for (spec, exact) in specs {
+        if !sim_versions.is_empty() {
+            let profile = sim_versions
+                .iter()
+                .find(|(v, _)| v == spec)
+                .map(|(_, p)| p)
+                .ok_or_else(|| {
+                    AppError::bad_input(format!("--sim-version maps no profile to `{spec}`"))
+                })?;
+            let mut cli = resolve::sim_cli(profile)?;
+            cli.version = spec.clone();
+            cli.spec = spec.clone();
+            clis.push(cli);
+        } else {
+            let mut cli = resolve::claude_version(exact).await?;
+            cli.spec = spec.clone();
+            clis.push(cli);
+        }
+    }
+    Ok(clis)
+}
+
+/// Each version spec with the exact version it stands for (`latest` -> `2.1.332`).
+async fn resolve_specs(
+    versions: &[String],
+    sim_versions: &[(String, String)],
+) -> Result<Vec<(String, String)>, AppError> {
+    let needs_registry =
+        sim_versions.is_empty() && versions.iter().any(|v| v.starts_with("latest"));
+    let published = if needs_registry {
+        published_versions().await?
+    } else {
+        Vec::new()
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for v in versions {
+        let exact = if sim_versions.is_empty() {
+            install::resolve_version(v, &published)?
+        } else {
+            v.clone()
+        };
+        if exact != *v {
+            eprintln!("wakeprobe: {v} is {exact}");
+        }
+        if !out.iter().any(|(s, _)| s == v) {
+            out.push((v.clone(), exact));
+        }
+    }
+    Ok(out)
+}
+
+/// npm's list of published versions.
+pub async fn published_versions() -> Result<Vec<String>, AppError> {
+    let root = install::cache_root();
+    Ok(
+        tokio::task::spawn_blocking(move || install::published_versions(&root))
+            .await
+            .map_err(|e| AppError::setup(e.to_string()))??,
+    )
+}
+
+pub fn write_matrix(
+    dir: &Path,
+    matrix: &Matrix,
+    comparison: Option<&Comparison>,
+) -> Result<(), AppError> {
+    let r = Redactor::basic();
+    store::write_json(&dir.join("matrix.json"), &r, matrix)?;
+    store::write_atomic(
+        &dir.join("matrix.md"),
+        r.text(&matrix.markdown(comparison)).as_bytes(),
+    )?;
+    if let Some(c) = comparison {
+        store::write_json(&dir.join("baseline-comparison.json"), &r, c)?;
+    }
+    Ok(())
+}
+
+/// A matrix.json (a baseline, a shard's output): unreadable or malformed is bad input.
+pub fn read_matrix(path: &Path) -> Result<Matrix, AppError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| AppError::bad_input(format!("{}: {e}", path.display())))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        AppError::bad_input(format!(
+            "{}: not a wakeprobe matrix.json: {e}",
+            path.display()
+        ))
+    })
+}

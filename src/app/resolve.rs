@@ -1,0 +1,282 @@
+//! Resolving what a command names into what it runs, once and before anything runs: scenario
+//! files, the CLI (installing a version if needed), the jobs with their `--set` overrides and
+//! `--variant` filter, the run folder (created exclusively), and the signal watch. Every
+//! mistake here is a bad-input error, located where it can be.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::AppError;
+use crate::backend::{self, Cli, install};
+use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
+use crate::driver::{Cancel, Interrupt};
+use crate::evidence::clock::monotonic_ns;
+use crate::matrix::{self, ExecOptions, Job};
+use crate::scenario::{self, Scenario};
+
+/// A watch that turns `Some` on SIGINT, SIGTERM or SIGHUP, with the signal and its time.
+pub fn cancel_on_signals() -> Cancel {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (tx, rx) = tokio::sync::watch::channel(None);
+    tokio::spawn(async move {
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut hup = signal(SignalKind::hangup()).ok();
+        let next = |s: &mut Option<tokio::signal::unix::Signal>| {
+            let s = s.take();
+            async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+        };
+        let signal = tokio::select! {
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = next(&mut term) => "SIGTERM",
+            _ = next(&mut hup) => "SIGHUP",
+        };
+        let at_ns = monotonic_ns();
+        eprintln!("\nwakeprobe: {signal}: stopping runs and writing what finished");
+        let _ = tx.send(Some(Interrupt { signal, at_ns }));
+    });
+    rx
+}
+
+/// Scenario files from names or paths; none means every file in `scenarios/`.
+pub fn scenarios(specs: &[String]) -> Result<Vec<Arc<Scenario>>, AppError> {
+    let dir = scenarios_dir();
+    if specs.is_empty() || specs.iter().any(|s| s == "all") {
+        let all = scenario::load_dir(&dir)?;
+        if all.is_empty() {
+            return Err(AppError::bad_input(format!(
+                "no scenario files in {}",
+                dir.display()
+            )));
+        }
+        return Ok(all.into_iter().map(Arc::new).collect());
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            let as_path = PathBuf::from(spec);
+            let path = if as_path.exists() {
+                as_path
+            } else {
+                let named = dir.join(format!("{spec}.toml"));
+                if !named.exists() {
+                    return Err(AppError::bad_input(format!(
+                        "{spec}: no such file, and no scenario named `{spec}` in {}",
+                        dir.display()
+                    )));
+                }
+                named
+            };
+            Ok(Arc::new(Scenario::load(&path)?))
+        })
+        .collect()
+}
+
+/// `scenarios/` in the working folder, else the one this binary was built from.
+pub fn scenarios_dir() -> PathBuf {
+    let local = PathBuf::from("scenarios");
+    if local.is_dir() {
+        return local;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+pub fn template_dir(
+    given: &Option<PathBuf>,
+    scenarios: &[Arc<Scenario>],
+) -> Result<PathBuf, AppError> {
+    if let Some(dir) = given {
+        return dir.is_dir().then(|| dir.clone()).ok_or_else(|| {
+            AppError::bad_input(format!("--template {}: not a folder", dir.display()))
+        });
+    }
+    let mut candidates: Vec<PathBuf> = scenarios
+        .iter()
+        .filter_map(|s| {
+            s.path
+                .canonicalize()
+                .ok()?
+                .parent()?
+                .parent()
+                .map(|p| p.join("sandbox-project"))
+        })
+        .collect();
+    candidates.push(PathBuf::from("sandbox-project"));
+    candidates.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sandbox-project"));
+    candidates
+        .into_iter()
+        .find(|c| c.is_dir())
+        .ok_or_else(|| AppError::setup("cannot find sandbox-project/ (pass --template DIR)"))
+}
+
+/// The CLI a run uses, installing a Claude Code version if needed.
+pub async fn cli(args: &BackendArgs) -> Result<Cli, AppError> {
+    match args.backend {
+        BackendChoice::Sim => sim_cli(&args.profile),
+        BackendChoice::Claude => match &args.claude_bin {
+            Some(path) => Ok(install::from_path(path)?),
+            None => claude_version(&args.claude_version).await,
+        },
+    }
+}
+
+pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
+    if !crate::sim::PROFILES
+        .iter()
+        .any(|(name, _)| *name == profile)
+    {
+        return Err(AppError::bad_input(format!(
+            "unknown simulator profile `{profile}`, expected one of: {}",
+            crate::sim::PROFILES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let program = backend::sim_binary().ok_or_else(|| {
+        AppError::setup("claude-sim is not built next to wakeprobe (cargo build --bins)")
+    })?;
+    Ok(Cli {
+        kind: backend::BackendKind::Sim {
+            profile: profile.to_string(),
+        },
+        program,
+        leading_args: vec![],
+        version: "sim".into(),
+        spec: format!("sim:{profile}"),
+    })
+}
+
+/// Installs (once) and returns a Claude Code version; `latest`/`latest~K` ask npm.
+pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
+    let root = install::cache_root();
+    let spec = spec.to_string();
+    tokio::task::spawn_blocking(move || {
+        let version = if spec.starts_with("latest") {
+            let published = install::published_versions(&root)?;
+            install::resolve_version(&spec, &published)?
+        } else {
+            install::resolve_version(&spec, &[])?
+        };
+        let mut cli = install::ensure(&root, &version, &|line| eprintln!("wakeprobe: {line}"))?;
+        cli.spec = spec;
+        Ok::<Cli, install::InstallError>(cli)
+    })
+    .await
+    .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
+    .map_err(AppError::from)
+}
+
+pub fn exec_options(
+    exec: &ExecArgs,
+    scenarios: &[Arc<Scenario>],
+    run_dir: PathBuf,
+) -> Result<ExecOptions, AppError> {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    Ok(ExecOptions {
+        run_dir,
+        // A run mostly waits on the CLI and its sleeping tasks, so runs overlap well beyond the
+        // CPU count; the cap keeps CLI start-ups from crowding each other's timing.
+        jobs: exec.jobs.map(usize::from).unwrap_or((4 * cpus).max(8)),
+        template: template_dir(&exec.template, scenarios)?,
+        keep: exec.keep,
+        network: exec.network,
+        progress: !exec.quiet,
+    })
+}
+
+/// Checks `--variant` and `--set` against the chosen scenarios: each name must mean something
+/// in at least one of them.
+pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
+    for variant in &exec.variants {
+        if !scenarios.iter().any(|s| s.variants().contains(variant)) {
+            let mut known: Vec<String> = scenarios.iter().flat_map(|s| s.variants()).collect();
+            known.sort();
+            known.dedup();
+            return Err(AppError::bad_input(format!(
+                "--variant {variant}: no chosen scenario has this variant (they have: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    for (key, _) in &exec.sets {
+        if !scenarios
+            .iter()
+            .any(|s| s.default_params().contains_key(key))
+        {
+            return Err(AppError::bad_input(format!(
+                "--set {key}: no chosen scenario has this parameter"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`;
+/// each variant is resolved with its overrides here, so a bad value fails before any run.
+pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
+    check_exec_args(scenarios, exec)?;
+    let mut jobs = Vec::new();
+    for scenario in scenarios {
+        let overrides: Vec<(String, String)> = exec
+            .sets
+            .iter()
+            .filter(|(k, _)| scenario.default_params().contains_key(k))
+            .cloned()
+            .collect();
+        for variant in scenario
+            .variants()
+            .into_iter()
+            .filter(|v| exec.variants.is_empty() || exec.variants.contains(v))
+        {
+            scenario.plan(&variant, &overrides)?;
+            for repetition in 1..=exec.repeat {
+                jobs.push(Job {
+                    scenario: scenario.clone(),
+                    variant: variant.clone(),
+                    cli: cli.clone(),
+                    repetition,
+                    overrides: overrides.clone(),
+                });
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return Err(AppError::bad_input(format!(
+            "no run matches: variants {:?} are not in the chosen scenarios",
+            exec.variants
+        )));
+    }
+    Ok(jobs)
+}
+
+/// A new run-id folder under `out`, created exclusively (no two invocations share one).
+pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
+    for _ in 0..100 {
+        let dir = out.join(matrix::new_run_id());
+        match crate::report::store::create_exclusive(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.source.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(AppError::bad_input(format!(
+                    "--out {}: cannot create a run folder there: {}",
+                    out.display(),
+                    e.source
+                )));
+            }
+        }
+    }
+    Err(AppError::setup(format!(
+        "--out {}: no free run folder name after 100 tries",
+        out.display()
+    )))
+}

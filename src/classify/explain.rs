@@ -1,0 +1,517 @@
+//! The wording of verdicts: a decision becomes a witness (the few events that decide it, each
+//! described), a list of confirmed facts, and a paragraph that explains the outcome the way a
+//! good bug report would. Nothing here decides anything.
+
+use super::facts::{self, Facts, WorkEnd};
+use super::rules::{Decision, Woken};
+use super::{Outcome, Verdict, Witness};
+use crate::evidence::{Event, EventKind, InputReason, Timeline};
+
+impl Outcome {
+    /// The hypothesis label used in reports. It names what happened, never whether that was
+    /// expected: the expectation is the scenario's, and reports state it apart.
+    pub fn hypothesis(self) -> &'static str {
+        match self {
+            Outcome::Woke => "the waiter was told",
+            Outcome::NeverFired => "H1: the notification never fired",
+            Outcome::NotResumable => "H2: fired, but the waiter was not resumable",
+            Outcome::QueuedUntilInput => "H3: queued until the next input",
+            Outcome::ChildFailed => "H4: the background work itself failed",
+            Outcome::Unknown => "the evidence does not decide",
+        }
+    }
+}
+
+pub fn witness(e: &Event, what: impl Into<String>) -> Witness {
+    Witness {
+        t_ms: e.t_ms,
+        source: e.source,
+        agent: e.agent.clone(),
+        what: what.into(),
+    }
+}
+
+pub fn secs(t_ms: f64) -> String {
+    format!("{:.2} s", t_ms / 1000.0)
+}
+
+/// Everything the wording reads besides the decision.
+pub struct Scene<'a> {
+    pub tl: &'a Timeline,
+    pub f: &'a Facts<'a>,
+    pub started: Option<&'a Event>,
+    pub cli_exit: Option<String>,
+    pub settle_ms: f64,
+}
+
+/// The verdict for a decision.
+pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    let mut v = Verdict {
+        waiter: w.to_string(),
+        work: k.to_string(),
+        outcome: Outcome::Unknown,
+        latency_ms: None,
+        reason: None,
+        witness: vec![],
+        explanation: String::new(),
+        facts: vec![],
+    };
+    let Some(started) = scene.started else {
+        return unknown(
+            v,
+            format!("`{k}` never started (no tool call, task or process for it)"),
+        );
+    };
+    v.witness.push(witness(
+        started,
+        format!("`{w}` starts `{k}` in the background"),
+    ));
+    if let Decision::ScriptExhausted { exhausted } = decision {
+        v.witness.push(witness(
+            exhausted,
+            format!("`{w}` asks past the end of its script"),
+        ));
+        return unknown(
+            v,
+            format!(
+                "`{w}`'s script ran out at {} before `{k}` ended, so the run left the experiment",
+                secs(exhausted.t_ms)
+            ),
+        );
+    }
+    let turn_end = facts::turn_end(scene.tl, w, started.t_ms, super::rules::decision_t(scene.f));
+    if let Some(te) = turn_end {
+        v.witness.push(witness(te, format!("`{w}` ends its turn")));
+    }
+    let turn = turn_end
+        .map(|t| format!(" and ended its turn at {}", secs(t.t_ms)))
+        .unwrap_or_default();
+    match &scene.f.end {
+        None => unended(scene, decision, v, &turn),
+        Some((end, how)) => ended(scene, decision, v, &turn, end, how),
+    }
+}
+
+fn unknown(mut v: Verdict, reason: String) -> Verdict {
+    v.outcome = Outcome::Unknown;
+    v.explanation = format!("The evidence does not decide: {reason}.");
+    v.reason = Some(reason);
+    v
+}
+
+/// Work that did not end while the run was the CLI's own.
+fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Verdict {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    let run_end_t = scene.f.run_end.map(|e| e.t_ms).unwrap_or(scene.f.last_t);
+    match decision {
+        Decision::Hung { overdue } => {
+            let bound = match &overdue.kind {
+                EventKind::WorkOverdue { bound_s, .. } => *bound_s,
+                _ => 0.0,
+            };
+            v.witness.push(witness(overdue, run_end_what(overdue)));
+            v.outcome = Outcome::ChildFailed;
+            v.facts.push(format!(
+                "`{k}` hung: still running past the {bound:.1} s hang bound its scenario declares; the harness ended the run at {}",
+                secs(overdue.t_ms)
+            ));
+            let state = match facts::finalized_before(scene.tl, w, overdue.t_ms) {
+                Some(stop) => format!("`{w}` had been finalized at {}", secs(stop.t_ms)),
+                None => format!("`{w}` was still in a state to be told"),
+            };
+            v.facts.push(state.clone());
+            v.explanation = format!(
+                "`{k}` never ended: it was still running past the {bound:.1} s hang bound its scenario declares, so the harness ended the run at {}. {state}. The silence is the work's own failure, not a lost notification.",
+                secs(overdue.t_ms)
+            );
+            v
+        }
+        Decision::CutBeforeEnd { cut } => {
+            v.witness.push(witness(cut, run_end_what(cut)));
+            unknown(
+                v,
+                format!(
+                    "the run was cut short at {} ({}) before `{k}` ended; what the CLI would have done next was not observed",
+                    secs(cut.t_ms),
+                    cut_what(cut)
+                ),
+            )
+        }
+        Decision::CrashedBeforeEnd => unknown(
+            v,
+            format!(
+                "the CLI exited ({}) while `{k}` was still running",
+                scene.cli_exit.clone().unwrap_or_default()
+            ),
+        ),
+        Decision::OrphanedAtExit { stop } => {
+            v.witness.push(witness(stop, finalized_what(w, stop)));
+            if let Some(re) = scene.f.run_end {
+                v.witness.push(witness(re, run_end_what(re)));
+            }
+            v.outcome = Outcome::NotResumable;
+            let listing = note_finalized(&mut v, scene, stop);
+            v.facts.push(format!(
+                "`{k}` was still running when the CLI exited; nothing was left to wake"
+            ));
+            v.explanation = format!(
+                "`{w}` handed `{k}` to the background{turn}, and was finalized at {} while it still ran{}. `{k}` had not ended when the CLI exited at {}, and `{w}` made no model request after its stop. (The harness stopped `{k}` only after the CLI was gone.)",
+                secs(stop.t_ms),
+                listing.map(|l| format!(" ({l})")).unwrap_or_default(),
+                secs(run_end_t),
+            );
+            v
+        }
+        Decision::OutlivedRun { run_end_t } => unknown(
+            v,
+            format!("the run ended at {} before `{k}` did", secs(*run_end_t)),
+        ),
+        other => unreachable!("not a rule for unended work: {other:?}"),
+    }
+}
+
+/// Work that ended.
+fn ended(
+    scene: &Scene,
+    decision: &Decision,
+    mut v: Verdict,
+    turn: &str,
+    end: &Event,
+    how: &WorkEnd,
+) -> Verdict {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    let end_what = match how {
+        WorkEnd::Completed => format!("`{k}` completes"),
+        WorkEnd::Failed(why) => format!("`{k}` fails ({why})"),
+        WorkEnd::Killed(why) => format!("`{k}` is killed ({why})"),
+    };
+    v.witness.push(witness(end, end_what));
+    if let Decision::KilledAfterFinalized { stop, why } = decision {
+        v.witness
+            .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
+        v.outcome = Outcome::NotResumable;
+        let listing = note_finalized(&mut v, scene, stop);
+        v.facts.push(format!(
+            "the CLI killed `{k}` at {} ({why}), {:.2} s after `{w}` was finalized",
+            secs(end.t_ms),
+            (end.t_ms - stop.t_ms) / 1000.0
+        ));
+        v.facts.push(format!(
+            "`{w}` made no model request after it was finalized"
+        ));
+        v.explanation = format!(
+            "`{w}` handed `{k}` to the background{turn}; it was finalized at {} with `{k}` still running{}. `{k}` was then killed at {} ({why}). `{w}` made no further model request: nothing was left that could be woken.",
+            secs(stop.t_ms),
+            listing.map(|l| format!(" ({l})")).unwrap_or_default(),
+            secs(end.t_ms),
+        );
+        return v;
+    }
+    let printed = facts::printed(scene.tl, scene.f, end.t_ms);
+    if let Some(p) = printed {
+        v.facts.push(format!(
+            "the CLI printed a task_notification for `{k}` at {}",
+            secs(p.t_ms)
+        ));
+    }
+    match decision {
+        Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
+        Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
+        Decision::Woke { delivery, how } => woke(v, w, k, end, delivery, how),
+        Decision::CutBeforeTold { cut } => {
+            v.witness.push(witness(cut, run_end_what(cut)));
+            unknown(
+                v,
+                format!(
+                    "the run was cut short at {} ({}) after `{k}` ended at {} and before `{w}` was told; whether it would have been was not observed",
+                    secs(cut.t_ms),
+                    cut_what(cut),
+                    secs(end.t_ms)
+                ),
+            )
+        }
+        Decision::FinalizedBeforeEnd { stop } => {
+            v.witness
+                .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
+            v.outcome = Outcome::NotResumable;
+            v.facts.push(format!(
+                "`{w}` was finalized at {} before `{k}` ended",
+                secs(stop.t_ms)
+            ));
+            v.facts
+                .push(format!("`{w}` made no model request after `{k}` ended"));
+            v.explanation = format!(
+                "`{w}` was finalized at {}, before `{k}` ended at {}. {}`{w}` never made another model request, so the result never reached it.",
+                secs(stop.t_ms),
+                secs(end.t_ms),
+                if printed.is_some() {
+                    "A notification was produced, but "
+                } else {
+                    ""
+                },
+            );
+            v
+        }
+        Decision::CrashedBeforeTold => unknown(
+            v,
+            format!(
+                "the CLI exited ({}) before `{w}` could be told",
+                scene.cli_exit.clone().unwrap_or_default()
+            ),
+        ),
+        Decision::KilledWithSession { exit, why } => {
+            v.witness.push(witness(exit, run_end_what(exit)));
+            v.outcome = Outcome::NotResumable;
+            v.facts.push(format!(
+                "the CLI killed `{k}` at {} ({why}) and exited at {}, without `{w}` being told",
+                secs(end.t_ms),
+                secs(exit.t_ms)
+            ));
+            v.explanation = format!(
+                "`{w}` handed `{k}` to the background{turn}. The CLI ended the session while `{k}` still ran: it killed `{k}` at {} ({why}) and exited at {}. `{w}` was never told; nothing was left that could be woken.",
+                secs(end.t_ms),
+                secs(exit.t_ms),
+            );
+            v
+        }
+        Decision::TooShort { observed_ms } => unknown(
+            v,
+            format!(
+                "the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window",
+                observed_ms / 1000.0,
+                scene.settle_ms / 1000.0
+            ),
+        ),
+        Decision::PrintedNotDelivered {
+            printed,
+            observed_ms,
+        } => {
+            v.witness.push(witness(
+                printed,
+                "the CLI prints a task_notification (not a delivery)",
+            ));
+            v.outcome = Outcome::NotResumable;
+            v.facts.push(format!("`{w}` was live but made no request carrying the notification in the {:.2} s that followed", observed_ms / 1000.0));
+            v.explanation = format!(
+                "`{k}` ended at {} and the CLI produced its notification at {}, but `{w}` was never resumed to receive it: no request of `{w}` carried it in the {:.2} s that followed.",
+                secs(end.t_ms),
+                secs(printed.t_ms),
+                observed_ms / 1000.0
+            );
+            v
+        }
+        Decision::NeverFired { observed_ms } => {
+            v.outcome = Outcome::NeverFired;
+            v.facts.push(format!("no notification for `{k}` appeared anywhere (stdout or any request) in the {:.2} s after it ended", observed_ms / 1000.0));
+            v.explanation = format!(
+                "`{k}` ended at {}, and no notification for it appeared anywhere: no task_notification line, no request carrying it, in the {:.2} s the run went on.",
+                secs(end.t_ms),
+                observed_ms / 1000.0
+            );
+            v
+        }
+        other => unreachable!("not a rule for ended work: {other:?}"),
+    }
+}
+
+fn failed(
+    mut v: Verdict,
+    w: &str,
+    k: &str,
+    end: &Event,
+    why: &str,
+    told: Option<&Event>,
+) -> Verdict {
+    v.outcome = Outcome::ChildFailed;
+    v.facts.push(format!(
+        "`{k}` failed on its own ({why}) at {}",
+        secs(end.t_ms)
+    ));
+    match told {
+        Some(d) => {
+            v.latency_ms = Some(d.t_ms - end.t_ms);
+            v.witness
+                .push(witness(d, format!("`{w}` is told of the failure")));
+            v.facts.push(format!(
+                "`{w}` was told of the failure at {} ({:.2} s later)",
+                secs(d.t_ms),
+                (d.t_ms - end.t_ms) / 1000.0
+            ));
+            v.explanation = format!(
+                "`{k}` failed on its own at {} ({why}). The notification path worked: `{w}` was told at {}, {:.2} s later. The problem is the work, not the wake-up.",
+                secs(end.t_ms),
+                secs(d.t_ms),
+                (d.t_ms - end.t_ms) / 1000.0
+            );
+        }
+        None => {
+            v.facts
+                .push(format!("`{w}` was never told that `{k}` failed"));
+            v.explanation = format!(
+                "`{k}` failed on its own at {} ({why}), and `{w}` was never told: there was no successful result to deliver, and the failure itself was not reported to the waiter.",
+                secs(end.t_ms)
+            );
+        }
+    }
+    v
+}
+
+fn queued(mut v: Verdict, w: &str, k: &str, end: &Event, input: &Event, d: &Event) -> Verdict {
+    v.latency_ms = Some(d.t_ms - end.t_ms);
+    v.witness.push(witness(input, input_what(input)));
+    v.witness
+        .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
+    v.outcome = Outcome::QueuedUntilInput;
+    v.facts.push(format!(
+        "`{w}` stayed silent for {:.2} s after `{k}` ended",
+        (input.t_ms - end.t_ms) / 1000.0
+    ));
+    v.facts.push(format!(
+        "the notification reached `{w}` only in the request after an unrelated input at {}",
+        secs(input.t_ms)
+    ));
+    v.explanation = format!(
+        "`{k}` ended at {}, and `{w}` stayed silent. An unrelated input arrived at {}; only the request that followed it, at {}, carried `{k}`'s notification. The notification was queued, not delivered: without the input, `{w}` would have waited forever.",
+        secs(end.t_ms),
+        secs(input.t_ms),
+        secs(d.t_ms)
+    );
+    v
+}
+
+fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -> Verdict {
+    let latency = d.t_ms - end.t_ms;
+    v.latency_ms = Some(latency);
+    v.witness
+        .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
+    v.outcome = Outcome::Woke;
+    let how_woken = match how {
+        Woken::Reinvoked => {
+            v.facts.push(format!(
+                "`{w}` was re-invoked after `{k}` ended (SubagentStart again)"
+            ));
+            "re-invoked"
+        }
+        Woken::AfterBlockedStop { stop, next } => {
+            v.witness
+                .insert(v.witness.len() - 2, witness(stop, "a hook blocks the stop"));
+            v.facts.push(format!(
+                "`{w}`'s SubagentStop at {} was blocked by a hook: it continued at {} instead of being finalized",
+                secs(stop.t_ms),
+                secs(next.t_ms)
+            ));
+            if let EventKind::ModelRequest {
+                injected: Some(text),
+                ..
+            } = &next.kind
+            {
+                let shown = crate::evidence::injected_gist(text);
+                v.facts.push(format!(
+                    "`{w}`'s next request carried the hook's reason: “{}”",
+                    crate::evidence::normalize::truncate(shown, 120)
+                ));
+            }
+            "woken after a hook blocked its stop and it kept working"
+        }
+        Woken::Live => "woken",
+    };
+    v.facts.push(format!(
+        "`{w}` received `{k}`'s notification {:.2} s after it ended",
+        latency / 1000.0
+    ));
+    v.explanation = format!(
+        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later, with no other input in between.",
+        secs(end.t_ms),
+        secs(d.t_ms),
+        latency / 1000.0
+    );
+    v
+}
+
+/// Records that W was finalized while K ran (and what the stop's payload listed); returns that
+/// listing for the explanation.
+fn note_finalized(v: &mut Verdict, scene: &Scene, stop: &Event) -> Option<String> {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    v.facts.push(format!(
+        "`{w}` was finalized at {} while `{k}` was still running",
+        secs(stop.t_ms)
+    ));
+    let listing = stop_listing(scene, stop);
+    if let Some(l) = &listing {
+        v.facts
+            .push(format!("{} fired: {l}", finalized_what(w, stop)));
+    }
+    listing
+}
+
+/// What the hook event that finalized W listed about K.
+fn stop_listing(scene: &Scene, stop: &Event) -> Option<String> {
+    scene.tl.iter().find_map(|e| match &e.kind {
+        EventKind::Hook {
+            hook,
+            background_tasks: Some(tasks),
+            ..
+        } if e.t_ms == stop.t_ms && e.agent == stop.agent && hook == "SubagentStop" => tasks
+            .iter()
+            .find(|t| scene.f.task_ids.contains(&t.id))
+            .map(|t| {
+                format!(
+                    "its background_tasks listed `{}` ({}) as {}",
+                    scene.f.work, t.task_type, t.status
+                )
+            }),
+        _ => None,
+    })
+}
+
+fn finalized_what(w: &str, e: &Event) -> String {
+    match &e.kind {
+        EventKind::AgentFinalized { hook } => format!("{hook} for `{w}`"),
+        EventKind::CliExited { exit } => format!("the CLI exits ({})", exit.describe()),
+        EventKind::Hook { hook, .. } => format!("{hook}: the session ends"),
+        _ => "finalized".into(),
+    }
+}
+
+/// How the run ended, as a witness line.
+fn run_end_what(e: &Event) -> String {
+    match &e.kind {
+        EventKind::CliExited { exit } => format!("the CLI exits ({})", exit.describe()),
+        EventKind::CeilingHit { ceiling_s } => format!("the {ceiling_s:.0} s ceiling ends the run"),
+        EventKind::Interrupted { signal } => match signal {
+            Some(s) => format!("the run is interrupted ({s})"),
+            None => "the run is interrupted".into(),
+        },
+        EventKind::HarnessFailed { what } => format!("the harness fails: {what}"),
+        EventKind::WorkOverdue { work, bound_s } => {
+            format!("`{work}` passes its {bound_s:.1} s hang bound; the harness ends the run")
+        }
+        _ => "the run ends".into(),
+    }
+}
+
+/// What cut a run short, in a few words.
+fn cut_what(e: &Event) -> String {
+    match &e.kind {
+        EventKind::CeilingHit { ceiling_s } => format!("its {ceiling_s:.0} s ceiling"),
+        EventKind::Interrupted { signal: Some(s) } => format!("{s} to the harness"),
+        EventKind::Interrupted { signal: None } => "an interruption".into(),
+        EventKind::HarnessFailed { what } => format!("the harness failed: {what}"),
+        EventKind::WorkOverdue { work, .. } => format!("`{work}` passed its hang bound"),
+        EventKind::CliExited { exit } => {
+            format!("a signal, as the CLI exited ({})", exit.describe())
+        }
+        _ => "the harness ended it".into(),
+    }
+}
+
+fn input_what(e: &Event) -> String {
+    match &e.kind {
+        EventKind::UserInput {
+            why: InputReason::Probe,
+            ..
+        } => "the driver sends a probe input".into(),
+        _ => "a user input arrives".into(),
+    }
+}

@@ -1,0 +1,299 @@
+//! What the timeline says about one waiter and its work, gathered once for the rules: when the
+//! work started and ended and how, when the run stopped being the CLI's own, and the few
+//! moments the rules compare (the waiter's turn end, its finalization, the delivery).
+//!
+//! The timeline they read is [`Timeline::observed`]: a run the harness cut short is judged
+//! only up to the cut.
+
+use std::collections::HashSet;
+
+use crate::evidence::run::EndReason;
+use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Route, TaskStatus, Timeline};
+use crate::scenario::{MAIN_AGENT, Watch};
+
+/// How background work ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkEnd {
+    Completed,
+    Failed(String),
+    Killed(String),
+}
+
+/// What the timeline says about one pair.
+pub struct Facts<'a> {
+    pub waiter: &'a str,
+    pub work: &'a str,
+    pub task_ids: HashSet<String>,
+    pub started: Option<&'a Event>,
+    pub end: Option<(&'a Event, WorkEnd)>,
+    /// When the run stopped being the CLI's own (exit, ceiling, interrupt, ...).
+    pub run_end: Option<&'a Event>,
+    /// The harness's cut, when it ended the run before the plan was done.
+    pub cut: Option<&'a Event>,
+    /// This pair's work passed its declared hang bound.
+    pub overdue: Option<&'a Event>,
+    pub last_t: f64,
+}
+
+pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> Facts<'a> {
+    let work = watch.work.as_str();
+    let mut task_ids = HashSet::new();
+    let mut started = None;
+    for e in timeline.iter() {
+        match &e.kind {
+            EventKind::ToolCall { spawn, track, .. }
+                if spawn.as_deref() == Some(work) || track.as_deref() == Some(work) =>
+            {
+                started.get_or_insert(e);
+            }
+            EventKind::TaskStarted { task_id, label, .. } if label.as_deref() == Some(work) => {
+                task_ids.insert(task_id.clone());
+                started.get_or_insert(e);
+            }
+            EventKind::TrackStarted { name, .. } if name == work => {
+                started.get_or_insert(e);
+            }
+            _ => {}
+        }
+    }
+    let run_end = timeline.iter().find(|e| {
+        matches!(
+            e.kind,
+            EventKind::CliExited { .. }
+                | EventKind::CeilingHit { .. }
+                | EventKind::Interrupted { .. }
+                | EventKind::HarnessFailed { .. }
+                | EventKind::WorkOverdue { .. }
+        )
+    });
+    let cut = timeline.iter().find(|e| match &e.kind {
+        EventKind::CeilingHit { .. }
+        | EventKind::Interrupted { .. }
+        | EventKind::HarnessFailed { .. } => true,
+        EventKind::WorkOverdue { work: w, .. } => w != work,
+        _ => false,
+    });
+    let cut = cut.or_else(|| {
+        // A late signal leaves no cut event before the CLI's exit, but the run is cut all
+        // the same.
+        end.cut_short().then_some(run_end).flatten()
+    });
+    let overdue = timeline
+        .iter()
+        .find(|e| matches!(&e.kind, EventKind::WorkOverdue { work: w, .. } if w == work));
+    let cutoff = run_end.map(|e| e.t_ms).unwrap_or(f64::INFINITY);
+    Facts {
+        waiter: &watch.waiter,
+        work,
+        end: work_end(timeline, work, &task_ids, cutoff),
+        task_ids,
+        started,
+        run_end,
+        cut,
+        overdue,
+        last_t: timeline.events.last().map(|e| e.t_ms).unwrap_or(0.0),
+    }
+}
+
+/// How and when the work ended, up to `cutoff`: the tracker's own report is the most precise
+/// for a command, the CLI's status update for an agent; a command's end is when its process
+/// ended, and the CLI's update says who killed it.
+fn work_end<'a>(
+    timeline: &'a Timeline,
+    work: &str,
+    task_ids: &HashSet<String>,
+    cutoff: f64,
+) -> Option<(&'a Event, WorkEnd)> {
+    let mut cli_end = None;
+    let mut tracker_end = None;
+    let vanished = format!("wp-track {work}");
+    for e in timeline.iter().filter(|e| e.t_ms <= cutoff) {
+        let found = match &e.kind {
+            EventKind::TrackEnded { name, exit, .. } if name == work => Some(match exit {
+                ExitDesc::Code(0) => WorkEnd::Completed,
+                ExitDesc::Code(c) => WorkEnd::Failed(format!("exit code {c}")),
+                other => WorkEnd::Killed(other.describe()),
+            }),
+            EventKind::ProcessExited {
+                exit: ExitDesc::Vanished,
+                command: Some(c),
+                ..
+            } if *c == vanished => Some(WorkEnd::Killed("vanished".into())),
+            EventKind::TaskUpdated {
+                task_id, status, ..
+            } if task_ids.contains(task_id) => match TaskStatus::parse(status) {
+                TaskStatus::Completed => Some(WorkEnd::Completed),
+                TaskStatus::Failed => Some(WorkEnd::Failed(format!("status {status}"))),
+                TaskStatus::Killed => Some(WorkEnd::Killed(format!("status {status}"))),
+                TaskStatus::Live => None,
+            },
+            _ => None,
+        };
+        if let Some(how) = found {
+            if matches!(
+                e.kind,
+                EventKind::TrackEnded { .. } | EventKind::ProcessExited { .. }
+            ) {
+                tracker_end.get_or_insert((e, how));
+            } else if cli_end.is_none() {
+                cli_end = Some((e, how));
+            }
+        }
+    }
+    match (tracker_end, cli_end) {
+        (Some((t_event, t_how)), Some((_, cli_how))) => {
+            let how = match (&t_how, &cli_how) {
+                (WorkEnd::Killed(sig), WorkEnd::Killed(status)) => {
+                    WorkEnd::Killed(format!("{sig}; the CLI reported {status}"))
+                }
+                _ => t_how,
+            };
+            Some((t_event, how))
+        }
+        (Some(t), None) => Some(t),
+        (None, cli) => cli,
+    }
+}
+
+pub fn is_request_by(e: &Event, agent: &str) -> bool {
+    e.agent.as_deref() == Some(agent)
+        && matches!(
+            e.kind,
+            EventKind::ModelRequest {
+                route: Route::Turn | Route::ScriptExhausted,
+                ..
+            }
+        )
+}
+
+fn is_hook(e: &Event, name: &str) -> bool {
+    matches!(&e.kind, EventKind::Hook { hook, .. } if hook == name)
+}
+
+/// When W was finalized before `t` and stayed so: its last SubagentStop before `t` with no
+/// activation after it (the main agent: the session's end).
+pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Option<&'a Event> {
+    if waiter == MAIN_AGENT {
+        return timeline.iter().find(|e| {
+            e.t_ms <= t
+                && (matches!(e.kind, EventKind::CliExited { .. }) || is_hook(e, "SessionEnd"))
+        });
+    }
+    let stop = timeline
+        .iter()
+        .filter(|e| {
+            e.t_ms <= t
+                && e.agent.as_deref() == Some(waiter)
+                && matches!(e.kind, EventKind::AgentFinalized { .. })
+        })
+        .last()?;
+    let reactivated = timeline.iter().any(|e| {
+        e.t_ms > stop.t_ms
+            && e.t_ms <= t
+            && (is_request_by(e, waiter)
+                || (e.agent.as_deref() == Some(waiter) && is_hook(e, "SubagentStart")))
+    });
+    (!reactivated).then_some(stop)
+}
+
+/// W's request at or after `from` that carries a notification for the work.
+pub fn delivery<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
+    tl.iter().find(|e| {
+        e.t_ms >= from
+            && is_request_by(e, f.waiter)
+            && matches!(&e.kind, EventKind::ModelRequest { notifications, .. }
+                if notifications.iter().any(|n| f.task_ids.contains(&n.task_id)))
+    })
+}
+
+/// The CLI's stdout notice for the work at or after `from` (not a delivery).
+pub fn printed<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
+    tl.iter().find(|e| {
+        e.t_ms >= from
+            && matches!(&e.kind, EventKind::TaskNotified { task_id, .. } if f.task_ids.contains(task_id))
+    })
+}
+
+/// An unrelated input between the work's end and the delivery, while W stayed silent.
+pub fn silent_input<'a>(
+    tl: &'a Timeline,
+    w: &str,
+    end_t: f64,
+    delivery_t: f64,
+) -> Option<&'a Event> {
+    tl.iter().find(|e| {
+        e.t_ms >= end_t
+            && e.t_ms <= delivery_t
+            && matches!(
+                e.kind,
+                EventKind::UserInput {
+                    why: InputReason::Scheduled | InputReason::Probe,
+                    ..
+                }
+            )
+            && !tl
+                .iter()
+                .any(|r| r.t_ms > end_t && r.t_ms < e.t_ms && is_request_by(r, w))
+    })
+}
+
+/// W's first request past the end of its script before `t`.
+pub fn exhausted_before<'a>(tl: &'a Timeline, w: &str, t: f64) -> Option<&'a Event> {
+    tl.iter().find(|e| {
+        e.t_ms < t
+            && e.agent.as_deref() == Some(w)
+            && matches!(
+                e.kind,
+                EventKind::ModelRequest {
+                    route: Route::ScriptExhausted,
+                    ..
+                }
+            )
+    })
+}
+
+/// W's last turn end between `from` and `to`: the moment it started waiting.
+pub fn turn_end<'a>(tl: &'a Timeline, w: &str, from: f64, to: f64) -> Option<&'a Event> {
+    tl.iter()
+        .filter(|e| {
+            e.agent.as_deref() == Some(w)
+                && matches!(e.kind, EventKind::TurnEnded { .. })
+                && e.t_ms >= from
+                && e.t_ms <= to
+        })
+        .last()
+}
+
+/// A SubagentStop of `w` between `from` and `to` that `w` continued after (another request
+/// with no SubagentStart between): a hook blocked it. Returns the stop and the continuation.
+pub fn blocked_stop<'a>(
+    tl: &'a Timeline,
+    w: &str,
+    from: f64,
+    to: f64,
+) -> Option<(&'a Event, &'a Event)> {
+    tl.iter()
+        .filter(|e| {
+            e.t_ms >= from
+                && e.t_ms <= to
+                && e.agent.as_deref() == Some(w)
+                && matches!(e.kind, EventKind::AgentFinalized { .. })
+        })
+        .find_map(|stop| {
+            let next = tl.iter().find(|e| {
+                e.t_ms > stop.t_ms
+                    && e.agent.as_deref() == Some(w)
+                    && (is_request_by(e, w) || is_hook(e, "SubagentStart"))
+            })?;
+            is_request_by(next, w).then_some((stop, next))
+        })
+}
+
+pub fn reactivated_between(tl: &Timeline, w: &str, from: f64, to: f64) -> bool {
+    tl.iter().any(|e| {
+        e.t_ms >= from
+            && e.t_ms <= to
+            && e.agent.as_deref() == Some(w)
+            && is_hook(e, "SubagentStart")
+    })
+}

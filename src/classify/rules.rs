@@ -1,0 +1,266 @@
+//! The rules, in the order they are tried: each looks at the facts of one waiter and its work
+//! and either decides or passes. A decision names the rule and the events that decide it; the
+//! wording is in `explain`. The order is the one written at the top of `classify`.
+
+use super::Input;
+use super::facts::{self, Facts, WorkEnd};
+use crate::evidence::run::EndReason;
+use crate::evidence::{Event, EventKind, Timeline};
+
+/// What decided a verdict, with the events that decide it.
+#[derive(Debug, Clone)]
+pub enum Decision<'a> {
+    /// No tool call, task or process for the work.
+    NeverStarted,
+    /// The waiter asked past the end of its script before the work ended.
+    ScriptExhausted { exhausted: &'a Event },
+    /// The work outlived the bound its scenario declares (H4, hung).
+    Hung { overdue: &'a Event },
+    /// The harness cut the run short before the work ended.
+    CutBeforeEnd { cut: &'a Event },
+    /// The CLI crashed while the work still ran.
+    CrashedBeforeEnd,
+    /// The CLI ended the session with the waiter finalized and the work still running (H2).
+    OrphanedAtExit { stop: &'a Event },
+    /// The run ended before the work did, for no reason above.
+    OutlivedRun { run_end_t: f64 },
+    /// The work failed on its own (H4), and the waiter was told or not.
+    FailedOnItsOwn {
+        why: String,
+        told: Option<&'a Event>,
+    },
+    /// The notification came only after an unrelated input (H3).
+    Queued {
+        input: &'a Event,
+        delivery: &'a Event,
+    },
+    /// The waiter got the notification.
+    Woke { delivery: &'a Event, how: Woken<'a> },
+    /// The harness cut the run short after the work ended and before the waiter was told.
+    CutBeforeTold { cut: &'a Event },
+    /// The CLI killed the work after finalizing the waiter (H2: the kill is a consequence).
+    KilledAfterFinalized { stop: &'a Event, why: String },
+    /// The waiter was finalized before the work ended and never asked again (H2).
+    FinalizedBeforeEnd { stop: &'a Event },
+    /// The CLI crashed after the work ended, before the waiter was told.
+    CrashedBeforeTold,
+    /// The CLI killed the work and ended the session (H2).
+    KilledWithSession { exit: &'a Event, why: String },
+    /// Too little of the run followed the work's end to decide.
+    TooShort { observed_ms: f64 },
+    /// The CLI printed a notification but never delivered it (H2).
+    PrintedNotDelivered {
+        printed: &'a Event,
+        observed_ms: f64,
+    },
+    /// Nothing anywhere (H1).
+    NeverFired { observed_ms: f64 },
+}
+
+/// How a woken waiter was woken.
+#[derive(Debug, Clone)]
+pub enum Woken<'a> {
+    /// It was live and its next request carried the notification.
+    Live,
+    /// It had been finalized and was started again.
+    Reinvoked,
+    /// A hook blocked its stop; it kept working (the stop and the continuation).
+    AfterBlockedStop { stop: &'a Event, next: &'a Event },
+}
+
+/// Everything a rule reads.
+pub struct Ctx<'a> {
+    pub input: &'a Input<'a>,
+    pub tl: &'a Timeline,
+    pub f: &'a Facts<'a>,
+    pub started: &'a Event,
+    /// The CLI exited with a failure on its own (not at the harness's hand).
+    pub crashed: bool,
+}
+
+type Rule = for<'a> fn(&Ctx<'a>) -> Option<Decision<'a>>;
+
+/// Rules for work that did not end while the run was the CLI's own.
+const UNENDED: &[Rule] = &[
+    hung,
+    cut_before_end,
+    crashed_before_end,
+    orphaned_at_exit,
+    outlived_run,
+];
+
+/// Rules for work that ended, given how.
+const ENDED: &[Rule] = &[
+    failed_on_its_own,
+    told,
+    cut_before_told,
+    killed_after_finalized,
+    finalized_before_end,
+    crashed_before_told,
+    killed_with_session,
+    too_short,
+    printed_not_delivered,
+    never_fired,
+];
+
+pub fn decide<'a>(ctx: &Ctx<'a>) -> Decision<'a> {
+    if let Some(d) = script_exhausted(ctx) {
+        return d;
+    }
+    let rules = if ctx.f.end.is_some() { ENDED } else { UNENDED };
+    rules
+        .iter()
+        .find_map(|rule| rule(ctx))
+        .expect("the last rule of each list always decides")
+}
+
+/// The time the decision is about: the work's end, else the last event.
+pub fn decision_t(f: &Facts) -> f64 {
+    f.end.as_ref().map(|(e, _)| e.t_ms).unwrap_or(f.last_t)
+}
+
+fn end<'a>(ctx: &Ctx<'a>) -> (&'a Event, &'a WorkEnd) {
+    let (e, how) = ctx.f.end.as_ref().expect("an ENDED rule");
+    (*e, how)
+}
+
+fn script_exhausted<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let exhausted = facts::exhausted_before(ctx.tl, ctx.f.waiter, decision_t(ctx.f))?;
+    Some(Decision::ScriptExhausted { exhausted })
+}
+
+fn run_end_t(ctx: &Ctx) -> f64 {
+    ctx.f.run_end.map(|e| e.t_ms).unwrap_or(ctx.f.last_t)
+}
+
+fn hung<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    ctx.f.overdue.map(|overdue| Decision::Hung { overdue })
+}
+
+fn cut_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    ctx.f.cut.map(|cut| Decision::CutBeforeEnd { cut })
+}
+
+fn crashed_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    ctx.crashed.then_some(Decision::CrashedBeforeEnd)
+}
+
+fn orphaned_at_exit<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, run_end_t(ctx))?;
+    Some(Decision::OrphanedAtExit { stop })
+}
+
+fn outlived_run<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    Some(Decision::OutlivedRun {
+        run_end_t: run_end_t(ctx),
+    })
+}
+
+fn failed_on_its_own<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, how) = end(ctx);
+    let WorkEnd::Failed(why) = how else {
+        return None;
+    };
+    Some(Decision::FailedOnItsOwn {
+        why: why.clone(),
+        told: facts::delivery(ctx.tl, ctx.f, end.t_ms),
+    })
+}
+
+fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, _) = end(ctx);
+    let delivery = facts::delivery(ctx.tl, ctx.f, end.t_ms)?;
+    let w = ctx.f.waiter;
+    if let Some(input) = facts::silent_input(ctx.tl, w, end.t_ms, delivery.t_ms) {
+        return Some(Decision::Queued { input, delivery });
+    }
+    let finalized = facts::finalized_before(ctx.tl, w, end.t_ms);
+    let how =
+        if finalized.is_some() || facts::reactivated_between(ctx.tl, w, end.t_ms, delivery.t_ms) {
+            Woken::Reinvoked
+        } else if let Some((stop, next)) =
+            facts::blocked_stop(ctx.tl, w, ctx.started.t_ms, delivery.t_ms)
+        {
+            Woken::AfterBlockedStop { stop, next }
+        } else {
+            Woken::Live
+        };
+    Some(Decision::Woke { delivery, how })
+}
+
+/// Every rule after this one decides on something that did not happen (no request, no
+/// notice): that needs the rest of the run, which a cut run does not have.
+fn cut_before_told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    ctx.f.cut.map(|cut| Decision::CutBeforeTold { cut })
+}
+
+fn killed_after_finalized<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, how) = end(ctx);
+    let WorkEnd::Killed(why) = how else {
+        return None;
+    };
+    let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, end.t_ms)?;
+    Some(Decision::KilledAfterFinalized {
+        stop,
+        why: why.clone(),
+    })
+}
+
+fn finalized_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, _) = end(ctx);
+    let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, end.t_ms)?;
+    Some(Decision::FinalizedBeforeEnd { stop })
+}
+
+fn crashed_before_told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (_, how) = end(ctx);
+    (ctx.crashed && !matches!(how, WorkEnd::Killed(_))).then_some(Decision::CrashedBeforeTold)
+}
+
+/// The CLI killed the work and ended the session: the kill is the session's end reaching the
+/// work, and the waiter ends with the session.
+fn killed_with_session<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (_, how) = end(ctx);
+    let WorkEnd::Killed(why) = how else {
+        return None;
+    };
+    let exit = ctx
+        .f
+        .run_end
+        .filter(|e| matches!(e.kind, EventKind::CliExited { .. }))?;
+    Some(Decision::KilledWithSession {
+        exit,
+        why: why.clone(),
+    })
+}
+
+/// How long the run went on after the work ended.
+fn observed_after_end(ctx: &Ctx) -> f64 {
+    let (end, _) = end(ctx);
+    run_end_t(ctx) - end.t_ms
+}
+
+fn too_short<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let observed_ms = observed_after_end(ctx);
+    (observed_ms < ctx.input.settle_ms).then_some(Decision::TooShort { observed_ms })
+}
+
+fn printed_not_delivered<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, _) = end(ctx);
+    let printed = facts::printed(ctx.tl, ctx.f, end.t_ms)?;
+    Some(Decision::PrintedNotDelivered {
+        printed,
+        observed_ms: observed_after_end(ctx),
+    })
+}
+
+fn never_fired<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    Some(Decision::NeverFired {
+        observed_ms: observed_after_end(ctx),
+    })
+}
+
+/// The CLI exited with a failure on its own: not at the end of a run the harness cut short.
+pub fn crashed(input: &Input) -> bool {
+    *input.end == EndReason::CliEnded && input.cli_exit.is_some_and(|e| !e.success())
+}

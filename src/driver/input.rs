@@ -1,0 +1,75 @@
+//! Where the driver's input goes: nowhere (print mode), JSON lines on stdin (a kept-alive
+//! stream-json session), or typed keys (a pseudo-terminal).
+
+use tokio::io::AsyncWriteExt;
+
+use super::pty;
+use crate::scenario::Control;
+
+pub enum InputSink {
+    None,
+    Stdin(tokio::process::ChildStdin),
+    Pty(pty::PtyWriter),
+}
+
+impl InputSink {
+    pub async fn send(&mut self, text: &str) -> std::io::Result<()> {
+        match self {
+            InputSink::None => Ok(()),
+            InputSink::Stdin(stdin) => {
+                let line = serde_json::json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": text},
+                });
+                write_line(stdin, &line).await
+            }
+            InputSink::Pty(writer) => writer.type_line(text).await,
+        }
+    }
+
+    /// Sends a stream-json control request (session mode only).
+    pub async fn control(
+        &mut self,
+        request_id: &str,
+        subtype: Control,
+        task_id: Option<&str>,
+        message: Option<&str>,
+    ) -> std::io::Result<()> {
+        let InputSink::Stdin(stdin) = self else {
+            return Ok(());
+        };
+        let mut request = serde_json::json!({"subtype": subtype.as_str()});
+        if let Some(id) = task_id {
+            request["task_id"] = id.into();
+        }
+        if let Some(m) = message {
+            request["message"] = m.into();
+        }
+        let line = serde_json::json!({"type": "control_request", "request_id": request_id, "request": request});
+        write_line(stdin, &line).await
+    }
+
+    /// Ends the session: closes stdin, or types `/exit` in a pty.
+    pub async fn close(&mut self) {
+        match std::mem::replace(self, InputSink::None) {
+            InputSink::None => {}
+            InputSink::Stdin(mut stdin) => {
+                let _ = stdin.shutdown().await;
+            }
+            InputSink::Pty(mut writer) => {
+                let _ = writer.type_line("/exit").await;
+                *self = InputSink::Pty(writer);
+            }
+        }
+    }
+}
+
+async fn write_line(
+    stdin: &mut tokio::process::ChildStdin,
+    line: &serde_json::Value,
+) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(line).expect("static json");
+    bytes.push(b'\n');
+    stdin.write_all(&bytes).await?;
+    stdin.flush().await
+}

@@ -1,0 +1,270 @@
+//! Building one run's world and starting the CLI in it: the sandbox, the fake API, the event
+//! socket, the supervisor with the CLI under it (in a private network namespace when allowed),
+//! and the readers of its output. What comes back is everything the session loop and the
+//! shutdown need.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::input::InputSink;
+use super::netns;
+use super::pty;
+use super::socket::EventSocket;
+use super::supervise::Lifeline;
+use super::{DriverError, RunRequest};
+use crate::backend::{self, EnvSpec};
+use crate::evidence::Event;
+use crate::evidence::clock::RunClock;
+use crate::evidence::run::{BackendKind, Isolation};
+use crate::evidence::wire::WireMessage;
+use crate::fake_api::{self, ApiConfig, ApiState};
+use crate::sandbox::{Sandbox, SandboxSpec};
+use crate::scenario::{DriverMode, MAIN_AGENT};
+
+/// A started run: the world, the CLI under its supervisor, and the channels evidence arrives on.
+pub struct Launched {
+    pub clock: RunClock,
+    pub started_unix_ms: u64,
+    pub sandbox: Sandbox,
+    pub raw_dir: PathBuf,
+    /// The environment tag every process of the run carries (the leftover sweep's key).
+    pub run_tag: String,
+    pub wakeprobe: PathBuf,
+    pub api_rx: mpsc::UnboundedReceiver<Event>,
+    pub wire_rx: mpsc::UnboundedReceiver<WireMessage>,
+    pub line_rx: mpsc::UnboundedReceiver<(f64, String)>,
+    pub socket: EventSocket,
+    pub server: tokio::task::JoinHandle<()>,
+    pub supervisor: tokio::process::Child,
+    pub supervisor_pid: u32,
+    pub lifeline: Lifeline,
+    pub readers: Vec<tokio::task::JoinHandle<()>>,
+    pub screen: Option<pty::ScreenHandle>,
+    pub input: InputSink,
+    pub isolation: Isolation,
+    /// When the CLI was spawned, on the run's clock.
+    pub spawn_t: f64,
+    /// The prompt with the main agent's tag, as the CLI receives it.
+    pub tagged_prompt: String,
+}
+
+/// Builds the sandbox, starts the fake API and the CLI.
+pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
+    let clock = RunClock::start();
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let plan = &req.plan;
+    let wakeprobe = std::env::current_exe()
+        .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
+    let sandbox = Sandbox::build(&SandboxSpec {
+        template: req.template.clone(),
+        wakeprobe_bin: wakeprobe.clone(),
+        guard: plan.driver.guard,
+        label: plan.scenario.clone(),
+    })?;
+    let raw_dir = sandbox.root().join("evidence");
+    std::fs::create_dir_all(&raw_dir).map_err(|e| DriverError::Start(e.to_string()))?;
+    let run_tag = format!("{}-{}", std::process::id(), clock.origin_ns());
+
+    let (api_tx, api_rx) = mpsc::unbounded_channel::<Event>();
+    let api = ApiState::new(
+        ApiConfig {
+            script: plan.agents.clone(),
+            track_command: "wp-track".into(),
+            evidence_dir: Some(raw_dir.clone()),
+        },
+        clock,
+        api_tx,
+    );
+    let (wire_tx, wire_rx) = mpsc::unbounded_channel::<WireMessage>();
+    let socket = EventSocket::listen(&sandbox.events_socket(), wire_tx)
+        .map_err(|e| DriverError::Start(format!("event socket: {e}")))?;
+    let tagged_prompt = format!(
+        "{}\n\n{}",
+        plan.driver.prompt,
+        fake_api::request::agent_tag(MAIN_AGENT)
+    );
+    let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
+    let pty_pair = (plan.driver.mode == DriverMode::Pty)
+        .then(pty::PtyPair::open)
+        .transpose()
+        .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?;
+    let spawn_t = clock.now_ms();
+    let spawned = netns::bind_and_spawn(req.network, |addr| {
+        spawn_supervised(
+            req,
+            &SpawnParts {
+                sandbox: &sandbox,
+                wakeprobe: &wakeprobe,
+                api_url: &format!("http://{addr}"),
+                run_tag: &run_tag,
+                tagged_prompt: &tagged_prompt,
+                pty: pty_pair.as_ref(),
+            },
+            &mut lifeline,
+        )
+    });
+    let (listener, mut supervisor, isolation) = match spawned {
+        Ok(s) => s,
+        Err(e) => {
+            socket.close();
+            return Err(DriverError::Start(format!(
+                "cannot start {}: {e}",
+                req.cli.program.display()
+            )));
+        }
+    };
+    lifeline.spawned();
+    let supervisor_pid = supervisor.id().unwrap_or(0);
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|e| DriverError::Start(format!("fake API listener: {e}")))?;
+    let server = tokio::spawn(async move {
+        if let Err(e) = fake_api::serve(listener, api).await {
+            tracing::error!(%e, "the fake API stopped");
+        }
+    });
+    let (line_tx, line_rx) = mpsc::unbounded_channel::<(f64, String)>();
+    let outputs = read_outputs(&mut supervisor, pty_pair, clock, &raw_dir, line_tx)?;
+    Ok(Launched {
+        clock,
+        started_unix_ms,
+        sandbox,
+        raw_dir,
+        run_tag,
+        wakeprobe,
+        api_rx,
+        wire_rx,
+        line_rx,
+        socket,
+        server,
+        supervisor,
+        supervisor_pid,
+        lifeline,
+        readers: outputs.readers,
+        screen: outputs.screen,
+        input: outputs.input,
+        isolation,
+        spawn_t,
+        tagged_prompt,
+    })
+}
+
+struct SpawnParts<'a> {
+    sandbox: &'a Sandbox,
+    wakeprobe: &'a std::path::Path,
+    api_url: &'a str,
+    run_tag: &'a str,
+    tagged_prompt: &'a str,
+    pty: Option<&'a pty::PtyPair>,
+}
+
+/// Spawns the supervisor with the CLI under it, in the scrubbed environment.
+fn spawn_supervised(
+    req: &RunRequest,
+    parts: &SpawnParts,
+    lifeline: &mut Lifeline,
+) -> std::io::Result<tokio::process::Child> {
+    let plan = &req.plan;
+    let sim_profile = match &req.cli.kind {
+        BackendKind::Sim { profile } => Some(profile.as_str()),
+        BackendKind::Claude => None,
+    };
+    let env = backend::scrubbed_env(&EnvSpec {
+        home: &parts.sandbox.home(),
+        tmp: &parts.sandbox.tmp(),
+        bin: &parts.sandbox.bin(),
+        api_url: parts.api_url,
+        run_tag: parts.run_tag,
+        events_socket: &parts.sandbox.events_socket(),
+        pty: parts.pty.is_some(),
+        scenario_env: &plan.driver.env,
+        sim_profile,
+    });
+    let args = req.cli.args(&plan.driver, parts.tagged_prompt);
+    let mut cmd = lifeline.command(
+        parts.wakeprobe,
+        &parts.sandbox.events_socket(),
+        parts.pty.is_some(),
+        &req.cli.program,
+        &args,
+    );
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(parts.sandbox.project())
+        .kill_on_drop(false);
+    match parts.pty {
+        Some(pair) => {
+            cmd.stdin(pair.child_stdio()?)
+                .stdout(pair.child_stdio()?)
+                .stderr(pair.child_stdio()?);
+        }
+        None => {
+            cmd.stdin(if plan.driver.mode == DriverMode::Session {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        }
+    }
+    cmd.spawn()
+}
+
+struct Outputs {
+    readers: Vec<tokio::task::JoinHandle<()>>,
+    screen: Option<pty::ScreenHandle>,
+    input: InputSink,
+}
+
+/// Starts reading the CLI's output: stream-json lines and stderr, or the pty's screen.
+fn read_outputs(
+    supervisor: &mut tokio::process::Child,
+    pty_pair: Option<pty::PtyPair>,
+    clock: RunClock,
+    raw_dir: &std::path::Path,
+    line_tx: mpsc::UnboundedSender<(f64, String)>,
+) -> Result<Outputs, DriverError> {
+    if let Some(pair) = pty_pair {
+        let (writer, reader) = pair
+            .into_parts()
+            .map_err(|e| DriverError::Start(e.to_string()))?;
+        return Ok(Outputs {
+            readers: Vec::new(),
+            screen: Some(reader.spawn(clock, raw_dir.join("pty.raw"))),
+            input: InputSink::Pty(writer),
+        });
+    }
+    let mut readers = Vec::new();
+    if let Some(stdout) = supervisor.stdout.take() {
+        readers.push(tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let _ = line_tx.send((clock.now_ms(), line));
+            }
+        }));
+    }
+    if let Some(mut stderr) = supervisor.stderr.take() {
+        let path = raw_dir.join("stderr.log");
+        readers.push(tokio::spawn(async move {
+            let mut buf = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut buf).await;
+            buf.truncate(8 << 20);
+            let _ = tokio::fs::write(path, buf).await;
+        }));
+    }
+    let input = match supervisor.stdin.take() {
+        Some(stdin) => InputSink::Stdin(stdin),
+        None => InputSink::None,
+    };
+    Ok(Outputs {
+        readers,
+        screen: None,
+        input,
+    })
+}

@@ -1,0 +1,221 @@
+//! The run's recorder: every event in arrival order, the raw lines behind them, and the live
+//! counters the schedule and the end condition read. It owns the normalizer, so each source
+//! (fake API, helper messages, stdout lines) goes through one method.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::evidence::clock::RunClock;
+use crate::evidence::normalize::Normalizer;
+use crate::evidence::wire::WireMessage;
+use crate::evidence::{Event, EventKind, ExitDesc, Source, TaskStatus};
+use crate::scenario::{MAIN_AGENT, Trigger};
+
+/// Counters the schedule and the end condition read.
+#[derive(Debug)]
+pub struct Live {
+    pub last_activity: Instant,
+    running_tasks: HashSet<String>,
+    running_tracks: HashSet<u32>,
+    ended_tracks: HashSet<String>,
+    started_tracks: HashSet<String>,
+    /// Scenario label (agent or tracked command) -> the CLI's latest task id for it.
+    pub task_ids: HashMap<String, String>,
+    /// Scenario label -> when its work started (the first task or process for it).
+    pub work_started: HashMap<String, Instant>,
+    awaiting_turn: bool,
+    results: usize,
+    turn_ends: HashMap<String, usize>,
+    pub requests: usize,
+    pub hooks: usize,
+    pub cli_exit: Option<(ExitDesc, f64)>,
+}
+
+impl Live {
+    fn new() -> Live {
+        Live {
+            last_activity: Instant::now(),
+            running_tasks: HashSet::new(),
+            running_tracks: HashSet::new(),
+            ended_tracks: HashSet::new(),
+            started_tracks: HashSet::new(),
+            task_ids: HashMap::new(),
+            work_started: HashMap::new(),
+            awaiting_turn: false,
+            results: 0,
+            turn_ends: HashMap::new(),
+            requests: 0,
+            hooks: 0,
+            cli_exit: None,
+        }
+    }
+
+    fn observe(&mut self, event: &Event) {
+        self.last_activity = Instant::now();
+        match &event.kind {
+            EventKind::ModelRequest { .. } => self.requests += 1,
+            EventKind::Hook { .. } => self.hooks += 1,
+            EventKind::TaskStarted { task_id, label, .. } => {
+                self.running_tasks.insert(task_id.clone());
+                if let Some(label) = label {
+                    self.task_ids.insert(label.clone(), task_id.clone());
+                    self.work_started
+                        .entry(label.clone())
+                        .or_insert_with(Instant::now);
+                }
+            }
+            EventKind::TaskUpdated {
+                task_id, status, ..
+            } if TaskStatus::parse(status).is_terminal() => {
+                self.running_tasks.remove(task_id);
+            }
+            EventKind::TaskNotified { task_id, .. } => {
+                self.running_tasks.remove(task_id);
+            }
+            EventKind::TrackStarted { pid, name } => {
+                self.running_tracks.insert(*pid);
+                self.started_tracks.insert(name.clone());
+                self.work_started
+                    .entry(name.clone())
+                    .or_insert_with(Instant::now);
+            }
+            EventKind::TrackEnded { name, pid, .. } => {
+                self.running_tracks.remove(pid);
+                self.ended_tracks.insert(name.clone());
+            }
+            EventKind::ProcessExited { pid, .. } => {
+                self.running_tracks.remove(pid);
+            }
+            EventKind::TurnResult { .. } => {
+                self.results += 1;
+                self.awaiting_turn = false;
+            }
+            // An input opens a turn of the main agent: the session is not quiet until it ends
+            // (a slow CLI start must not look like a quiet session).
+            EventKind::UserInput { .. } => self.awaiting_turn = true,
+            EventKind::TurnEnded { .. } => {
+                if let Some(agent) = &event.agent {
+                    *self.turn_ends.entry(agent.clone()).or_default() += 1;
+                    if agent == MAIN_AGENT {
+                        self.awaiting_turn = false;
+                    }
+                }
+            }
+            EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
+            _ => {}
+        }
+    }
+
+    /// Tasks and tracked processes still running.
+    pub fn running(&self) -> usize {
+        self.running_tasks.len() + self.running_tracks.len()
+    }
+
+    /// Whether work with this label (a tracked command or an agent) has ended.
+    pub fn work_ended(&self, label: &str) -> bool {
+        self.ended_tracks.contains(label)
+            || self
+                .task_ids
+                .get(label)
+                .is_some_and(|id| !self.running_tasks.contains(id))
+    }
+
+    /// When the session counts as quiet: no task or tracked process running, no input still
+    /// waiting for the main agent's turn to end, and no activity for `window`.
+    pub fn quiet_since(&self, window: Duration) -> Option<Instant> {
+        (self.running() == 0 && !self.awaiting_turn).then(|| self.last_activity + window)
+    }
+
+    pub fn triggered(&self, trigger: &Trigger, settle: Duration, now: Instant) -> bool {
+        match trigger {
+            Trigger::Start => true,
+            Trigger::Result(n) => self.results >= *n,
+            Trigger::TurnEnd(agent, n) => self.turn_ends.get(agent).copied().unwrap_or(0) >= *n,
+            Trigger::TaskStart(name) => self.started_tracks.contains(name),
+            Trigger::TaskEnd(name) => self.ended_tracks.contains(name),
+            Trigger::Quiet => self.quiet_since(settle).is_some_and(|at| now >= at),
+        }
+    }
+}
+
+/// Every event of the run so far, with the raw evidence behind them.
+pub struct Recorder {
+    clock: RunClock,
+    pub events: Vec<Event>,
+    pub live: Live,
+    pub normalizer: Normalizer,
+    /// stdout lines as they came, for `stream.jsonl`.
+    pub stream_raw: Vec<(f64, String)>,
+    /// Hook payloads as they came, for `hooks.jsonl`.
+    pub hooks_raw: Vec<(f64, String)>,
+}
+
+impl Recorder {
+    pub fn new(clock: RunClock) -> Recorder {
+        Recorder {
+            clock,
+            events: Vec::new(),
+            live: Live::new(),
+            normalizer: Normalizer::new(clock),
+            stream_raw: Vec::new(),
+            hooks_raw: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, event: Event) {
+        self.live.observe(&event);
+        self.events.push(event);
+    }
+
+    /// An event of the driver's own, stamped now.
+    pub fn driver(&mut self, kind: EventKind, agent: Option<&str>) {
+        let event = Event {
+            t_ms: self.clock.now_ms(),
+            source: Source::Driver,
+            agent: agent.map(str::to_string),
+            kind,
+        };
+        self.push(event);
+    }
+
+    /// An event from the fake API (already normalized; the normalizer learns its links).
+    pub fn api(&mut self, event: Event) {
+        self.normalizer.learn_api(&event);
+        self.push(event);
+    }
+
+    /// A helper process's message; a hook's raw payload is kept for `hooks.jsonl`.
+    pub fn wire(&mut self, message: WireMessage) {
+        if let WireMessage::Hook { t_ns, payload } = &message {
+            self.hooks_raw
+                .push((self.clock.ms_at(*t_ns), payload.clone()));
+        }
+        for event in self.normalizer.wire(message) {
+            self.push(event);
+        }
+    }
+
+    /// A stdout line; the raw line is kept for `stream.jsonl`.
+    pub fn line(&mut self, t_ms: f64, line: String) {
+        for event in self.normalizer.stream_line(t_ms, &line) {
+            self.push(event);
+        }
+        self.stream_raw.push((t_ms, line));
+    }
+
+    pub fn now_ms(&self) -> f64 {
+        self.clock.now_ms()
+    }
+
+    /// A monotonic reading on the run's clock.
+    pub fn ms_at(&self, ns: u64) -> f64 {
+        self.clock.ms_at(ns)
+    }
+
+    /// Whether the CLI made any model request: its first step of the scenario.
+    pub fn cli_reached_the_api(&self) -> bool {
+        self.live.requests > 0
+    }
+}

@@ -1,0 +1,323 @@
+//! The session loop: from the prompt to the moment the run ends. It records every event as it
+//! arrives, sends what the schedule says is due, and ends the run for one of the reasons in
+//! [`EndReason`]. It never sleeps to synchronise: it waits on events, with the next deadline
+//! (the ceiling, a work's hang bound, an input due, a quiet window) as the only timer.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::launch::Launched;
+use super::recorder::Recorder;
+use super::schedule::{Due, Schedule};
+use super::vanish::VanishWatch;
+use super::{Cancel, Interrupt, StatusHandle};
+use crate::evidence::run::EndReason;
+use crate::evidence::wire::WireMessage;
+use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Source};
+use crate::scenario::{DriverMode, InputAction, MAIN_AGENT, Plan};
+
+/// How often the progress status is refreshed.
+const STATUS_EVERY: Duration = Duration::from_millis(250);
+
+/// Why and how the loop ended.
+pub struct Ending {
+    pub reason: EndReason,
+    /// What ended it, in words, when the harness cut it short.
+    pub detail: Option<String>,
+    /// Inputs never sent, with the trigger that never happened.
+    pub unsent: Vec<String>,
+}
+
+/// Drives the session until it ends; every event lands in `rec`.
+pub async fn drive(
+    run: &mut Launched,
+    plan: &Plan,
+    rec: &mut Recorder,
+    cancel: &mut Cancel,
+    status: &StatusHandle,
+) -> Ending {
+    rec.push(Event {
+        t_ms: run.spawn_t,
+        source: Source::Driver,
+        agent: None,
+        kind: EventKind::CliSpawned {
+            pid: run.supervisor_pid,
+        },
+    });
+    if let Some(interrupt) = *cancel.borrow() {
+        // Interrupted while the world was being built.
+        let (reason, detail) = interrupted(rec, interrupt, "the harness");
+        return Ending {
+            reason,
+            detail,
+            unsent: Schedule::new(&plan.driver).unsent(),
+        };
+    }
+    send_prompt(run, plan, rec).await;
+    let start = Instant::now();
+    let ceiling_at = start + plan.driver.ceiling;
+    let mut schedule = Schedule::new(&plan.driver);
+    let mut vanish = VanishWatch::new();
+    let mut stream_open = true;
+    let mut cancel_open = true;
+    let mut last_status = Instant::now() - STATUS_EVERY;
+    let (reason, detail) = loop {
+        let now = Instant::now();
+        let mut wake = ceiling_at.min(now + STATUS_EVERY);
+        if let Some(at) = schedule.next_wake(&rec.live, now) {
+            wake = wake.min(at);
+        }
+        if let Some((_, at)) = next_hang(plan, rec) {
+            wake = wake.min(at);
+        }
+        tokio::select! {
+            Some(event) = run.api_rx.recv() => rec.api(event),
+            Some(message) = run.wire_rx.recv() => {
+                if let Some(interrupt) = stopped_by(&message) {
+                    rec.wire(message);
+                    break interrupted(rec, interrupt, "the supervisor");
+                }
+                if let WireMessage::TrackStart { pid, name, .. } = &message {
+                    vanish.watch(*pid, name.clone(), run.clock);
+                }
+                rec.wire(message);
+            }
+            line = run.line_rx.recv(), if stream_open => match line {
+                Some((t, line)) => rec.line(t, line),
+                None => stream_open = false,
+            },
+            Some(event) = vanish.recv() => rec.push(event),
+            changed = cancel.changed(), if cancel_open => match changed {
+                Ok(()) => {
+                    if let Some(interrupt) = *cancel.borrow() {
+                        break interrupted(rec, interrupt, "the harness");
+                    }
+                }
+                Err(_) => cancel_open = false, // nobody can cancel any more
+            },
+            exit = run.supervisor.wait(), if rec.live.cli_exit.is_none() => {
+                break supervisor_gone(rec, exit);
+            }
+            _ = &mut run.server => {
+                let what = "the fake API stopped serving".to_string();
+                rec.driver(EventKind::HarnessFailed { what: what.clone() }, None);
+                break (EndReason::HarnessFailed, Some(what));
+            }
+            _ = tokio::time::sleep_until(wake) => {}
+        }
+        let now = Instant::now();
+        if last_status + STATUS_EVERY <= now {
+            last_status = now;
+            report_status(status, rec, start, schedule.closed());
+        }
+        if now >= ceiling_at {
+            let ceiling_s = plan.driver.ceiling.as_secs_f64();
+            rec.driver(EventKind::CeilingHit { ceiling_s }, None);
+            break (
+                EndReason::Ceiling,
+                Some(format!("the {ceiling_s:.0} s ceiling")),
+            );
+        }
+        if let Some((work, at)) = next_hang(plan, rec)
+            && now >= at
+        {
+            break hung(rec, plan, &work);
+        }
+        if rec.live.cli_exit.is_some() {
+            let reason = if schedule.closed() {
+                EndReason::Finished
+            } else {
+                EndReason::CliEnded
+            };
+            break (reason, None);
+        }
+        while let Some(due) = schedule.poll(&rec.live, Instant::now()) {
+            send(run, rec, due).await;
+        }
+    };
+    Ending {
+        reason,
+        detail,
+        unsent: schedule.unsent(),
+    }
+}
+
+/// The prompt: an argument in print mode, the first input otherwise.
+async fn send_prompt(run: &mut Launched, plan: &Plan, rec: &mut Recorder) {
+    if plan.driver.mode != DriverMode::Print {
+        if let super::input::InputSink::Pty(writer) = &mut run.input {
+            writer.wait_ready(Duration::from_secs(20)).await;
+        }
+        let _ = run.input.send(&run.tagged_prompt).await;
+    }
+    rec.driver(
+        EventKind::UserInput {
+            text: plan.driver.prompt.clone(),
+            why: InputReason::Prompt,
+        },
+        Some(MAIN_AGENT),
+    );
+}
+
+/// Sends one due item and records it.
+async fn send(run: &mut Launched, rec: &mut Recorder, due: Due<'_>) {
+    match due {
+        Due::Input(input) => match &input.action {
+            InputAction::Text { text } => {
+                if let Some(screen) = &run.screen {
+                    screen.snapshot();
+                }
+                let _ = run.input.send(text).await;
+                rec.driver(
+                    EventKind::UserInput {
+                        text: text.clone(),
+                        why: InputReason::Scheduled,
+                    },
+                    Some(MAIN_AGENT),
+                );
+            }
+            InputAction::Control {
+                subtype,
+                target,
+                message,
+            } => {
+                let task_id = target
+                    .as_ref()
+                    .and_then(|t| rec.live.task_ids.get(t))
+                    .cloned();
+                let sent = rec
+                    .events
+                    .iter()
+                    .filter(|e| matches!(e.kind, EventKind::ControlRequest { .. }))
+                    .count();
+                let request_id = format!("wakeprobe-{}", sent + 1);
+                let _ = run
+                    .input
+                    .control(
+                        &request_id,
+                        *subtype,
+                        task_id.as_deref(),
+                        message.as_deref(),
+                    )
+                    .await;
+                let target = match (target, &task_id) {
+                    (Some(t), Some(id)) => Some(format!("{t} ({id})")),
+                    (Some(t), None) => Some(format!("{t} (no task id known)")),
+                    _ => None,
+                };
+                rec.driver(
+                    EventKind::ControlRequest {
+                        subtype: subtype.as_str().to_string(),
+                        target,
+                    },
+                    Some(MAIN_AGENT),
+                );
+            }
+        },
+        Due::Probe(text) => {
+            let _ = run.input.send(text).await;
+            rec.driver(
+                EventKind::UserInput {
+                    text: text.to_string(),
+                    why: InputReason::Probe,
+                },
+                Some(MAIN_AGENT),
+            );
+        }
+        Due::Close => {
+            run.input.close().await;
+            rec.driver(EventKind::SessionClosed, None);
+        }
+    }
+}
+
+/// The earliest hang bound still pending: (work, when it passes).
+fn next_hang(plan: &Plan, rec: &Recorder) -> Option<(String, Instant)> {
+    plan.watch
+        .iter()
+        .filter_map(|w| {
+            let bound = w.hang_after?;
+            let started = rec.live.work_started.get(&w.work)?;
+            (!rec.live.work_ended(&w.work)).then(|| (w.work.clone(), *started + bound))
+        })
+        .min_by_key(|(_, at)| *at)
+}
+
+fn hung(rec: &mut Recorder, plan: &Plan, work: &str) -> (EndReason, Option<String>) {
+    let bound_s = plan
+        .watch
+        .iter()
+        .find(|w| w.work == work)
+        .and_then(|w| w.hang_after)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default();
+    rec.driver(
+        EventKind::WorkOverdue {
+            work: work.to_string(),
+            bound_s,
+        },
+        None,
+    );
+    (
+        EndReason::WorkHung,
+        Some(format!("`{work}` ran past its {bound_s:.1} s hang bound")),
+    )
+}
+
+/// The signal a supervisor's message says it was stopped by.
+fn stopped_by(message: &WireMessage) -> Option<Interrupt> {
+    match message {
+        WireMessage::SupervisorStopped { signal, t_ns } => Some(Interrupt {
+            signal: crate::evidence::signal_name(*signal),
+            at_ns: *t_ns,
+        }),
+        _ => None,
+    }
+}
+
+/// Records the interruption at the moment the signal arrived.
+pub fn interrupted(
+    rec: &mut Recorder,
+    interrupt: Interrupt,
+    receiver: &str,
+) -> (EndReason, Option<String>) {
+    let t_ms = rec.ms_at(interrupt.at_ns);
+    let signal = interrupt.signal;
+    rec.push(Event {
+        t_ms,
+        source: Source::Driver,
+        agent: None,
+        kind: EventKind::Interrupted {
+            signal: Some(signal.to_string()),
+        },
+    });
+    (
+        EndReason::Interrupted,
+        Some(format!("{signal} to {receiver} at {:.2} s", t_ms / 1000.0)),
+    )
+}
+
+/// The supervisor exited before reporting the CLI's exit: it could not start the CLI, or it
+/// died itself. Either way the harness's machinery, not the CLI, ended the run.
+fn supervisor_gone(
+    rec: &mut Recorder,
+    exit: std::io::Result<std::process::ExitStatus>,
+) -> (EndReason, Option<String>) {
+    let how = match exit {
+        Ok(status) => ExitDesc::from_std(status).describe(),
+        Err(e) => format!("unknown status: {e}"),
+    };
+    let what = format!("the supervisor exited ({how}) before the CLI did");
+    rec.driver(EventKind::HarnessFailed { what: what.clone() }, None);
+    (EndReason::HarnessFailed, Some(what))
+}
+
+fn report_status(status: &StatusHandle, rec: &Recorder, start: Instant, closed: bool) {
+    let mut s = status.lock().expect("status lock");
+    s.elapsed_s = start.elapsed().as_secs_f64();
+    s.requests = rec.live.requests;
+    s.hooks = rec.live.hooks;
+    s.running_tasks = rec.live.running();
+    s.phase = if closed { "ending" } else { "running" }.into();
+}

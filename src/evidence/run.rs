@@ -1,0 +1,146 @@
+//! What a run was and how it ended (`run.json`), and the raw evidence it leaves for the writer.
+//!
+//! The driver produces these and returns them; it never writes a file. Everything after it
+//! (the classifier, the reports, the store) reads them from here.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::ExitDesc;
+use crate::scenario::{DriverMode, Outcome, Params};
+
+/// Bumped when `run.json`'s shape changes incompatibly.
+pub const RUN_SCHEMA: u32 = 1;
+
+/// How close before a signal to the harness an end of the CLI or of its work may have been
+/// caused by that signal (a signal to the whole process tree reaches them all at once, and
+/// the harness hears of it a moment later). Such ends are not taken as the CLI's doing.
+pub const SIGNAL_RACE_MS: f64 = 2000.0;
+
+/// Which kind of CLI ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum BackendKind {
+    /// The real Claude Code CLI.
+    Claude,
+    /// The `claude-sim` stand-in with a behaviour profile.
+    Sim { profile: String },
+}
+
+/// How a run's network was isolated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Isolation {
+    /// `private-netns` or `host`.
+    pub network: String,
+    /// Interfaces visible to the CLI (only `lo` in a private namespace).
+    pub interfaces: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// The driver's plan ran to its end and the CLI exited.
+    Finished,
+    /// The CLI exited while the driver still had a session open or inputs to send.
+    CliEnded,
+    /// The scenario's ceiling was reached: the run was cut short.
+    Ceiling,
+    /// The harness was interrupted (SIGINT, SIGTERM, SIGHUP): the run was cut short.
+    Interrupted,
+    /// The harness's own machinery failed (its supervisor died, say): the run was cut short.
+    HarnessFailed,
+    /// Watched work outlived the bound its scenario declares (`hang_seconds`): the run was
+    /// ended on purpose, and that work counts as hung.
+    WorkHung,
+}
+
+impl EndReason {
+    /// True when the harness, not the CLI, ended the run before the plan was done: what would
+    /// have happened next was not observed.
+    pub fn cut_short(self) -> bool {
+        matches!(
+            self,
+            EndReason::Ceiling | EndReason::Interrupted | EndReason::HarnessFailed
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Finished => "finished",
+            EndReason::CliEnded => "cli-ended",
+            EndReason::Ceiling => "ceiling",
+            EndReason::Interrupted => "interrupted",
+            EndReason::HarnessFailed => "harness-failed",
+            EndReason::WorkHung => "work-hung",
+        }
+    }
+}
+
+/// What a run was, how it ended, and where: `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunInfo {
+    pub schema: u32,
+    pub scenario: String,
+    pub title: String,
+    pub variant: String,
+    pub repetition: u32,
+    pub backend: BackendKind,
+    pub cli_label: String,
+    pub cli_version: String,
+    /// How the CLI was asked for (`latest`, `2.1.219`, `sim:fixed`): the matrix column key.
+    #[serde(default)]
+    pub cli_spec: String,
+    /// The version the CLI itself reported (`system/init`), when it did.
+    pub cli_version_reported: Option<String>,
+    pub mode: DriverMode,
+    pub permission_mode: String,
+    pub params: Params,
+    pub ceiling_s: f64,
+    pub started_unix_ms: u64,
+    pub duration_s: f64,
+    /// From spawning the CLI to its exit, when it exited.
+    pub cli_wall_s: Option<f64>,
+    pub end: EndReason,
+    /// What ended the run, in words, when the harness cut it short (`SIGINT at 3.02 s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_detail: Option<String>,
+    pub cli_exit: Option<ExitDesc>,
+    pub isolation: Isolation,
+    /// Processes still alive after cleanup (each was killed); should be empty.
+    pub leftovers: Vec<String>,
+    /// Scheduled inputs that were never sent, each with the trigger that never happened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsent_inputs: Vec<String>,
+    /// The command that reproduces this run.
+    pub command: String,
+    pub expect: Option<Outcome>,
+    pub wakeprobe_version: String,
+    /// `uname`: system, release, machine.
+    pub os: String,
+    /// False while the run's folder is being written, and left false when writing it failed
+    /// (a full disk, say): `report` and `merge` skip such folders.
+    #[serde(default = "complete_by_default")]
+    pub complete: bool,
+}
+
+fn complete_by_default() -> bool {
+    true
+}
+
+/// The raw evidence of a run, as the CLI produced it: kept byte for byte (redacted) next to
+/// the timeline.
+#[derive(Debug, Clone, Default)]
+pub struct RawEvidence {
+    /// stdout lines (stream-json), with their time.
+    pub stream: Vec<(f64, String)>,
+    /// Hook payloads, with their time.
+    pub hooks: Vec<(f64, String)>,
+    /// The sandbox's evidence folder (API journal, request bodies, stderr, pty bytes).
+    pub raw_dir: PathBuf,
+    /// The CLI's transcripts folder in the sandbox HOME.
+    pub transcripts: PathBuf,
+}

@@ -1,0 +1,260 @@
+//! One variant of a scenario, resolved: what a run executes. Concrete durations, substituted
+//! texts, typed triggers and controls, every agent's model script. Saved with each run as
+//! `plan.json`, so a saved run can be judged again without its scenario file.
+
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::outcome::Outcome;
+use super::raw::{DriverMode, Until};
+use super::template::Params;
+
+/// The agent the driver's prompt talks to.
+pub const MAIN_AGENT: &str = "main";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    pub scenario: String,
+    pub title: String,
+    pub variant: String,
+    pub params: Params,
+    pub driver: Driver,
+    pub agents: IndexMap<String, Vec<Step>>,
+    pub expect: Option<Outcome>,
+    pub watch: Vec<Watch>,
+    pub checks: Vec<Check>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Driver {
+    pub mode: DriverMode,
+    pub prompt: String,
+    #[serde(with = "secs")]
+    pub ceiling: Duration,
+    #[serde(with = "secs")]
+    pub settle: Duration,
+    pub permission_mode: String,
+    pub allowed_tools: Vec<String>,
+    pub env: IndexMap<String, String>,
+    pub guard: bool,
+    pub inputs: Vec<Input>,
+    pub probe: Option<Probe>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Input {
+    pub after: Trigger,
+    #[serde(with = "secs")]
+    pub delay: Duration,
+    pub action: InputAction,
+}
+
+/// A stream-json control request the driver can send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// Interrupt the main agent's turn.
+    Interrupt,
+    /// Stop a background task (an agent or a tracked command).
+    StopTask,
+    /// Write a message to a background task.
+    SendTaskMessage,
+}
+
+impl Control {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Control::Interrupt => "interrupt",
+            Control::StopTask => "stop_task",
+            Control::SendTaskMessage => "send_task_message",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Control> {
+        [
+            Control::Interrupt,
+            Control::StopTask,
+            Control::SendTaskMessage,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
+/// What a scheduled input does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum InputAction {
+    /// Send a user message (typed in a pty).
+    Text { text: String },
+    /// Send a stream-json control request (`interrupt`, or `stop_task` for a named task).
+    Control {
+        subtype: Control,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+}
+
+/// An unrelated input sent once the session has been quiet for `quiet`, to tell a lost
+/// notification (H1) from a queued one (H3).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Probe {
+    pub text: String,
+    #[serde(with = "secs")]
+    pub quiet: Duration,
+}
+
+/// What a scheduled input waits for before its delay starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
+pub enum Trigger {
+    /// The session start.
+    Start,
+    /// The Nth `result` line on stdout (1-based).
+    Result(usize),
+    /// The Nth end of a turn by this agent.
+    TurnEnd(String, usize),
+    /// The start of a tracked process.
+    TaskStart(String),
+    /// The end of a tracked background process.
+    TaskEnd(String),
+    /// The session has been quiet for the settle window.
+    Quiet,
+}
+
+impl std::fmt::Display for Trigger {
+    /// The trigger as a scenario file writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trigger::Start => f.write_str("start"),
+            Trigger::Result(1) => f.write_str("result"),
+            Trigger::Result(n) => write!(f, "result#{n}"),
+            Trigger::TurnEnd(agent, 1) => write!(f, "turn-end:{agent}"),
+            Trigger::TurnEnd(agent, n) => write!(f, "turn-end:{agent}#{n}"),
+            Trigger::TaskStart(name) => write!(f, "task-start:{name}"),
+            Trigger::TaskEnd(name) => write!(f, "task-end:{name}"),
+            Trigger::Quiet => f.write_str("quiet"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Step {
+    pub say: Option<String>,
+    pub call: Option<ToolCall>,
+    #[serde(with = "secs")]
+    pub think: Duration,
+    pub until: Option<Until>,
+    pub max_repeats: u32,
+    /// 1-based line of the step in the scenario file, for journals and errors.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub tool: String,
+    pub input: serde_json::Value,
+    /// The agent this Agent call starts (the harness tags its prompt).
+    pub spawn: Option<String>,
+    /// A name under which the harness tracks this Bash command's process.
+    pub track: Option<String>,
+}
+
+/// A waiter and the background work it waits for, named explicitly.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Watch {
+    pub waiter: String,
+    /// A tracked Bash task name, or an agent name.
+    pub work: String,
+    /// Work still running this long after it started counts as hung (H4): the harness ends
+    /// the run there, on purpose. Without it, only the ceiling ends a hang, and a run cut
+    /// short by the ceiling decides nothing.
+    #[serde(default, with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    pub hang_after: Option<Duration>,
+}
+
+/// The facts a scenario can check besides the wake-up (see `classify::checks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckKind {
+    IdleTeammateDistinguishable,
+    SingleContinuation,
+    SubagentStopOnInterrupt,
+    GuardBlockedOnce,
+    StopsUnblocked,
+    ToolErrors,
+    TranscriptStatus,
+}
+
+impl CheckKind {
+    pub const ALL: [CheckKind; 7] = [
+        CheckKind::IdleTeammateDistinguishable,
+        CheckKind::SingleContinuation,
+        CheckKind::SubagentStopOnInterrupt,
+        CheckKind::GuardBlockedOnce,
+        CheckKind::StopsUnblocked,
+        CheckKind::ToolErrors,
+        CheckKind::TranscriptStatus,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckKind::IdleTeammateDistinguishable => "idle-teammate-distinguishable",
+            CheckKind::SingleContinuation => "single-continuation",
+            CheckKind::SubagentStopOnInterrupt => "subagent-stop-on-interrupt",
+            CheckKind::GuardBlockedOnce => "guard-blocked-once",
+            CheckKind::StopsUnblocked => "stops-unblocked",
+            CheckKind::ToolErrors => "tool-errors",
+            CheckKind::TranscriptStatus => "transcript-status",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CheckKind> {
+        CheckKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub kind: CheckKind,
+    pub agent: Option<String>,
+    pub expect: Option<String>,
+}
+
+/// Durations as seconds (a float) in `plan.json`.
+mod secs {
+    use std::time::Duration;
+
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = <f64 as serde::Deserialize>::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    pub fn serialize<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let secs = <Option<f64> as serde::Deserialize>::deserialize(d)?;
+        secs.map(|s| Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}

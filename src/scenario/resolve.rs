@@ -1,0 +1,670 @@
+//! Resolving one variant of a scenario file into a [`Plan`]: the variant's patch over
+//! `[driver]`, parameters with `--set` overrides, substituted texts and durations, typed
+//! triggers and controls, every agent's steps, and the cross-references between them (who
+//! spawns whom, which work a watch or a trigger names). Every mistake is one `file:line:col`
+//! error.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use toml::Spanned;
+
+use super::ScenarioError;
+use super::outcome::Outcome;
+use super::plan::*;
+use super::raw::{self, DriverMode, NumExpr, RawDriver, RawScenario, RawStep};
+use super::template::{self, Params};
+
+/// Turns byte spans into `file:line:col` errors.
+pub(super) struct Locator<'a> {
+    pub path: String,
+    pub source: &'a str,
+}
+
+impl Locator<'_> {
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.source.len());
+        let before = &self.source[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before
+            .rfind('\n')
+            .map_or(before, |nl| &before[nl + 1..])
+            .chars()
+            .count()
+            + 1;
+        (line, col)
+    }
+
+    pub fn error(&self, span: Range<usize>, message: String) -> ScenarioError {
+        let (line, col) = self.line_col(span.start);
+        ScenarioError::Invalid {
+            path: self.path.clone(),
+            line,
+            col,
+            message,
+        }
+    }
+
+    fn text(&self, value: &Spanned<String>, params: &Params) -> Result<String, ScenarioError> {
+        template::substitute(value.get_ref(), params).map_err(|m| self.error(value.span(), m))
+    }
+
+    fn seconds(
+        &self,
+        value: &Spanned<NumExpr>,
+        params: &Params,
+    ) -> Result<Duration, ScenarioError> {
+        let n = match value.get_ref() {
+            NumExpr::Num(n) => *n,
+            NumExpr::Expr(e) => template::substitute(e, params)
+                .and_then(|s| template::eval_arithmetic(&s))
+                .map_err(|m| self.error(value.span(), m))?,
+        };
+        if !(0.0..=86_400.0).contains(&n) {
+            return Err(self.error(
+                value.span(),
+                format!("{n} seconds is out of range (expected 0 to 86400)"),
+            ));
+        }
+        Ok(Duration::from_secs_f64(n))
+    }
+}
+
+/// What a variant resolves from: the raw file and the variant's merged driver table.
+pub(super) struct VariantSource<'a> {
+    pub raw: &'a RawScenario,
+    pub driver: RawDriver,
+    pub name: &'a str,
+    pub variant: &'a str,
+    pub title: &'a str,
+    pub expect: Option<Outcome>,
+}
+
+pub(super) fn plan(
+    at: &Locator,
+    src: VariantSource,
+    params: Params,
+) -> Result<Plan, ScenarioError> {
+    let driver = resolve_driver(at, &src.driver, &src.raw.driver, &params)?;
+    let effective: IndexMap<String, &Spanned<raw::RawAgent>> = src
+        .raw
+        .agents
+        .iter()
+        .map(|(name, agent)| (name.clone(), src.driver.agents.get(name).unwrap_or(agent)))
+        .collect();
+    check_agents(at, &effective)?;
+    let mut agents = IndexMap::new();
+    for (name, agent) in &effective {
+        let steps = agent
+            .get_ref()
+            .steps
+            .iter()
+            .map(|step| resolve_step(at, step, &params))
+            .collect::<Result<Vec<_>, _>>()?;
+        agents.insert(name.clone(), steps);
+    }
+    let names = Names::of(&agents);
+    check_inputs(at, &src.driver, &names)?;
+    let watch = src
+        .raw
+        .watch
+        .iter()
+        .map(|w| resolve_watch(at, w, &names, &params))
+        .collect::<Result<Vec<_>, _>>()?;
+    let checks = src
+        .raw
+        .checks
+        .iter()
+        .map(|c| resolve_check(at, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Plan {
+        scenario: src.name.to_string(),
+        title: src.title.to_string(),
+        variant: src.variant.to_string(),
+        params,
+        driver,
+        agents,
+        expect: src.expect,
+        watch,
+        checks,
+    })
+}
+
+/// The names a variant's script defines: its agents, and its tracked commands.
+struct Names {
+    agents: BTreeSet<String>,
+    tracks: BTreeSet<String>,
+}
+
+impl Names {
+    fn of(agents: &IndexMap<String, Vec<Step>>) -> Names {
+        Names {
+            agents: agents.keys().cloned().collect(),
+            tracks: agents
+                .values()
+                .flatten()
+                .filter_map(|s| s.call.as_ref()?.track.clone())
+                .collect(),
+        }
+    }
+
+    /// Work a watch or a stop can name: a spawned agent or a tracked command.
+    fn is_work(&self, name: &str) -> bool {
+        self.tracks.contains(name) || (name != MAIN_AGENT && self.agents.contains(name))
+    }
+
+    fn list(set: &BTreeSet<String>) -> String {
+        if set.is_empty() {
+            "none in this variant".into()
+        } else {
+            set.iter().cloned().collect::<Vec<_>>().join(", ")
+        }
+    }
+
+    fn works(&self) -> String {
+        let mut all: BTreeSet<String> = self.tracks.clone();
+        all.extend(self.agents.iter().filter(|a| *a != MAIN_AGENT).cloned());
+        Names::list(&all)
+    }
+}
+
+fn resolve_watch(
+    at: &Locator,
+    watch: &Spanned<raw::RawWatch>,
+    names: &Names,
+    params: &Params,
+) -> Result<Watch, ScenarioError> {
+    let w = watch.get_ref();
+    let work = w.work.get_ref();
+    if !names.is_work(work) {
+        return Err(at.error(
+            w.work.span(),
+            format!(
+                "`work` names no spawned agent or tracked command: `{work}` (this variant has: {})",
+                names.works()
+            ),
+        ));
+    }
+    let hang_after = match &w.hang_seconds {
+        Some(h) => {
+            let d = at.seconds(h, params)?;
+            if d.is_zero() {
+                return Err(at.error(h.span(), "`hang_seconds` must be greater than zero".into()));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    Ok(Watch {
+        waiter: w.waiter.get_ref().clone(),
+        work: work.clone(),
+        hang_after,
+    })
+}
+
+fn resolve_check(at: &Locator, check: &Spanned<raw::RawCheck>) -> Result<Check, ScenarioError> {
+    let c = check.get_ref();
+    let kind = CheckKind::parse(c.kind.get_ref()).ok_or_else(|| {
+        at.error(
+            c.kind.span(),
+            format!(
+                "unknown check kind `{}`, expected one of: {}",
+                c.kind.get_ref(),
+                CheckKind::ALL.map(CheckKind::as_str).join(", ")
+            ),
+        )
+    })?;
+    Ok(Check {
+        name: c.name.clone(),
+        kind,
+        agent: c.agent.clone(),
+        expect: c.expect.as_ref().map(|e| e.get_ref().clone()),
+    })
+}
+
+/// Names, steps and spawns of one variant's agents: every agent but `main` is spawned exactly
+/// once, by an Agent step naming an existing agent.
+fn check_agents(
+    at: &Locator,
+    agents: &IndexMap<String, &Spanned<raw::RawAgent>>,
+) -> Result<(), ScenarioError> {
+    let mut spawned = BTreeSet::new();
+    for (name, agent) in agents {
+        if !is_name(name) {
+            return Err(at.error(
+                agent.span(),
+                format!("invalid agent name `{name}`: expected lowercase letters, digits and `-`"),
+            ));
+        }
+        if agent.get_ref().steps.is_empty() {
+            return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
+        }
+        for step in &agent.get_ref().steps {
+            if let Some(target) = &step.get_ref().spawn {
+                if !agents.contains_key(target.get_ref()) {
+                    return Err(at.error(
+                        target.span(),
+                        format!("`spawn` names no agent: `{}`", target.get_ref()),
+                    ));
+                }
+                if !spawned.insert(target.get_ref().clone()) {
+                    return Err(at.error(
+                        target.span(),
+                        format!("agent `{}` is spawned twice", target.get_ref()),
+                    ));
+                }
+            }
+        }
+    }
+    for (name, agent) in agents {
+        if name != MAIN_AGENT && !spawned.contains(name) {
+            return Err(at.error(
+                agent.span(),
+                format!(
+                    "agent `{name}` is never spawned (add `spawn = \"{name}\"` to an Agent step)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lowercase letters, digits and `-`: scenario and agent names.
+pub(super) fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// The agents and tracked commands that triggers and control targets name must exist in the
+/// variant's script: a name that never appears would leave an input waiting forever.
+fn check_inputs(at: &Locator, driver: &RawDriver, names: &Names) -> Result<(), ScenarioError> {
+    for input in driver.inputs.iter().flatten() {
+        let i = input.get_ref();
+        if let Some(after) = &i.after {
+            let trigger = parse_trigger(after.get_ref()).map_err(|m| at.error(after.span(), m))?;
+            let unknown = match &trigger {
+                Trigger::TurnEnd(agent, _) if !names.agents.contains(agent) => Some(format!(
+                    "the trigger names no agent: `{agent}` (agents: {})",
+                    Names::list(&names.agents)
+                )),
+                Trigger::TaskStart(name) | Trigger::TaskEnd(name)
+                    if !names.tracks.contains(name) =>
+                {
+                    Some(format!(
+                        "the trigger names no tracked command: `{name}` (tracked: {})",
+                        Names::list(&names.tracks)
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(message) = unknown {
+                return Err(at.error(after.span(), message));
+            }
+        }
+        if let Some(target) = &i.target
+            && !names.is_work(target.get_ref())
+        {
+            return Err(at.error(
+                target.span(),
+                format!(
+                    "`target` names no spawned agent or tracked command: `{}` (this variant has: {})",
+                    target.get_ref(),
+                    names.works()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn resolve_driver(
+    at: &Locator,
+    raw: &RawDriver,
+    table: &Spanned<RawDriver>,
+    params: &Params,
+) -> Result<Driver, ScenarioError> {
+    let mode = raw.mode.ok_or_else(|| {
+        at.error(
+            table.span(),
+            "missing `mode` in [driver] (expected \"print\", \"session\" or \"pty\")".into(),
+        )
+    })?;
+    let prompt = raw
+        .prompt
+        .as_ref()
+        .ok_or_else(|| at.error(table.span(), "missing `prompt` in [driver]".into()))?;
+    let prompt = at.text(prompt, params)?;
+    let ceiling = resolve_ceiling(at, raw, table, params)?;
+    let settle = match &raw.settle_seconds {
+        Some(s) => at.seconds(s, params)?,
+        None => Duration::from_secs(3),
+    };
+    let env = raw
+        .env
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), at.text(v, params)?)))
+        .collect::<Result<IndexMap<_, _>, ScenarioError>>()?;
+    let inputs = raw
+        .inputs
+        .iter()
+        .flatten()
+        .map(|input| resolve_input(at, input, mode, params))
+        .collect::<Result<Vec<_>, _>>()?;
+    let probe = raw
+        .probe
+        .as_ref()
+        .map(|p| resolve_probe(at, p, mode, settle, params))
+        .transpose()?;
+    Ok(Driver {
+        mode,
+        prompt,
+        ceiling,
+        settle,
+        permission_mode: raw
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        allowed_tools: raw
+            .allowed_tools
+            .clone()
+            .unwrap_or_else(|| vec!["Bash".into(), "Agent".into(), "SendMessage".into()]),
+        env,
+        guard: raw.guard.unwrap_or(false),
+        inputs,
+        probe,
+    })
+}
+
+fn resolve_ceiling(
+    at: &Locator,
+    raw: &RawDriver,
+    table: &Spanned<RawDriver>,
+    params: &Params,
+) -> Result<Duration, ScenarioError> {
+    let expr = raw.ceiling_seconds.as_ref().ok_or_else(|| {
+        at.error(
+            table.span(),
+            "missing `ceiling_seconds` in [driver]: every run needs a ceiling".into(),
+        )
+    })?;
+    let ceiling = at.seconds(expr, params)?;
+    if ceiling.is_zero() {
+        return Err(at.error(
+            expr.span(),
+            "`ceiling_seconds` must be greater than zero".into(),
+        ));
+    }
+    Ok(ceiling)
+}
+
+fn resolve_probe(
+    at: &Locator,
+    probe: &Spanned<raw::RawProbe>,
+    mode: DriverMode,
+    settle: Duration,
+    params: &Params,
+) -> Result<Probe, ScenarioError> {
+    if mode == DriverMode::Print {
+        return Err(at.error(
+            probe.span(),
+            "a `probe` needs a session or pty driver: print mode cannot take input".into(),
+        ));
+    }
+    let quiet = match &probe.get_ref().quiet_seconds {
+        Some(q) => at.seconds(q, params)?,
+        None => settle,
+    };
+    Ok(Probe {
+        text: at.text(&probe.get_ref().text, params)?,
+        quiet,
+    })
+}
+
+fn resolve_input(
+    at: &Locator,
+    input: &Spanned<raw::RawInput>,
+    mode: DriverMode,
+    params: &Params,
+) -> Result<Input, ScenarioError> {
+    let i = input.get_ref();
+    if mode == DriverMode::Print {
+        return Err(at.error(
+            input.span(),
+            "`inputs` need a session or pty driver: print mode takes one prompt".into(),
+        ));
+    }
+    let after = match &i.after {
+        Some(a) => parse_trigger(a.get_ref()).map_err(|m| at.error(a.span(), m))?,
+        None => Trigger::Start,
+    };
+    let delay = match &i.delay_seconds {
+        Some(d) => at.seconds(d, params)?,
+        None => Duration::ZERO,
+    };
+    let action = match (&i.text, &i.control) {
+        (Some(text), None) => {
+            if let Some(t) = &i.target {
+                return Err(at.error(t.span(), "`target` goes with `control`, not `text`".into()));
+            }
+            InputAction::Text {
+                text: at.text(text, params)?,
+            }
+        }
+        (None, Some(control)) => resolve_control(at, i, control, mode, params)?,
+        (Some(_), Some(c)) => {
+            return Err(at.error(
+                c.span(),
+                "an input has `text` or `control`, not both".into(),
+            ));
+        }
+        (None, None) => {
+            return Err(at.error(input.span(), "an input needs `text` or `control`".into()));
+        }
+    };
+    Ok(Input {
+        after,
+        delay,
+        action,
+    })
+}
+
+fn resolve_control(
+    at: &Locator,
+    i: &raw::RawInput,
+    control: &Spanned<String>,
+    mode: DriverMode,
+    params: &Params,
+) -> Result<InputAction, ScenarioError> {
+    if mode != DriverMode::Session {
+        return Err(at.error(
+            control.span(),
+            "control requests need the session driver (stream-json input)".into(),
+        ));
+    }
+    let subtype = Control::parse(control.get_ref()).ok_or_else(|| {
+        at.error(
+            control.span(),
+            format!(
+                "unknown control request `{}`, expected `interrupt`, `stop_task` or `send_task_message`",
+                control.get_ref()
+            ),
+        )
+    })?;
+    match (subtype, &i.target) {
+        (Control::Interrupt, Some(t)) => {
+            return Err(at.error(t.span(), "`interrupt` takes no `target`".into()));
+        }
+        (Control::StopTask, None) => {
+            return Err(at.error(
+                control.span(),
+                "`stop_task` needs a `target` (an agent or tracked command)".into(),
+            ));
+        }
+        (Control::SendTaskMessage, target) if target.is_none() || i.message.is_none() => {
+            return Err(at.error(
+                control.span(),
+                "`send_task_message` needs a `target` and a `message`".into(),
+            ));
+        }
+        _ => {}
+    }
+    Ok(InputAction::Control {
+        subtype,
+        target: i.target.as_ref().map(|t| t.get_ref().clone()),
+        message: i.message.as_ref().map(|m| at.text(m, params)).transpose()?,
+    })
+}
+
+/// Parses `start`, `result`, `result#N`, `turn-end:AGENT[#N]`, `task-start:NAME`,
+/// `task-end:NAME`, `quiet`.
+pub(super) fn parse_trigger(text: &str) -> Result<Trigger, String> {
+    let expected = "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-start:NAME`, `task-end:NAME` or `quiet`";
+    let (head, nth) = match text.rsplit_once('#') {
+        Some((h, n)) => (
+            h,
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("`#{n}` is not a count from 1 in `{text}`"))?,
+        ),
+        None => (text, 1),
+    };
+    match head.split_once(':') {
+        None if head == "start" => Ok(Trigger::Start),
+        None if head == "quiet" => Ok(Trigger::Quiet),
+        None if head == "result" => Ok(Trigger::Result(nth)),
+        Some(("turn-end", agent)) if !agent.is_empty() => {
+            Ok(Trigger::TurnEnd(agent.to_string(), nth))
+        }
+        Some(("task-start", name)) if !name.is_empty() => Ok(Trigger::TaskStart(name.to_string())),
+        Some(("task-end", name)) if !name.is_empty() => Ok(Trigger::TaskEnd(name.to_string())),
+        _ => Err(format!("unknown trigger `{text}`: {expected}")),
+    }
+}
+
+fn resolve_step(
+    at: &Locator,
+    step: &Spanned<RawStep>,
+    params: &Params,
+) -> Result<Step, ScenarioError> {
+    let s = step.get_ref();
+    let line = at.line_col(step.span().start).0;
+    if s.say.is_none() && s.call.is_none() {
+        return Err(at.error(
+            step.span(),
+            "a step needs `say` (text that ends the turn) or `call` (a tool call), or both".into(),
+        ));
+    }
+    if s.call.is_none() {
+        for (field, span) in [
+            ("input", s.input.as_ref().map(|x| x.span())),
+            ("spawn", s.spawn.as_ref().map(|x| x.span())),
+            ("track", s.track.as_ref().map(|x| x.span())),
+        ] {
+            if let Some(span) = span {
+                return Err(at.error(span, format!("`{field}` needs `call` in the same step")));
+            }
+        }
+    }
+    let call = s
+        .call
+        .as_ref()
+        .map(|tool| resolve_call(at, step, tool, params))
+        .transpose()?;
+    if s.until.is_some() && call.is_none() {
+        return Err(at.error(
+            step.span(),
+            "`until` repeats a tool call: it needs `call` in the same step".into(),
+        ));
+    }
+    Ok(Step {
+        say: s.say.as_ref().map(|t| at.text(t, params)).transpose()?,
+        call,
+        think: match &s.think_seconds {
+            Some(t) => at.seconds(t, params)?,
+            None => Duration::ZERO,
+        },
+        until: s.until,
+        max_repeats: s.max_repeats.unwrap_or(200),
+        line,
+    })
+}
+
+fn resolve_call(
+    at: &Locator,
+    step: &Spanned<RawStep>,
+    tool: &Spanned<String>,
+    params: &Params,
+) -> Result<ToolCall, ScenarioError> {
+    let s = step.get_ref();
+    let input = match &s.input {
+        Some(table) => {
+            let json = serde_json::to_value(table.get_ref()).map_err(|e| {
+                at.error(table.span(), format!("`input` is not JSON-compatible: {e}"))
+            })?;
+            template::substitute_json(&json, params).map_err(|m| at.error(table.span(), m))?
+        }
+        None => serde_json::json!({}),
+    };
+    if let Some(spawn) = &s.spawn {
+        if !matches!(tool.get_ref().as_str(), "Agent" | "Task") {
+            return Err(at.error(
+                spawn.span(),
+                format!("`spawn` needs `call = \"Agent\"`, not `{}`", tool.get_ref()),
+            ));
+        }
+        if !input.get("prompt").is_some_and(|p| p.is_string()) {
+            return Err(at.error(
+                s.input.as_ref().map(|i| i.span()).unwrap_or(step.span()),
+                "an Agent call that spawns needs a string `prompt` in `input`".into(),
+            ));
+        }
+    }
+    if let Some(track) = &s.track {
+        check_track(at, tool, track, &input)?;
+    }
+    Ok(ToolCall {
+        tool: tool.get_ref().clone(),
+        input,
+        spawn: s.spawn.as_ref().map(|x| x.get_ref().clone()),
+        track: s.track.as_ref().map(|x| x.get_ref().clone()),
+    })
+}
+
+fn check_track(
+    at: &Locator,
+    tool: &Spanned<String>,
+    track: &Spanned<String>,
+    input: &serde_json::Value,
+) -> Result<(), ScenarioError> {
+    if tool.get_ref() != "Bash" {
+        return Err(at.error(
+            track.span(),
+            format!("`track` needs `call = \"Bash\"`, not `{}`", tool.get_ref()),
+        ));
+    }
+    if !input.get("command").is_some_and(|c| c.is_string()) {
+        return Err(at.error(
+            track.span(),
+            "a tracked Bash call needs a string `command` in `input`".into(),
+        ));
+    }
+    let name = track.get_ref();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(at.error(
+            track.span(),
+            format!("invalid track name `{name}`: expected letters, digits, `-`, `_`"),
+        ));
+    }
+    Ok(())
+}

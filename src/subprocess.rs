@@ -1,0 +1,77 @@
+//! Synchronous subprocesses with a bound (npm, git, `--version`, a guard script): built with
+//! `duct`, which feeds stdin and drains stdout and stderr on threads of its own, so a child
+//! that writes a lot before it reads its input cannot deadlock us; a child past its bound is
+//! killed.
+
+use std::time::Duration;
+
+/// What a bounded child did.
+#[derive(Debug)]
+pub enum Finished {
+    /// It exited (any status); its output, captured.
+    Exited(std::process::Output),
+    /// It was still running at the bound, and was killed.
+    TimedOut,
+}
+
+/// Runs `expr` (which should capture what the caller reads) to its end or to `limit`.
+pub fn run_bounded(expr: &duct::Expression, limit: Duration) -> std::io::Result<Finished> {
+    let handle = expr.unchecked().start()?;
+    match handle.wait_timeout(limit)? {
+        Some(_) => Ok(Finished::Exited(handle.into_output()?)),
+        None => {
+            let _ = handle.kill();
+            Ok(Finished::TimedOut)
+        }
+    }
+}
+
+/// The last `n` non-empty lines of `text`, joined with ` | `.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_captured_and_a_hang_is_bounded() {
+        let out = run_bounded(
+            &duct::cmd!("sh", "-c", "echo out; echo err >&2; exit 3")
+                .stdout_capture()
+                .stderr_capture(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        let Finished::Exited(o) = out else {
+            panic!("it exits")
+        };
+        assert_eq!(o.stdout, b"out\n");
+        assert_eq!(o.stderr, b"err\n");
+        assert_eq!(o.status.code(), Some(3));
+        let started = std::time::Instant::now();
+        let hang = run_bounded(&duct::cmd!("sleep", "30"), Duration::from_millis(200)).unwrap();
+        assert!(matches!(hang, Finished::TimedOut));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_child_that_writes_a_lot_before_reading_does_not_deadlock() {
+        // 1 MiB on stderr before it reads stdin: more than any pipe buffer.
+        let out = run_bounded(
+            &duct::cmd!("sh", "-c", "head -c 1048576 /dev/zero >&2; cat")
+                .stdin_bytes(vec![b'x'; 1 << 20])
+                .stdout_capture()
+                .stderr_capture(),
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        let Finished::Exited(o) = out else {
+            panic!("it exits")
+        };
+        assert_eq!(o.stderr.len(), 1 << 20);
+        assert_eq!(o.stdout.len(), 1 << 20);
+    }
+}
