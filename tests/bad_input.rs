@@ -115,3 +115,116 @@ fn bad_arguments_exit_2() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A scenario that names work or agents its script does not have, or nests an expression too
+/// deeply, fails at load with one located line.
+#[test]
+fn references_to_nothing_and_deep_nesting_are_located() {
+    let session = BASE.replace("mode = \"print\"", "mode = \"session\"");
+    let cases = [
+        (
+            format!("{BASE}\n[[watch]]\nwaiter = \"main\"\nwork = \"ghost\"\n"),
+            "broken.toml:18:8: `work` names no spawned agent or tracked command: `ghost` (this variant has: none in this variant)",
+        ),
+        (
+            session.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\ninputs = [{ after = \"turn-end:ghost#3\", text = \"x\" }]",
+            ),
+            "broken.toml:12:21: the trigger names no agent: `ghost` (agents: main)",
+        ),
+        (
+            session.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\ninputs = [{ after = \"task-end:nope\", text = \"x\" }]",
+            ),
+            "broken.toml:12:21: the trigger names no tracked command: `nope` (tracked: none in this variant)",
+        ),
+        (
+            session.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\ninputs = [{ control = \"stop_task\", target = \"nobody\" }]",
+            ),
+            "broken.toml:12:45: `target` names no spawned agent or tracked command: `nobody` (this variant has: none in this variant)",
+        ),
+        (
+            BASE.replace(
+                "ceiling_seconds = 10",
+                &format!(
+                    "ceiling_seconds = \"{}1{}\"",
+                    "(".repeat(5000),
+                    ")".repeat(5000)
+                ),
+            ),
+            "broken.toml:11:19: the expression nests deeper than 64 levels of parentheses or signs",
+        ),
+    ];
+    for (text, expected) in cases {
+        let (code, stderr) = run_file(&text);
+        assert_eq!(code, 2, "{stderr}");
+        let line = stderr.lines().find(|l| l.starts_with("error: ")).unwrap();
+        assert_eq!(line, format!("error: {expected}"));
+    }
+}
+
+/// Argument mistakes that used to run and fail late are caught before anything runs.
+#[test]
+fn argument_mistakes_fail_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"not\": \"a matrix\"}").unwrap();
+    let missing = dir.path().join("missing.json");
+    let (o, j, m) = (
+        out.to_str().unwrap(),
+        junk.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["run", "subagent-bg-turn-end", "--variant", "print", "--variant", "nope", "--out", o],
+            "error: --variant nope: no chosen scenario has this variant (they have: print, session)".into(),
+        ),
+        (
+            vec!["run", "--jobs", "0", "--out", o],
+            "error: invalid value '0' for '--jobs <JOBS>': 0 is not in 1..=65535".into(),
+        ),
+        (
+            vec!["matrix", "--versions", "2.1.332", "--baseline", m, "--out", o],
+            format!("error: {m}: No such file or directory (os error 2)"),
+        ),
+        (
+            vec!["matrix", "--versions", "2.1.332", "--baseline", j, "--out", o],
+            format!("error: {j}: not a wakeprobe matrix.json: missing field `schema` at line 1 column 19"),
+        ),
+        (
+            vec!["run", "subagent-bg-turn-end", "--out", "/proc/version/reports"],
+            "error: --out /proc/version/reports: cannot create a run folder there: Not a directory (os error 20)".into(),
+        ),
+        (
+            vec!["baseline", "update", j],
+            format!("error: {j}: not a wakeprobe matrix.json: missing field `schema` at line 1 column 19"),
+        ),
+        (
+            vec!["baseline", "update", "baseline/matrix.json", "--baseline", j],
+            format!("error: {j}: not a wakeprobe matrix.json: missing field `schema` at line 1 column 19; refusing to overwrite it with a baseline"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let before = std::fs::read(&junk).unwrap();
+        let output = output_within(wakeprobe(&args), Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or("");
+        assert_eq!(line, expected, "{args:?}");
+        assert!(!out.exists(), "{args:?}: nothing was run or written");
+        assert_eq!(
+            std::fs::read(&junk).unwrap(),
+            before,
+            "the file is untouched"
+        );
+    }
+}
