@@ -283,6 +283,7 @@ pub fn run_dir(out: &Path) -> PathBuf {
 
 mod cache;
 mod conform;
+mod export;
 mod guard;
 mod matrix_cmd;
 mod report;
@@ -310,6 +311,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         }
         Command::Bisect(args) => matrix_cmd::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
+        Command::Export(args) => export::export(&args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,
