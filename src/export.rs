@@ -8,21 +8,30 @@
 
 use crate::scenario::Plan;
 
-/// The script, with two slots: a JSON string literal for the plan and one for the version.
+/// The script, with slots: JSON string literals for the plan, the version to run and the version
+/// the plan's expectation was recorded on, and a comment line naming the export.
 const TEMPLATE: &str = include_str!("export/repro.mjs");
 const PLAN_SLOT: &str = "\"__WAKEPROBE_PLAN__\"";
 const VERSION_SLOT: &str = "\"__WAKEPROBE_CLI_VERSION__\"";
+const PINNED_SLOT: &str = "\"__WAKEPROBE_PINNED__\"";
 const ABOUT_SLOT: &str = "__WAKEPROBE_ABOUT__";
 
 /// The reproduction script for `plan`, running Claude Code `cli_version` unless told otherwise.
 pub fn render(plan: &Plan, cli_version: &str) -> String {
     let plan_json = serde_json::to_string_pretty(plan).expect("a plan serializes to JSON");
-    let version_json = serde_json::to_string(cli_version).expect("a string serializes");
-    // The version and the comment first: the plan's text may hold anything, even a slot's name.
-    TEMPLATE
-        .replacen(VERSION_SLOT, &version_json, 1)
-        .replacen(ABOUT_SLOT, &about(plan), 1)
-        .replacen(PLAN_SLOT, &plan_json, 1)
+    let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    // Each slot is filled in the template's own text, never in inserted text: a plan may hold
+    // anything, even a slot's name.
+    let (head, tail) = TEMPLATE
+        .split_once(PLAN_SLOT)
+        .expect("the template has a plan slot");
+    let head = head.replacen(ABOUT_SLOT, &about(plan), 1);
+    let tail = tail.replacen(VERSION_SLOT, &json(cli_version), 1).replacen(
+        PINNED_SLOT,
+        &json(crate::backend::PINNED_VERSION),
+        1,
+    );
+    format!("{head}{plan_json}{tail}")
 }
 
 /// One comment line naming what was exported: `subagent-bg-turn-end/print (bg_seconds=7): title`.
@@ -62,10 +71,14 @@ mod tests {
     fn the_script_embeds_the_plan_and_the_version() {
         let plan = seed_plan(&[("bg_seconds", "7")]);
         let script = render(&plan, "2.1.332");
-        for slot in [PLAN_SLOT, VERSION_SLOT, ABOUT_SLOT] {
+        for slot in [PLAN_SLOT, VERSION_SLOT, PINNED_SLOT, ABOUT_SLOT] {
             assert!(!script.contains(slot), "{slot} left in the script");
         }
         assert!(script.contains("const CLI_VERSION = \"2.1.332\";"));
+        assert!(script.contains(&format!(
+            "const PINNED = \"{}\";",
+            crate::backend::PINNED_VERSION
+        )));
         assert!(script.contains(
             "// Exported: subagent-bg-turn-end/print (bg_seconds=7): A subagent that ends its turn"
         ));
@@ -86,11 +99,13 @@ mod tests {
     #[test]
     fn text_in_the_plan_is_never_taken_for_a_slot() {
         let mut plan = seed_plan(&[]);
-        plan.driver.prompt = format!("{VERSION_SLOT} {ABOUT_SLOT} {PLAN_SLOT}");
-        plan.title = "two\nlines".into();
+        let slots = format!("{VERSION_SLOT} {PINNED_SLOT} {ABOUT_SLOT} {PLAN_SLOT}");
+        plan.driver.prompt = slots.clone();
+        plan.title = format!("two\nlines {slots}");
         let script = render(&plan, "2.1.219");
         assert!(script.contains("const CLI_VERSION = \"2.1.219\";"));
-        assert!(script.contains("print (bg_seconds=12): two lines\n"));
+        assert!(script.contains(&format!("print (bg_seconds=12): two lines {slots}\n")));
         assert!(script.contains(&serde_json::to_string(&plan.driver.prompt).unwrap()));
+        assert!(script.contains("const PLAN = {\n"));
     }
 }

@@ -249,6 +249,7 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["positive-control", "--variant", "no-such-variant"],
         vec!["positive-control", "--set", "no_such_param=1"],
         vec!["teammate-idle"],
+        vec!["guard-end-to-end"],
     ] {
         let mut cmd = common::wakeprobe(&["export"]);
         cmd.args(&args).arg("-o").arg(&out);
