@@ -153,7 +153,7 @@ const ev = {
   requests: [],     // {seq, t, agent, route, step, answer, notes, newNotes}: notes are <task-notification> ids
   calls: [],        // the script's tool calls: {id, agent, tool, spawn, track, background}
   tasks: new Map(), // the CLI's task id -> {id, type, toolUseId, starts, end: {t, status}, notified: {t, status}}
-  taskLines: [],    // [t, task id, what] for the timeline
+  taskLines: [],    // [t, task id, (label) => what happened] for the timeline
   results: [],      // times of stream-json `result` lines
   inputs: [],       // {t, text, control}: what a session was sent after its prompt
   turnEnds: {},     // agent -> turns it ended (our end_turn answers)
@@ -176,13 +176,15 @@ function onStreamLine(box, text) {
   task.toolUseId ??= m.tool_use_id;
   if (m.subtype === "task_started") {
     Object.assign(task, { type: m.task_type, starts: task.starts + 1, end: null, notified: null }); // re-invoked?
-    ev.taskLines.push([t, task.id, `(${m.task_type}) started${task.starts > 1 ? " again" : ""}`]);
+    const again = task.starts > 1 ? " again" : "";
+    ev.taskLines.push([t, task.id, (label) => `task \`${label}\` (${m.task_type}) started${again}`]);
   } else if (m.subtype === "task_updated" && TERMINAL.includes(m.patch?.status) && !task.end) {
     task.end = { t, status: m.patch.status };
-    ev.taskLines.push([t, task.id, m.patch.status]);
+    ev.taskLines.push([t, task.id, (label) => `task \`${label}\` ${m.patch.status}`]);
   } else if (m.subtype === "task_notification") {
     task.notified = { t, status: m.status };
-    ev.taskLines.push([t, task.id, `task_notification on stdout: ${m.status}, "${m.summary ?? ""}"`]);
+    const said = `${m.status}, "${m.summary}"`;
+    ev.taskLines.push([t, task.id, (label) => `task_notification for \`${label}\` on stdout: ${said}`]);
   }
 }
 
@@ -572,7 +574,7 @@ function timeline(run) {
     }
     if (name === "SessionEnd") rows.push([t, "hook", "", `SessionEnd (${p.reason})`]);
   }
-  for (const [t, id, what] of ev.taskLines) rows.push([t, "cli", "", `task \`${labelOf(id)}\` ${what}`]);
+  for (const [t, id, what] of ev.taskLines) rows.push([t, "cli", "", what(labelOf(id))]);
   for (const t of ev.results) rows.push([t, "cli", "", "result"]);
   for (const i of ev.inputs) rows.push([i.t, "input", "main", i.text.split("\n")[0]]);
   if (run.exit) rows.push([run.exit.t, "os", "", `the CLI exited (${run.exit.signal ?? `code ${run.exit.code}`})`]);
