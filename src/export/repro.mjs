@@ -416,8 +416,10 @@ async function runCli(program, box, env, ending) {
 
 // ---- 8. Killing the whole tree: the CLI's process group, every process seen under it, and (Linux)
 //         every process carrying this run's tag; SIGTERM, then SIGKILL for what is left after 2 s ----
+const PS = ["/bin/ps", "/usr/bin/ps"].find((p) => fs.existsSync(p)) ?? "ps"; // not a PATH lookup under HOME
+
 function processTable() { // live processes: a zombie holds nothing and cannot be killed
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,stat=,args="], { encoding: "utf8" });
+  const ps = spawnSync(PS, ["-A", "-o", "pid=,ppid=,pgid=,stat=,args="], { encoding: "utf8" });
   return (ps.stdout ?? "").split("\n").map((line) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)$/.exec(line))
     .filter((m) => m && !m[4].startsWith("Z")).map((m) => ({ pid: +m[1], ppid: +m[2], pgid: +m[3], args: m[5] }));
 }
