@@ -71,6 +71,8 @@ pub enum Command {
     /// The cache of installed CLI versions.
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Write a scenario as one standalone Node script reproducing it (for upstream reports).
+    Export(ExportArgs),
     /// (internal) Record a hook payload from stdin.
     #[command(hide = true)]
     HookRecord(HelperSocket),
@@ -263,6 +265,24 @@ pub struct ConformArgs {
     pub claude_version: String,
     #[command(flatten)]
     pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Scenario file or name.
+    pub scenario: String,
+    /// The variant (default: the scenario's first).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// Set a scenario parameter, e.g. --set bg_seconds=7 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub sets: Vec<(String, String)>,
+    /// The Claude Code version the script installs and runs (X.Y.Z, latest, latest~K).
+    #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
+    pub claude_version: String,
+    /// Where the script goes (`-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod conform;
 pub mod driver;
 pub mod evidence;
+pub mod export;
 pub mod fake_api;
 pub mod guard;
 pub mod matrix;

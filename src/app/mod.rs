@@ -7,6 +7,7 @@ mod baseline;
 mod bisect;
 mod cache;
 mod conform;
+mod export;
 mod guard;
 mod invocation;
 mod list;
@@ -105,6 +106,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         }
         Command::Bisect(args) => bisect::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
+        Command::Export(args) => export::export(&args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,

@@ -1,0 +1,272 @@
+//! `wakeprobe export`: the standalone Node script, run with nothing but `node` against the
+//! pinned real CLI. The seed-000 stall must reproduce (exit 1), the positive control must wake
+//! (exit 0), an interrupted script must leave nothing behind, and bad input is one line, exit 2.
+//! Every run is bounded, and afterwards no process carrying the script's run tag may be alive.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The pinned CLI from wakeprobe's cache: the script is given its binary (no reinstall); if the
+/// cache lacks it, the script installs it there itself (the script's cache layout is the same).
+fn cli_args() -> Vec<String> {
+    let versions = common::cache().join("claude-code");
+    let bin = versions.join("2.1.332/node_modules/.bin/claude");
+    if bin.exists() {
+        vec!["--claude-bin".into(), bin.display().to_string()]
+    } else {
+        vec!["--cache".into(), versions.display().to_string()]
+    }
+}
+
+/// `wakeprobe export ARGS -o DIR/repro.mjs`; returns the script's path.
+fn export(dir: &Path, args: &[&str]) -> PathBuf {
+    let script = dir.join("repro.mjs");
+    let mut cmd = common::wakeprobe(&["export"]);
+    cmd.args(args).arg("-o").arg(&script);
+    let out = common::output_within(cmd, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "export failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    script
+}
+
+fn node(script: &Path) -> Command {
+    let mut cmd = Command::new("node");
+    cmd.arg(script)
+        .args(cli_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Waits for the script with a ceiling; past it, SIGTERM (the script cleans up), then SIGKILL.
+fn finish_within(mut child: Child, limit: Duration) -> (Option<i32>, String, String) {
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for node") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            // SAFETY: signalling the child we spawned.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            std::thread::sleep(Duration::from_secs(5));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the script did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.code(), stdout, stderr)
+}
+
+/// The run tag the script prints in its header (`WAKEPROBE_REPRO_RUN=...`).
+fn run_tag(stdout: &str) -> String {
+    let at = stdout
+        .find("WAKEPROBE_REPRO_RUN=")
+        .unwrap_or_else(|| panic!("no run tag in:\n{stdout}"));
+    stdout[at..].split_whitespace().next().unwrap().to_string()
+}
+
+/// Live (non-zombie) processes whose environment holds `tag` (`WAKEPROBE_REPRO_RUN=...`).
+fn tagged(tag: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if pid.parse::<u32>().is_err() {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|kv| kv == tag.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.contains(") Z ") {
+            continue;
+        }
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        found.push(format!(
+            "{pid} {}",
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
+        ));
+    }
+    found
+}
+
+/// Nothing the run started is alive, and its work folder is gone.
+fn assert_clean(stdout: &str) {
+    let tag = run_tag(stdout);
+    assert_eq!(tagged(&tag), Vec::<String>::new(), "left running");
+    let folder = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("work folder: "))
+        .and_then(|rest| rest.split(';').next())
+        .expect("the header names the work folder");
+    assert!(!Path::new(folder).exists(), "{folder} was not removed");
+}
+
+#[test]
+fn the_seed_000_print_stall_reproduces_with_only_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = export(
+        dir.path(),
+        &[
+            "subagent-bg-turn-end",
+            "--variant",
+            "print",
+            "--set",
+            "bg_seconds=7",
+        ],
+    );
+    let child = node(&script).spawn().expect("node runs");
+    let (code, stdout, stderr) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(
+        code,
+        Some(1),
+        "the bug reproduces: exit 1\n{stdout}\n{stderr}"
+    );
+    for fact in [
+        "SubagentStop for `worker` at",
+        "listed `bg` (shell) as running",
+        "`bg` was killed at",
+        "s after the last result (at",
+        "`worker` made no model request after SubagentStop",
+        "`worker` waiting for `bg`: not-resumable",
+        "RESULT: not-resumable",
+    ] {
+        assert!(stdout.contains(fact), "missing `{fact}` in:\n{stdout}");
+    }
+    // The kill comes after the last result (the CLI's orphan grace, about 5 s on 2.1.332).
+    let killed = stdout
+        .lines()
+        .find(|l| l.contains("`bg` was killed at"))
+        .unwrap();
+    let after: f64 = killed
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.split(" s after").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no delay in `{killed}`"));
+    assert!(after > 1.0, "killed {after} s after the last result");
+    assert_clean(&stdout);
+}
+
+#[test]
+fn the_positive_control_wakes_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = export(
+        dir.path(),
+        &[
+            "positive-control",
+            "--variant",
+            "fg-sleep",
+            "--set",
+            "bg_seconds=3",
+        ],
+    );
+    let child = node(&script).spawn().expect("node runs");
+    let (code, stdout, stderr) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(code, Some(0), "the waiter woke: exit 0\n{stdout}\n{stderr}");
+    assert!(stdout.contains("`bg` completed at"), "{stdout}");
+    assert!(
+        stdout.contains("`worker`'s request #")
+            && stdout.contains("carried `bg`'s <task-notification>"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("RESULT: woke"), "{stdout}");
+    assert_clean(&stdout);
+}
+
+/// SIGTERM while the background task runs: the script kills the CLI and the task, exits 130.
+#[test]
+fn an_interrupted_script_kills_the_whole_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = export(
+        dir.path(),
+        &[
+            "subagent-bg-turn-end",
+            "--variant",
+            "print",
+            "--set",
+            "bg_seconds=30",
+        ],
+    );
+    let mut child = node(&script).spawn().expect("node runs");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut header = String::new();
+    while !header.contains("WAKEPROBE_REPRO_RUN=") {
+        match lines.next() {
+            Some(Ok(line)) => header.push_str(&(line + "\n")),
+            _ => panic!("no header:\n{header}"),
+        }
+    }
+    let tag = run_tag(&header);
+    let sleeping = common::wait_for(Duration::from_secs(60), || {
+        tagged(&tag).into_iter().find(|p| p.contains("sleep 30"))
+    });
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = common::wait_for(Duration::from_secs(30), || child.try_wait().unwrap());
+    let stdout = format!("{header}{}", rest.join("\n"));
+    assert!(
+        sleeping.is_some(),
+        "the background task never ran:\n{stdout}"
+    );
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{stdout}");
+    assert!(stdout.contains("interrupted (SIGTERM)"), "{stdout}");
+    assert_clean(&stdout);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("repro.mjs");
+    for args in [
+        vec!["no-such-scenario"],
+        vec!["positive-control", "--variant", "no-such-variant"],
+        vec!["positive-control", "--set", "no_such_param=1"],
+        vec!["teammate-idle"],
+        vec!["guard-end-to-end"],
+    ] {
+        let mut cmd = common::wakeprobe(&["export"]);
+        cmd.args(&args).arg("-o").arg(&out);
+        let result = common::output_within(cmd, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(!out.exists(), "{args:?} wrote a script");
+    }
+    // The script itself: an unknown argument is a usage error, before anything runs.
+    let script = export(dir.path(), &["positive-control"]);
+    let result = Command::new("node")
+        .arg(&script)
+        .arg("--no-such-flag")
+        .output()
+        .expect("node runs");
+    assert_eq!(result.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("unknown argument `--no-such-flag`"));
+}
