@@ -38,7 +38,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::evidence::{EventKind, ExitDesc, InputReason, Route, Timeline};
+use crate::evidence::{Event, EventKind, ExitDesc, HookName, InputReason, Route, Timeline};
+use crate::report::lanes::{Lane as SharedLane, LaneMap};
 
 /// One run reduced to what conformance compares.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -263,220 +264,16 @@ pub fn build_shape(
     layouts: &HashMap<u64, String>,
 ) -> Shape {
     let names = learn(timeline, stream);
+    let map = LaneMap::of(timeline);
     let mut shape = Shape::default();
     for e in timeline.iter() {
-        let agent_lane = format!("agent:{}", e.agent.as_deref().unwrap_or("?"));
-        match &e.kind {
-            EventKind::ModelRequest {
-                seq,
-                route,
-                step,
-                notifications,
-                ..
-            } => {
-                let what = match route {
-                    Route::Turn => format!(
-                        "request step={}",
-                        step.map_or("?".into(), |s| s.to_string())
-                    ),
-                    Route::ScriptExhausted => "request past the script's end".to_string(),
-                    Route::SideCall(what) => format!("side call {what}"),
-                    Route::Unrouted => "request without an agent tag".to_string(),
-                };
-                let mut carried: Vec<String> = notifications
-                    .iter()
-                    .map(|n| {
-                        format!(
-                            "{}:{}",
-                            names.task(&n.task_id),
-                            n.status.as_deref().unwrap_or("?")
-                        )
-                    })
-                    .collect();
-                carried.sort();
-                let mut token = if carried.is_empty() {
-                    what
-                } else {
-                    format!("{what} notified=[{}]", carried.join(", "))
-                };
-                if let Some(l) = layouts.get(seq) {
-                    token.push_str(&format!(" [{l}]"));
-                }
-                let name = if e.agent.is_some() {
-                    agent_lane
-                } else {
-                    "session".into()
-                };
-                lane(&mut shape, name).events.push(token);
+        let name = lane_name(&map.lane(e));
+        match entry(e, &names, hooks, layouts) {
+            Some(Entry::Ordered(token)) => lane(&mut shape, name).events.push(token),
+            Some(Entry::Floating(fact)) => {
+                *lane(&mut shape, name).floating.entry(fact).or_default() += 1
             }
-            EventKind::ToolCall {
-                tool,
-                background,
-                spawn,
-                track,
-                teammate,
-                ..
-            } => {
-                let mut what = vec![
-                    if *background {
-                        "background"
-                    } else {
-                        "foreground"
-                    }
-                    .to_string(),
-                ];
-                if let Some(s) = spawn {
-                    what.push(format!("spawns {s}"));
-                }
-                if let Some(t) = track {
-                    what.push(format!("track {t}"));
-                }
-                if let Some(t) = teammate {
-                    what.push(format!("teammate {t}"));
-                }
-                lane(&mut shape, agent_lane)
-                    .events
-                    .push(format!("tool_use {tool}({})", what.join(", ")));
-            }
-            EventKind::TurnEnded { .. } => {
-                lane(&mut shape, agent_lane).events.push("turn ends".into())
-            }
-            EventKind::Hook {
-                hook,
-                raw,
-                background_tasks,
-                stop_hook_active,
-                detail,
-                ..
-            } => {
-                let payload = hooks.get(*raw).cloned().unwrap_or(Value::Null);
-                let mut token = format!("hook {hook}");
-                match hook.as_str() {
-                    "PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "SessionStart"
-                    | "SessionEnd" => {
-                        token.push_str(&format!("({})", detail.as_deref().unwrap_or("")));
-                    }
-                    "UserPromptSubmit" => {
-                        let prompt = payload["prompt"].as_str().unwrap_or("");
-                        let found = crate::fake_api::request::parse_notifications(prompt);
-                        if found.is_empty() {
-                            token.push_str("(prompt)");
-                        } else {
-                            let labels: Vec<String> =
-                                found.iter().map(|n| names.task(&n.task_id)).collect();
-                            token.push_str(&format!("(notification {})", labels.join(", ")));
-                        }
-                    }
-                    _ => {}
-                }
-                if let Some(tasks) = background_tasks {
-                    let stopping = e.agent.as_deref().unwrap_or("");
-                    // The agent itself and what it started; unknown ids (no task_started,
-                    // as a teammate's) are kept.
-                    let relevant = |id: &str| match (names.owners.get(id), names.tasks.get(id)) {
-                        (Some(owner), _) if owner == stopping => true,
-                        (_, Some(label)) if label == stopping => true,
-                        (None, _) => true,
-                        _ => false,
-                    };
-                    let mut entries: Vec<String> = tasks
-                        .iter()
-                        .filter(|t| relevant(&t.id))
-                        .map(|t| {
-                            let label = names
-                                .tasks
-                                .get(&t.id)
-                                .cloned()
-                                .or_else(|| t.description.as_ref().map(|d| format!("\"{d}\"")))
-                                .unwrap_or_else(|| "?".into());
-                            format!("{}:{}:{}", t.task_type, label, t.status)
-                        })
-                        .collect();
-                    entries.sort();
-                    token.push_str(&format!(" background_tasks=[{}]", entries.join(", ")));
-                }
-                if let Some(active) = stop_hook_active {
-                    token.push_str(&format!(" stop_hook_active={active}"));
-                }
-                let name = if e.agent.is_some() {
-                    agent_lane
-                } else {
-                    "session".into()
-                };
-                lane(&mut shape, name).events.push(token);
-            }
-            EventKind::TrackStarted { name, .. } => {
-                *lane(&mut shape, format!("task:{name}"))
-                    .floating
-                    .entry("process starts".into())
-                    .or_default() += 1;
-            }
-            EventKind::TrackEnded { name, exit, .. } => {
-                let how = match exit {
-                    ExitDesc::Code(0) => "process exits 0".to_string(),
-                    ExitDesc::Code(c) => format!("process exits {c}"),
-                    ExitDesc::Signal(_) | ExitDesc::Vanished => "process is killed".to_string(),
-                };
-                *lane(&mut shape, format!("task:{name}"))
-                    .floating
-                    .entry(how)
-                    .or_default() += 1;
-            }
-            EventKind::UserInput { why, .. } => {
-                let why = match why {
-                    InputReason::Prompt => "prompt",
-                    InputReason::Scheduled => "scheduled",
-                    InputReason::Probe => "probe",
-                };
-                lane(&mut shape, "driver".into())
-                    .events
-                    .push(format!("input {why}"));
-            }
-            EventKind::CliExited { exit } => {
-                lane(&mut shape, "session".into())
-                    .events
-                    .push(format!("cli exits ({})", exit.describe()));
-            }
-            EventKind::ControlRequest { subtype, .. } => {
-                lane(&mut shape, "driver".into())
-                    .events
-                    .push(format!("control request {subtype}"));
-            }
-            EventKind::SessionClosed => lane(&mut shape, "driver".into())
-                .events
-                .push("input closed".into()),
-            EventKind::CeilingHit { .. } => lane(&mut shape, "driver".into())
-                .events
-                .push("ceiling hit".into()),
-            EventKind::Interrupted { .. } => lane(&mut shape, "driver".into())
-                .events
-                .push("interrupted".into()),
-            EventKind::HarnessFailed { .. } => lane(&mut shape, "driver".into())
-                .events
-                .push("harness failed".into()),
-            EventKind::WorkOverdue { .. } => lane(&mut shape, "driver".into())
-                .events
-                .push("hang bound passed".into()),
-            EventKind::Leftover { .. } => {
-                *lane(&mut shape, "session".into())
-                    .floating
-                    .entry("leftover process".into())
-                    .or_default() += 1;
-            }
-            EventKind::TranscriptFact { fact, .. } => {
-                let name = if e.agent.is_some() {
-                    agent_lane
-                } else {
-                    "session".into()
-                };
-                // Read from transcript rows after the run: their times are approximate.
-                *lane(&mut shape, name)
-                    .floating
-                    .entry(format!("transcript {fact}"))
-                    .or_default() += 1;
-            }
-            // Stream lines come from stream.jsonl below; the rest is noise (see the header).
-            _ => {}
+            None => {}
         }
     }
     for line in stream {
@@ -491,40 +288,261 @@ pub fn build_shape(
         shape.stream_keys.entry(group).or_default().extend(keys);
     }
     for payload in hooks {
-        let Some(map) = payload.as_object() else {
-            continue;
-        };
-        let event = map
-            .get("hook_event_name")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let group = if map.contains_key("agent_id") {
-            format!("{event} (subagent)")
-        } else {
-            event.to_string()
-        };
-        shape
-            .hook_keys
-            .entry(group)
-            .or_default()
-            .extend(map.keys().cloned());
-        for entry in map
-            .get("background_tasks")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(e) = entry.as_object() {
-                let kind = e.get("type").and_then(Value::as_str).unwrap_or("?");
-                shape
-                    .hook_keys
-                    .entry(format!("background_tasks[{kind}]"))
-                    .or_default()
-                    .extend(e.keys().cloned());
-            }
-        }
+        add_hook_keys(&mut shape, payload);
     }
     shape
+}
+
+/// A lane's name in a shape.
+fn lane_name(lane: &SharedLane) -> String {
+    match lane {
+        SharedLane::Agent(a) => format!("agent:{a}"),
+        SharedLane::Command(c) => format!("task:{c}"),
+        SharedLane::Driver => "driver".into(),
+        SharedLane::Session => "session".into(),
+    }
+}
+
+/// What one event adds to its lane.
+enum Entry {
+    /// A token in the lane's ordered events.
+    Ordered(String),
+    /// A fact counted, not ordered.
+    Floating(String),
+}
+
+/// The entry an event adds to its lane, if it adds one. Stream lines come from `stream.jsonl`;
+/// the rest (ids, reaps, screens) is noise (see the header).
+fn entry(
+    e: &Event,
+    names: &Names,
+    hooks: &[Value],
+    layouts: &HashMap<u64, String>,
+) -> Option<Entry> {
+    Some(match &e.kind {
+        EventKind::ModelRequest { .. } => Entry::Ordered(request_token(e, names, layouts)),
+        EventKind::ToolCall { .. } => Entry::Ordered(tool_call_token(&e.kind)),
+        EventKind::TurnEnded { .. } => Entry::Ordered("turn ends".into()),
+        EventKind::Hook { raw, .. } => {
+            let payload = hooks.get(*raw).cloned().unwrap_or(Value::Null);
+            Entry::Ordered(hook_token(e, names, &payload))
+        }
+        EventKind::TrackStarted { .. } => Entry::Floating("process starts".into()),
+        EventKind::TrackEnded { exit, .. } => Entry::Floating(match exit {
+            ExitDesc::Code(0) => "process exits 0".to_string(),
+            ExitDesc::Code(c) => format!("process exits {c}"),
+            ExitDesc::Signal(_) | ExitDesc::Vanished => "process is killed".to_string(),
+        }),
+        EventKind::UserInput { why, .. } => Entry::Ordered(format!(
+            "input {}",
+            match why {
+                InputReason::Prompt => "prompt",
+                InputReason::Scheduled => "scheduled",
+                InputReason::Probe => "probe",
+            }
+        )),
+        EventKind::CliExited { exit } => Entry::Ordered(format!("cli exits ({})", exit.describe())),
+        EventKind::ControlRequest { subtype, .. } => {
+            Entry::Ordered(format!("control request {subtype}"))
+        }
+        EventKind::SessionClosed => Entry::Ordered("input closed".into()),
+        EventKind::CeilingHit { .. } => Entry::Ordered("ceiling hit".into()),
+        EventKind::Interrupted { .. } => Entry::Ordered("interrupted".into()),
+        EventKind::HarnessFailed { .. } => Entry::Ordered("harness failed".into()),
+        EventKind::WorkOverdue { .. } => Entry::Ordered("hang bound passed".into()),
+        EventKind::Leftover { .. } => Entry::Floating("leftover process".into()),
+        // Read from transcript rows after the run: their times are approximate.
+        EventKind::TranscriptFact { fact, .. } => Entry::Floating(format!("transcript {fact}")),
+        _ => return None,
+    })
+}
+
+/// `request step=2 notified=[bg:completed] [u s at ut s a u]`.
+fn request_token(e: &Event, names: &Names, layouts: &HashMap<u64, String>) -> String {
+    let EventKind::ModelRequest {
+        seq,
+        route,
+        step,
+        notifications,
+        ..
+    } = &e.kind
+    else {
+        return String::new();
+    };
+    let what = match route {
+        Route::Turn => format!(
+            "request step={}",
+            step.map_or("?".into(), |s| s.to_string())
+        ),
+        Route::ScriptExhausted => "request past the script's end".to_string(),
+        Route::SideCall(what) => format!("side call {what}"),
+        Route::Unrouted => "request without an agent tag".to_string(),
+    };
+    let mut carried: Vec<String> = notifications
+        .iter()
+        .map(|n| {
+            format!(
+                "{}:{}",
+                names.task(&n.task_id),
+                n.status.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    carried.sort();
+    let mut token = if carried.is_empty() {
+        what
+    } else {
+        format!("{what} notified=[{}]", carried.join(", "))
+    };
+    if let Some(l) = layouts.get(seq) {
+        token.push_str(&format!(" [{l}]"));
+    }
+    token
+}
+
+/// `tool_use Agent(background, spawns worker)`.
+fn tool_call_token(kind: &EventKind) -> String {
+    let EventKind::ToolCall {
+        tool,
+        background,
+        spawn,
+        track,
+        teammate,
+        ..
+    } = kind
+    else {
+        return String::new();
+    };
+    let mut what = vec![
+        if *background {
+            "background"
+        } else {
+            "foreground"
+        }
+        .to_string(),
+    ];
+    if let Some(s) = spawn {
+        what.push(format!("spawns {s}"));
+    }
+    if let Some(t) = track {
+        what.push(format!("track {t}"));
+    }
+    if let Some(t) = teammate {
+        what.push(format!("teammate {t}"));
+    }
+    format!("tool_use {tool}({})", what.join(", "))
+}
+
+/// `hook SubagentStop background_tasks=[shell:bg:running] stop_hook_active=false`.
+fn hook_token(e: &Event, names: &Names, payload: &Value) -> String {
+    let EventKind::Hook {
+        hook,
+        background_tasks,
+        stop_hook_active,
+        detail,
+        ..
+    } = &e.kind
+    else {
+        return String::new();
+    };
+    let mut token = format!("hook {hook}");
+    match hook {
+        h if h.is_tool() => {
+            token.push_str(&format!("({})", detail.as_deref().unwrap_or("")));
+        }
+        HookName::SessionStart | HookName::SessionEnd => {
+            token.push_str(&format!("({})", detail.as_deref().unwrap_or("")));
+        }
+        HookName::UserPromptSubmit => {
+            let prompt = payload["prompt"].as_str().unwrap_or("");
+            let found = crate::fake_api::request::parse_notifications(prompt);
+            if found.is_empty() {
+                token.push_str("(prompt)");
+            } else {
+                let labels: Vec<String> = found.iter().map(|n| names.task(&n.task_id)).collect();
+                token.push_str(&format!("(notification {})", labels.join(", ")));
+            }
+        }
+        _ => {}
+    }
+    if let Some(tasks) = background_tasks {
+        let stopping = e.agent.as_deref().unwrap_or("");
+        token.push_str(&format!(
+            " background_tasks=[{}]",
+            listed_tasks(tasks, stopping, names).join(", ")
+        ));
+    }
+    if let Some(active) = stop_hook_active {
+        token.push_str(&format!(" stop_hook_active={active}"));
+    }
+    token
+}
+
+/// A stop payload's tasks as `type:label:status`, sorted: the stopping agent itself and what
+/// it started; unknown ids (no task_started, as a teammate's) are kept.
+fn listed_tasks(
+    tasks: &[crate::evidence::BackgroundTask],
+    stopping: &str,
+    names: &Names,
+) -> Vec<String> {
+    let relevant = |id: &str| match (names.owners.get(id), names.tasks.get(id)) {
+        (Some(owner), _) if owner == stopping => true,
+        (_, Some(label)) if label == stopping => true,
+        (None, _) => true,
+        _ => false,
+    };
+    let mut entries: Vec<String> = tasks
+        .iter()
+        .filter(|t| relevant(&t.id))
+        .map(|t| {
+            let label = names
+                .tasks
+                .get(&t.id)
+                .cloned()
+                .or_else(|| t.description.as_ref().map(|d| format!("\"{d}\"")))
+                .unwrap_or_else(|| "?".into());
+            format!("{}:{}:{}", t.task_type, label, t.status)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// The keys of a hook payload (per event, main vs subagent) and of each `background_tasks`
+/// entry type.
+fn add_hook_keys(shape: &mut Shape, payload: &Value) {
+    let Some(map) = payload.as_object() else {
+        return;
+    };
+    let event = map
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let group = if map.contains_key("agent_id") {
+        format!("{event} (subagent)")
+    } else {
+        event.to_string()
+    };
+    shape
+        .hook_keys
+        .entry(group)
+        .or_default()
+        .extend(map.keys().cloned());
+    for entry in map
+        .get("background_tasks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(e) = entry.as_object() {
+            let kind = e.get("type").and_then(Value::as_str).unwrap_or("?");
+            shape
+                .hook_keys
+                .entry(format!("background_tasks[{kind}]"))
+                .or_default()
+                .extend(e.keys().cloned());
+        }
+    }
 }
 
 fn lane(shape: &mut Shape, name: String) -> &mut Lane {
@@ -792,62 +810,47 @@ fn first_divergence(a: &[String], b: &[String]) -> String {
 
 /// A line diff (longest common subsequence): `  ` both, `- ` real only, `+ ` simulator only.
 pub fn diff_lines(a: &[String], b: &[String]) -> Vec<String> {
-    let (n, m) = (a.len(), b.len());
-    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
+    similar::capture_diff_slices(similar::Algorithm::Myers, a, b)
+        .iter()
+        .flat_map(|op| op.iter_changes(a, b))
+        .map(|change| {
+            let sign = match change.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
             };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::new();
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            out.push(format!("  {}", a[i]));
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            out.push(format!("- {}", a[i]));
-            i += 1;
-        } else {
-            out.push(format!("+ {}", b[j]));
-            j += 1;
-        }
-    }
-    out
+            format!("{sign} {}", change.value())
+        })
+        .collect()
 }
 
-/// Pairs the real and simulated runs of each scenario variant (and repetition) and compares
-/// them.
-pub fn compare_cells(cells: &[crate::matrix::CellResult]) -> Result<Vec<Comparison>, ConformError> {
-    use crate::backend::BackendKind;
+/// Pairs each real-CLI run with the simulator's run of the same scenario, variant and
+/// repetition, and compares their shapes.
+pub fn compare_cells(
+    cells: &[(&crate::report::json::RunResult, &Path)],
+) -> Result<Vec<Comparison>, ConformError> {
+    use crate::evidence::run::BackendKind;
     let mut out = Vec::new();
-    for real in cells
+    for (real, real_dir) in cells
         .iter()
-        .filter(|c| c.job.cli.kind == BackendKind::Claude)
+        .filter(|(r, _)| r.run.backend == BackendKind::Claude)
     {
-        let Some(sim) = cells.iter().find(|c| {
-            matches!(c.job.cli.kind, BackendKind::Sim { .. })
-                && c.job.scenario.name == real.job.scenario.name
-                && c.job.variant == real.job.variant
-                && c.job.repetition == real.job.repetition
+        let Some((sim, sim_dir)) = cells.iter().find(|(c, _)| {
+            matches!(c.run.backend, BackendKind::Sim { .. })
+                && c.run.scenario == real.run.scenario
+                && c.run.variant == real.run.variant
+                && c.run.repetition == real.run.repetition
         }) else {
             continue;
         };
-        let real_shape = shape_of(&real.dir)?;
-        let sim_shape = shape_of(&sim.dir)?;
         out.push(Comparison {
-            scenario: real.job.scenario.name.clone(),
-            variant: real.job.variant.clone(),
-            real: real.job.cli.label(),
-            sim: sim.job.cli.label(),
-            real_dir: real.dir.clone(),
-            sim_dir: sim.dir.clone(),
-            differences: compare(&real_shape, &sim_shape),
+            scenario: real.run.scenario.clone(),
+            variant: real.run.variant.clone(),
+            real: real.run.cli_label.clone(),
+            sim: sim.run.cli_label.clone(),
+            real_dir: real_dir.to_path_buf(),
+            sim_dir: sim_dir.to_path_buf(),
+            differences: compare(&shape_of(real_dir)?, &shape_of(sim_dir)?),
         });
     }
     Ok(out)
@@ -900,7 +903,7 @@ mod tests {
             Source::Hook,
             Some("worker"),
             EventKind::Hook {
-                hook: "SubagentStop".into(),
+                hook: HookName::SubagentStop,
                 raw: 0,
                 agent_id: Some("a1".into()),
                 background_tasks: Some(vec![BackgroundTask {
@@ -920,7 +923,7 @@ mod tests {
             Source::Hook,
             Some("main"),
             EventKind::Hook {
-                hook: "Stop".into(),
+                hook: HookName::Stop,
                 raw: 1,
                 agent_id: None,
                 background_tasks: Some(vec![]),

@@ -13,6 +13,7 @@ pub mod export;
 pub mod fake_api;
 pub mod guard;
 pub mod matrix;
+pub mod procs;
 pub mod report;
 pub mod sandbox;
 pub mod scenario;

@@ -12,23 +12,30 @@
 //! or written (git runs with the sandbox HOME and no global config).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::json;
 
+use crate::evidence::HookName;
+use crate::subprocess::{Finished, run_bounded};
+
+/// How long one git command in the sandbox may take.
+const GIT_LIMIT: Duration = Duration::from_secs(60);
+
 /// Every hook event the recorder listens to. Events a CLI version does not know are ignored by
 /// it (measured on 2.1.332); their absence in a timeline is itself evidence.
-pub const HOOK_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "SessionEnd",
-    "Notification",
-    "TeammateIdle",
-    "PreCompact",
+pub const HOOK_EVENTS: [HookName; 11] = [
+    HookName::SessionStart,
+    HookName::UserPromptSubmit,
+    HookName::PreToolUse,
+    HookName::PostToolUse,
+    HookName::SubagentStart,
+    HookName::SubagentStop,
+    HookName::Stop,
+    HookName::SessionEnd,
+    HookName::Notification,
+    HookName::TeammateIdle,
+    HookName::PreCompact,
 ];
 
 /// Holds the pid of the harness that built a sandbox.
@@ -52,14 +59,11 @@ pub fn sweep_stale() -> usize {
         }
         let Some(pid) = std::fs::read_to_string(path.join(OWNER_FILE))
             .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok())
+            .and_then(|p| p.trim().parse::<u32>().ok())
         else {
             continue;
         };
-        // SAFETY: kill with signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive && std::fs::remove_dir_all(&path).is_ok() {
+        if !crate::procs::exists(pid) && std::fs::remove_dir_all(&path).is_ok() {
             removed += 1;
         }
     }
@@ -188,7 +192,7 @@ impl Sandbox {
         let mut hooks = serde_json::Map::new();
         for event in HOOK_EVENTS {
             hooks.insert(
-                event.to_string(),
+                event.as_str().to_string(),
                 json!([{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]),
             );
         }
@@ -233,29 +237,37 @@ impl Sandbox {
     }
 
     fn init_git(&self) -> Result<(), SandboxError> {
+        let env = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", self.home().display().to_string()),
+            ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
+            ("GIT_CONFIG_NOSYSTEM", "1".into()),
+            ("GIT_AUTHOR_NAME", "wakeprobe".into()),
+            ("GIT_AUTHOR_EMAIL", "wakeprobe@localhost".into()),
+            ("GIT_COMMITTER_NAME", "wakeprobe".into()),
+            ("GIT_COMMITTER_EMAIL", "wakeprobe@localhost".into()),
+        ];
         let run = |args: &[&str]| -> Result<(), SandboxError> {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(self.project())
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", self.home())
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_AUTHOR_NAME", "wakeprobe")
-                .env("GIT_AUTHOR_EMAIL", "wakeprobe@localhost")
-                .env("GIT_COMMITTER_NAME", "wakeprobe")
-                .env("GIT_COMMITTER_EMAIL", "wakeprobe@localhost")
-                .output()
-                .map_err(|e| SandboxError::Git(format!("cannot run git: {e}")))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(SandboxError::Git(format!(
+            let git = duct::cmd("git", args)
+                .dir(self.project())
+                .full_env(env.clone())
+                .stdin_null()
+                .stdout_null()
+                .stderr_capture();
+            match run_bounded(&git, GIT_LIMIT)
+                .map_err(|e| SandboxError::Git(format!("cannot run git: {e}")))?
+            {
+                Finished::Exited(out) if out.status.success() => Ok(()),
+                Finished::Exited(out) => Err(SandboxError::Git(format!(
                     "git {}: {}",
                     args.join(" "),
                     String::from_utf8_lossy(&out.stderr).trim()
-                )))
+                ))),
+                Finished::TimedOut => Err(SandboxError::Git(format!(
+                    "git {} did not finish within {} s",
+                    args.join(" "),
+                    GIT_LIMIT.as_secs()
+                ))),
             }
         };
         run(&["init", "-q", "-b", "main"])?;
@@ -341,7 +353,7 @@ mod tests {
         )
         .unwrap();
         for event in HOOK_EVENTS {
-            let cmd = settings["hooks"][event][0]["hooks"][0]["command"]
+            let cmd = settings["hooks"][event.as_str()][0]["hooks"][0]["command"]
                 .as_str()
                 .unwrap();
             assert!(

@@ -164,7 +164,8 @@ fn interrupted_before_with_new_prompt(entries: &[Value]) -> bool {
     false
 }
 
-fn read_jsonl(path: &Path) -> Vec<Value> {
+/// The JSON lines of a file that parse as `T`; an unreadable file has none.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
     std::fs::read_to_string(path)
         .map(|text| {
             text.lines()
@@ -209,23 +210,8 @@ pub fn read_folder(dir: &Path) -> Vec<(PathBuf, Reading)> {
 
 /// Milliseconds since the Unix epoch for an RFC 3339 UTC timestamp (`2026-11-30T12:31:32.345Z`).
 pub fn unix_ms(timestamp: &str) -> Option<u64> {
-    let (date, time) = timestamp.trim_end_matches('Z').split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (t.next()??, t.next()??, t.next()??);
-    let ms: i64 = format!("{:0<3}", &frac[..frac.len().min(3)]).parse().ok()?;
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let total = ((days * 24 + hh) * 60 + mm) * 60 + ss;
-    u64::try_from(total * 1000 + ms).ok()
+    let at = chrono::DateTime::parse_from_rfc3339(timestamp).ok()?;
+    u64::try_from(at.timestamp_millis()).ok()
 }
 
 #[cfg(test)]
@@ -310,5 +296,7 @@ mod tests {
         assert_eq!(unix_ms("1970-01-01T00:00:01.5Z"), Some(1500));
         assert_eq!(unix_ms("2026-11-30T12:31:32.345Z"), Some(1_796_041_892_345));
         assert_eq!(unix_ms("nonsense"), None);
+        // Offsets other than `Z` count.
+        assert_eq!(unix_ms("1970-01-01T01:00:01.5+01:00"), Some(1500));
     }
 }

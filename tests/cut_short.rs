@@ -21,6 +21,8 @@ enum Stop {
     Hangup,
     /// SIGTERM to every process of the run, the harness included, at once.
     TermTree,
+    /// SIGTERM to the run's processes (the supervisor, the CLI, its tasks), not the harness.
+    TermRun,
 }
 
 fn start(backend: &[&str], out: &Path) -> Child {
@@ -63,17 +65,25 @@ fn stopped_mid_run(backend: &[&str], stop: Stop) {
     match stop {
         Stop::Interrupt => signal(pid, libc::SIGINT),
         Stop::Hangup => signal(pid, libc::SIGHUP),
-        Stop::TermTree => {
+        Stop::TermTree | Stop::TermRun => {
             for (p, _) in tagged_by(pid) {
                 signal(p, libc::SIGTERM);
             }
-            signal(pid, libc::SIGTERM);
+            if matches!(stop, Stop::TermTree) {
+                signal(pid, libc::SIGTERM);
+            }
         }
     }
     let output = wait_output(child, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(130), "{stop:?}: {stderr}");
+    // The harness itself interrupted: 130; only its runs: they decided nothing, exit 1.
+    let code = if matches!(stop, Stop::TermRun) {
+        1
+    } else {
+        130
+    };
+    assert_eq!(output.status.code(), Some(code), "{stop:?}: {stderr}");
     assert_eq!(tagged_by(pid), vec![], "{stop:?}: processes left behind");
     let run_dir = run_dir(out.path());
     assert!(
@@ -105,7 +115,7 @@ fn check_cut_run(run: &Path, stop: Stop) {
     let signal = match stop {
         Stop::Interrupt => "SIGINT",
         Stop::Hangup => "SIGHUP",
-        Stop::TermTree => "SIGTERM",
+        Stop::TermTree | Stop::TermRun => "SIGTERM",
     };
     assert!(reason.contains(signal), "{stop:?}: {reason}");
     // A signal to the whole tree kills `bg` a moment before the harness hears of it: that end
@@ -148,6 +158,16 @@ fn sighup_on_the_simulator() {
 #[test]
 fn sigterm_to_the_whole_tree_on_the_simulator() {
     stopped_mid_run(SIM, Stop::TermTree);
+}
+
+#[test]
+fn sigterm_to_the_runs_only_on_the_simulator() {
+    stopped_mid_run(SIM, Stop::TermRun);
+}
+
+#[test]
+fn sigterm_to_the_runs_only_on_the_real_cli() {
+    stopped_mid_run(&[], Stop::TermRun);
 }
 
 #[test]

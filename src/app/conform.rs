@@ -1,11 +1,12 @@
 //! `wakeprobe conform`: a scenario on the real CLI and on the simulator, timeline shapes
 //! compared lane by lane.
 
-use super::invocation::{self, Outputs, Ran};
+use std::path::Path;
+
+use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
-use crate::matrix;
-use crate::report::store;
+use crate::report::{json::RunResult, store};
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
     let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
@@ -15,12 +16,14 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
     let mut jobs = resolve::jobs(&scenarios, &args.exec, &real)?;
     jobs.extend(resolve::jobs(&scenarios, &args.exec, &sim)?);
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
-    let opts = resolve::exec_options(&args.exec, &scenarios, run_dir.clone())?;
-    let cancel = resolve::cancel_on_signals();
-    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
-    let comparisons = crate::conform::compare_cells(&execution.cells)
-        .map_err(|e| AppError::setup(e.to_string()))?;
-    let ran = Ran::from_execution(execution, cancel.borrow().is_some());
+    let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
+    let cells: Vec<(&RunResult, &Path)> = ran
+        .rows
+        .iter()
+        .map(|r| (&r.result, r.dir.as_path()))
+        .collect();
+    let comparisons =
+        crate::conform::compare_cells(&cells).map_err(|e| AppError::setup(e.to_string()))?;
     let summary = invocation::finish(
         &Outputs {
             dir: &run_dir,

@@ -4,13 +4,15 @@
 //! per run worth reading, and the exit code.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::AppError;
-use crate::cli::exit;
+use super::{AppError, resolve};
+use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
-use crate::matrix::{Execution, SetupFailure};
+use crate::matrix::{self, Execution, Job, SetupFailure};
 use crate::report::json::{RunResult, SetupError, Summary};
 use crate::report::{redact::Redactor, saved, store};
+use crate::scenario::Scenario;
 
 /// One judged run of the invocation: its result, its timeline, its folder.
 pub struct Row {
@@ -24,6 +26,20 @@ pub struct Ran {
     pub rows: Vec<Row>,
     pub failures: Vec<SetupFailure>,
     pub interrupted: bool,
+}
+
+/// Runs an invocation's jobs into `run_dir`, to their end or to a signal.
+pub async fn execute(
+    jobs: Vec<Job>,
+    exec: &ExecArgs,
+    scenarios: &[Arc<Scenario>],
+    run_dir: &Path,
+) -> Result<Ran, AppError> {
+    let opts = resolve::exec_options(exec, scenarios, run_dir.to_path_buf())?;
+    let cancel = resolve::cancel_on_signals();
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
+    let interrupted = cancel.borrow().is_some();
+    Ok(Ran::from_execution(execution, interrupted))
 }
 
 impl Ran {

@@ -9,8 +9,8 @@ use super::invocation::{self, Outputs, Ran};
 use super::{AppError, AppResult, resolve};
 use crate::backend::{Cli, install};
 use crate::cli::{self, exit};
+use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix, in_shard};
-use crate::matrix::{self, Job};
 use crate::report::{redact::Redactor, store};
 use crate::scenario::Scenario;
 
@@ -57,10 +57,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         write_matrix(&run_dir, &Matrix::build(&[], &specs), None)?;
         return Ok(exit::OK);
     }
-    let opts = resolve::exec_options(&args.exec, &scenarios, run_dir.clone())?;
-    let cancel = resolve::cancel_on_signals();
-    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
-    let ran = Ran::from_execution(execution, cancel.borrow().is_some());
+    let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let summary = invocation::finish(
         &Outputs {
             dir: &run_dir,
@@ -70,20 +67,31 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         },
         &ran,
     )?;
-    let grid = Matrix::build(&ran.results(), &specs);
-    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
-    // Changed cells first, then the grid.
-    let compared = comparison.as_ref().map(comparison_code);
-    write_matrix(&run_dir, &grid, comparison.as_ref())?;
-    println!(
-        "{}",
-        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-    );
+    let compared = finish_matrix(&run_dir, &ran, &specs, baseline.as_ref())?;
     let code = invocation::exit_code(&summary, &ran);
     Ok(match compared {
         Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
         _ => code,
     })
+}
+
+/// Builds, writes and prints the matrix of what ran (the changed cells first when there is a
+/// baseline); returns the comparison's exit code, if there was a baseline.
+pub fn finish_matrix(
+    dir: &Path,
+    ran: &Ran,
+    columns: &[String],
+    baseline: Option<&Matrix>,
+) -> Result<Option<i32>, AppError> {
+    let grid = Matrix::build(&ran.results(), columns);
+    let comparison = baseline.map(|base| Comparison::of(&grid, base));
+    let compared = comparison.as_ref().map(comparison_code);
+    write_matrix(dir, &grid, comparison.as_ref())?;
+    println!(
+        "{}",
+        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    );
+    Ok(compared)
 }
 
 /// Prints the comparison's changed cells and maps it to the documented exit code.

@@ -4,10 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::{comparison_code, read_matrix, write_matrix};
+use super::matrix::{finish_matrix, read_matrix};
 use super::{AppError, AppResult};
 use crate::cli::{self, exit};
-use crate::matrix::grid::{Comparison, Matrix};
 use crate::report::saved;
 
 /// `wakeprobe merge DIR...`
@@ -56,14 +55,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         },
         &ran,
     )?;
-    let grid = Matrix::build(&ran.results(), &columns);
-    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
-    let compared = comparison.as_ref().map(comparison_code);
-    write_matrix(&args.out, &grid, comparison.as_ref())?;
-    println!(
-        "{}",
-        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-    );
+    let compared = finish_matrix(&args.out, &ran, &columns, baseline.as_ref())?;
     eprintln!(
         "merged {} run(s) into {}",
         ran.rows.len(),

@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Witness, is_request_by, witness};
-use crate::evidence::{Event, EventKind, InputReason, Timeline};
+use crate::evidence::{Event, EventKind, HookName, InputReason, Timeline};
 use crate::scenario::{Check, CheckKind, MAIN_AGENT};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -93,7 +93,7 @@ fn is_teammate_entry(task_type: &str) -> bool {
 
 fn idle_teammate(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
     let idle = tl.iter().find(|e| match &e.kind {
-        EventKind::Hook { hook, detail, .. } if hook == "TeammateIdle" => {
+        EventKind::Hook { hook, detail, .. } if *hook == HookName::TeammateIdle => {
             e.agent.as_deref() == Some(agent) || detail.as_deref() == Some(agent)
         }
         EventKind::TurnEnded { .. } => e.agent.as_deref() == Some(agent),
@@ -114,7 +114,7 @@ fn idle_teammate(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
     let stops: Vec<&Event> = tl
         .iter()
         .filter(|e| e.t_ms > idle.t_ms && e.t_ms < busy_again)
-        .filter(|e| matches!(&e.kind, EventKind::Hook { hook, .. } if hook == "Stop"))
+        .filter(|e| matches!(&e.kind, EventKind::Hook { hook, .. } if *hook == HookName::Stop))
         .collect();
     let mut witness_list = vec![witness(idle, format!("`{agent}` goes idle"))];
     let misleading: Vec<&Event> = stops
@@ -349,7 +349,7 @@ fn blocked_stops(tl: &Timeline, agent: &str) -> (usize, Vec<Witness>) {
             e.t_ms > stop.t_ms
                 && e.agent.as_deref() == Some(agent)
                 && (is_request_by(e, agent)
-                    || matches!(&e.kind, EventKind::Hook { hook, .. } if hook == "SubagentStart"))
+                    || matches!(&e.kind, EventKind::Hook { hook, .. } if *hook == HookName::SubagentStart))
         });
         if let Some(n) = next
             && is_request_by(n, agent)

@@ -5,7 +5,7 @@
 use super::facts::{self, Facts, WorkEnd};
 use super::rules::{Decision, Woken};
 use super::{Outcome, Verdict, Witness};
-use crate::evidence::{Event, EventKind, InputReason, Timeline};
+use crate::evidence::{Event, EventKind, HookName, InputReason, Timeline};
 
 impl Outcome {
     /// The hypothesis label used in reports. It names what happened, never whether that was
@@ -93,6 +93,17 @@ pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
     }
 }
 
+/// The harness cut the run short at `cut`: `unknown`, saying when, why and what was missed.
+fn cut_short(mut v: Verdict, cut: &Event, missed: String) -> Verdict {
+    v.witness.push(witness(cut, run_end_what(cut)));
+    let reason = format!(
+        "the run was cut short at {} ({}) {missed}",
+        secs(cut.t_ms),
+        cut_what(cut)
+    );
+    unknown(v, reason)
+}
+
 fn unknown(mut v: Verdict, reason: String) -> Verdict {
     v.outcome = Outcome::Unknown;
     v.explanation = format!("The evidence does not decide: {reason}.");
@@ -127,17 +138,11 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Ve
             );
             v
         }
-        Decision::CutBeforeEnd { cut } => {
-            v.witness.push(witness(cut, run_end_what(cut)));
-            unknown(
-                v,
-                format!(
-                    "the run was cut short at {} ({}) before `{k}` ended; what the CLI would have done next was not observed",
-                    secs(cut.t_ms),
-                    cut_what(cut)
-                ),
-            )
-        }
+        Decision::CutBeforeEnd { cut } => cut_short(
+            v,
+            cut,
+            format!("before `{k}` ended; what the CLI would have done next was not observed"),
+        ),
         Decision::CrashedBeforeEnd => unknown(
             v,
             format!(
@@ -219,18 +224,14 @@ fn ended(
         Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
         Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
         Decision::Woke { delivery, how } => woke(v, w, k, end, delivery, how),
-        Decision::CutBeforeTold { cut } => {
-            v.witness.push(witness(cut, run_end_what(cut)));
-            unknown(
-                v,
-                format!(
-                    "the run was cut short at {} ({}) after `{k}` ended at {} and before `{w}` was told; whether it would have been was not observed",
-                    secs(cut.t_ms),
-                    cut_what(cut),
-                    secs(end.t_ms)
-                ),
-            )
-        }
+        Decision::CutBeforeTold { cut } => cut_short(
+            v,
+            cut,
+            format!(
+                "after `{k}` ended at {} and before `{w}` was told; whether it would have been was not observed",
+                secs(end.t_ms)
+            ),
+        ),
         Decision::FinalizedBeforeEnd { stop } => {
             v.witness
                 .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
@@ -452,15 +453,17 @@ fn stop_listing(scene: &Scene, stop: &Event) -> Option<String> {
             hook,
             background_tasks: Some(tasks),
             ..
-        } if e.t_ms == stop.t_ms && e.agent == stop.agent && hook == "SubagentStop" => tasks
-            .iter()
-            .find(|t| scene.f.task_ids.contains(&t.id))
-            .map(|t| {
-                format!(
-                    "its background_tasks listed `{}` ({}) as {}",
-                    scene.f.work, t.task_type, t.status
-                )
-            }),
+        } if e.t_ms == stop.t_ms && e.agent == stop.agent && *hook == HookName::SubagentStop => {
+            tasks
+                .iter()
+                .find(|t| scene.f.task_ids.contains(&t.id))
+                .map(|t| {
+                    format!(
+                        "its background_tasks listed `{}` ({}) as {}",
+                        scene.f.work, t.task_type, t.status
+                    )
+                })
+        }
         _ => None,
     })
 }

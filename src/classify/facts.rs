@@ -8,7 +8,9 @@
 use std::collections::HashSet;
 
 use crate::evidence::run::EndReason;
-use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Route, TaskStatus, Timeline};
+use crate::evidence::{
+    Event, EventKind, ExitDesc, HookName, InputReason, Route, TaskStatus, Timeline,
+};
 use crate::scenario::{MAIN_AGENT, Watch};
 
 /// How background work ended.
@@ -166,8 +168,8 @@ pub fn is_request_by(e: &Event, agent: &str) -> bool {
         )
 }
 
-fn is_hook(e: &Event, name: &str) -> bool {
-    matches!(&e.kind, EventKind::Hook { hook, .. } if hook == name)
+fn is_hook(e: &Event, name: HookName) -> bool {
+    matches!(&e.kind, EventKind::Hook { hook, .. } if *hook == name)
 }
 
 /// When W was finalized before `t` and stayed so: its last SubagentStop before `t` with no
@@ -176,7 +178,8 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
     if waiter == MAIN_AGENT {
         return timeline.iter().find(|e| {
             e.t_ms <= t
-                && (matches!(e.kind, EventKind::CliExited { .. }) || is_hook(e, "SessionEnd"))
+                && (matches!(e.kind, EventKind::CliExited { .. })
+                    || is_hook(e, HookName::SessionEnd))
         });
     }
     let stop = timeline
@@ -191,7 +194,7 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
         e.t_ms > stop.t_ms
             && e.t_ms <= t
             && (is_request_by(e, waiter)
-                || (e.agent.as_deref() == Some(waiter) && is_hook(e, "SubagentStart")))
+                || (e.agent.as_deref() == Some(waiter) && is_hook(e, HookName::SubagentStart)))
     });
     (!reactivated).then_some(stop)
 }
@@ -283,7 +286,7 @@ pub fn blocked_stop<'a>(
             let next = tl.iter().find(|e| {
                 e.t_ms > stop.t_ms
                     && e.agent.as_deref() == Some(w)
-                    && (is_request_by(e, w) || is_hook(e, "SubagentStart"))
+                    && (is_request_by(e, w) || is_hook(e, HookName::SubagentStart))
             })?;
             is_request_by(next, w).then_some((stop, next))
         })
@@ -294,6 +297,6 @@ pub fn reactivated_between(tl: &Timeline, w: &str, from: f64, to: f64) -> bool {
         e.t_ms >= from
             && e.t_ms <= to
             && e.agent.as_deref() == Some(w)
-            && is_hook(e, "SubagentStart")
+            && is_hook(e, HookName::SubagentStart)
     })
 }

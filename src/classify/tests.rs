@@ -1,5 +1,5 @@
 use super::*;
-use crate::evidence::{BackgroundTask, Event, InputReason, Notification, Route, Source};
+use crate::evidence::{BackgroundTask, Event, HookName, InputReason, Notification, Route, Source};
 use proptest::prelude::*;
 
 fn ev(t: f64, source: Source, agent: Option<&str>, kind: EventKind) -> Event {
@@ -106,7 +106,7 @@ fn subagent_stop(t: f64, waiter: &str) -> Vec<Event> {
             Source::Hook,
             Some(waiter),
             EventKind::Hook {
-                hook: "SubagentStop".into(),
+                hook: HookName::SubagentStop,
                 raw: 0,
                 agent_id: Some("a1".into()),
                 background_tasks: Some(vec![BackgroundTask {
@@ -125,7 +125,7 @@ fn subagent_stop(t: f64, waiter: &str) -> Vec<Event> {
             Source::Hook,
             Some(waiter),
             EventKind::AgentFinalized {
-                hook: "SubagentStop".into(),
+                hook: HookName::SubagentStop,
             },
         ),
     ]
@@ -311,7 +311,7 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
                 Source::Hook,
                 Some("main"),
                 EventKind::Hook {
-                    hook: "PreToolUse".into(),
+                    hook: HookName::PreToolUse,
                     raw: i,
                     agent_id: None,
                     background_tasks: None,
@@ -377,7 +377,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                                 Source::Hook,
                                 None,
                                 EventKind::Hook {
-                                    hook: "SessionEnd".into(),
+                                    hook: HookName::SessionEnd,
                                     raw: 1,
                                     agent_id: None,
                                     background_tasks: None,
@@ -589,7 +589,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             }
         }),
         Just(EventKind::AgentFinalized {
-            hook: "SubagentStop".into()
+            hook: HookName::SubagentStop
         }),
         Just(EventKind::TurnEnded {
             seq: 1,
@@ -604,7 +604,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
         }),
         Just(EventKind::CeilingHit { ceiling_s: 1.0 }),
         Just(EventKind::Hook {
-            hook: "SubagentStart".into(),
+            hook: HookName::SubagentStart,
             raw: 0,
             agent_id: None,
             background_tasks: None,

@@ -9,7 +9,6 @@
 mod input;
 mod launch;
 pub mod netns;
-pub mod procs;
 pub mod pty;
 mod recorder;
 mod schedule;
@@ -126,8 +125,17 @@ fn late_interrupt(
     rec: &mut recorder::Recorder,
     clock: crate::evidence::clock::RunClock,
 ) -> session::Ending {
-    let Some(interrupt) = *cancel.borrow() else {
-        return ending;
+    let from_supervisor = rec
+        .live
+        .supervisor_stopped
+        .map(|(signal, at_ns)| Interrupt {
+            signal: crate::evidence::signal_name(signal),
+            at_ns,
+        });
+    let (interrupt, receiver) = match (*cancel.borrow(), from_supervisor) {
+        (Some(i), _) => (i, "the harness, as the CLI exited"),
+        (None, Some(i)) => (i, "the supervisor, as the CLI exited"),
+        (None, None) => return ending,
     };
     let at_ms = clock.ms_at(interrupt.at_ns);
     let exited_just_before = rec
@@ -138,7 +146,7 @@ fn late_interrupt(
     if ending.reason.cut_short() || !exited_just_before {
         return ending;
     }
-    let (reason, detail) = session::interrupted(rec, interrupt, "the harness, as the CLI exited");
+    let (reason, detail) = session::interrupted(rec, interrupt, receiver);
     session::Ending {
         reason,
         detail,

@@ -6,7 +6,7 @@
 //! more evidence source, and types each turn as text, waits until the screen echoes it, then
 //! presses Enter. Every wait is bounded.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,40 +32,28 @@ pub struct PtyPair {
 
 impl PtyPair {
     pub fn open() -> std::io::Result<PtyPair> {
-        // SAFETY: the classic posix_openpt/grantpt/unlockpt/ptsname_r sequence on descriptors
-        // and buffers owned here.
-        unsafe {
-            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
-            if master < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let master = OwnedFd::from_raw_fd(master);
-            if libc::grantpt(master.as_raw_fd()) != 0 || libc::unlockpt(master.as_raw_fd()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let mut name = [0 as libc::c_char; 128];
-            if libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let slave = libc::open(
-                name.as_ptr(),
-                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-            );
-            if slave < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let size = libc::winsize {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::pty::OpenptFlags;
+        let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+        rustix::io::fcntl_setfd(&master, rustix::io::FdFlags::CLOEXEC)?;
+        rustix::pty::grantpt(&master)?;
+        rustix::pty::unlockpt(&master)?;
+        let name = rustix::pty::ptsname(&master, Vec::new())?;
+        let slave = rustix::fs::open(
+            name.as_c_str(),
+            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        rustix::termios::tcsetwinsize(
+            &master,
+            rustix::termios::Winsize {
                 ws_row: ROWS,
                 ws_col: COLS,
                 ws_xpixel: 0,
                 ws_ypixel: 0,
-            };
-            libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size);
-            Ok(PtyPair {
-                master,
-                slave: OwnedFd::from_raw_fd(slave),
-            })
-        }
+            },
+        )?;
+        Ok(PtyPair { master, slave })
     }
 
     /// A copy of the terminal end for the child's stdin, stdout or stderr.
@@ -77,15 +65,8 @@ impl PtyPair {
     /// is gone) and splits the master into a writer and a reader sharing one screen.
     pub fn into_parts(self) -> std::io::Result<(PtyWriter, PtyReader)> {
         drop(self.slave);
-        // SAFETY: fcntl on our own descriptor.
-        unsafe {
-            let flags = libc::fcntl(self.master.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(
-                self.master.as_raw_fd(),
-                libc::F_SETFL,
-                flags | libc::O_NONBLOCK,
-            );
-        }
+        let flags = rustix::fs::fcntl_getfl(&self.master)?;
+        rustix::fs::fcntl_setfl(&self.master, flags | rustix::fs::OFlags::NONBLOCK)?;
         let screen = Arc::new(Shared {
             state: Mutex::new(ScreenState {
                 parser: vt100::Parser::new_with_callbacks(
@@ -170,21 +151,7 @@ impl PtyWriter {
     async fn write_all(&self, mut bytes: &[u8]) -> std::io::Result<()> {
         while !bytes.is_empty() {
             let mut guard = self.fd.writable().await?;
-            match guard.try_io(|fd| {
-                // SAFETY: write from a live buffer to our descriptor.
-                let n = unsafe {
-                    libc::write(
-                        fd.as_raw_fd(),
-                        bytes.as_ptr() as *const libc::c_void,
-                        bytes.len(),
-                    )
-                };
-                if n < 0 {
-                    Err(std::io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
-            }) {
+            match guard.try_io(|fd| Ok(rustix::io::write(fd.get_ref(), bytes)?)) {
                 Ok(Ok(n)) => bytes = &bytes[n..],
                 Ok(Err(e)) => return Err(e),
                 Err(_would_block) => continue,
@@ -271,21 +238,7 @@ impl PtyReader {
                 let Ok(mut guard) = self.fd.readable().await else {
                     break;
                 };
-                let read = guard.try_io(|fd| {
-                    // SAFETY: read into a live buffer from our descriptor.
-                    let n = unsafe {
-                        libc::read(
-                            fd.as_raw_fd(),
-                            buf.as_mut_ptr() as *mut libc::c_void,
-                            buf.len(),
-                        )
-                    };
-                    if n < 0 {
-                        Err(std::io::Error::last_os_error())
-                    } else {
-                        Ok(n as usize)
-                    }
-                });
+                let read = guard.try_io(|fd| Ok(rustix::io::read(fd.get_ref(), &mut buf)?));
                 let n = match read {
                     Ok(Ok(0)) | Ok(Err(_)) => break, // EIO: the terminal's last user is gone
                     Ok(Ok(n)) => n,
@@ -302,14 +255,8 @@ impl PtyReader {
                     std::mem::take(&mut state.parser.callbacks_mut().pending)
                 };
                 for answer in answers {
-                    // SAFETY: a short write of a query answer to our own descriptor.
-                    unsafe {
-                        libc::write(
-                            self.fd.get_ref().as_raw_fd(),
-                            answer.as_ptr() as *const libc::c_void,
-                            answer.len(),
-                        );
-                    }
+                    // A short answer to a terminal query; a full buffer only loses the answer.
+                    let _ = rustix::io::write(self.fd.get_ref(), &answer);
                 }
                 screen.changed.notify_waiters();
             }

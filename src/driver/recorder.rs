@@ -31,6 +31,8 @@ pub struct Live {
     pub requests: usize,
     pub hooks: usize,
     pub cli_exit: Option<(ExitDesc, f64)>,
+    /// A signal from outside that stopped the supervisor (its number, its time in ns).
+    pub supervisor_stopped: Option<(i32, u64)>,
 }
 
 impl Live {
@@ -49,6 +51,7 @@ impl Live {
             requests: 0,
             hooks: 0,
             cli_exit: None,
+            supervisor_stopped: None,
         }
     }
 
@@ -188,9 +191,15 @@ impl Recorder {
 
     /// A helper process's message; a hook's raw payload is kept for `hooks.jsonl`.
     pub fn wire(&mut self, message: WireMessage) {
-        if let WireMessage::Hook { t_ns, payload } = &message {
-            self.hooks_raw
-                .push((self.clock.ms_at(*t_ns), payload.clone()));
+        match &message {
+            WireMessage::Hook { t_ns, payload } => {
+                self.hooks_raw
+                    .push((self.clock.ms_at(*t_ns), payload.clone()));
+            }
+            WireMessage::SupervisorStopped { t_ns, signal } => {
+                self.live.supervisor_stopped.get_or_insert((*signal, *t_ns));
+            }
+            _ => {}
         }
         for event in self.normalizer.wire(message) {
             self.push(event);

@@ -62,7 +62,7 @@ pub async fn drive(
     let mut stream_open = true;
     let mut cancel_open = true;
     let mut last_status = Instant::now() - STATUS_EVERY;
-    let (reason, detail) = loop {
+    let (reason, detail) = 'run: loop {
         let now = Instant::now();
         let mut wake = ceiling_at.min(now + STATUS_EVERY);
         if let Some(at) = schedule.next_wake(&rec.live, now) {
@@ -97,7 +97,19 @@ pub async fn drive(
                 Err(_) => cancel_open = false, // nobody can cancel any more
             },
             exit = run.supervisor.wait(), if rec.live.cli_exit.is_none() => {
-                break supervisor_gone(rec, exit);
+                // What the supervisor said before it went (a signal it got, the CLI's exit)
+                // decides what its end means.
+                run.socket.flush().await;
+                while let Ok(message) = run.wire_rx.try_recv() {
+                    if let Some(interrupt) = stopped_by(&message) {
+                        rec.wire(message);
+                        break 'run interrupted(rec, interrupt, "the supervisor");
+                    }
+                    rec.wire(message);
+                }
+                if rec.live.cli_exit.is_none() {
+                    break supervisor_gone(rec, exit);
+                }
             }
             _ = &mut run.server => {
                 let what = "the fake API stopped serving".to_string();

@@ -4,15 +4,14 @@
 //! carrying the run's tag.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::Duration;
 
 use super::launch::Launched;
-use super::procs;
 use super::recorder::Recorder;
 use crate::backend;
 use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, Source};
+use crate::procs;
 use crate::scenario::MAIN_AGENT;
 
 /// How long the supervisor may take to clean up before it is killed itself.
@@ -47,7 +46,7 @@ pub async fn shut_down(run: &mut Launched, rec: &mut Recorder) {
     let pending: Vec<WireMessage> = std::iter::from_fn(|| run.wire_rx.try_recv().ok()).collect();
     for message in pending
         .into_iter()
-        .chain(read_fallback(&run.sandbox.fallback_log()))
+        .chain(crate::transcript::read_jsonl(&run.sandbox.fallback_log()))
     {
         rec.wire(message);
     }
@@ -108,16 +107,6 @@ fn transcript_fact(t_ms: f64, agent: &Option<String>, fact: String, detail: Stri
         agent: agent.clone(),
         kind: EventKind::TranscriptFact { fact, detail },
     }
-}
-
-fn read_fallback(path: &Path) -> Vec<WireMessage> {
-    std::fs::read_to_string(path)
-        .map(|text| {
-            text.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Kills anything still carrying the run's tag; returns what it found.

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, WaitOptions};
 
-use super::procs::{self, Signal};
 use crate::evidence::ExitDesc;
 use crate::evidence::clock::monotonic_ns;
 use crate::evidence::wire::WireMessage;
+use crate::procs::{self, Signal};
 
 /// The descriptor the lifeline arrives on.
 pub const LIFELINE_FD: RawFd = 3;

@@ -6,12 +6,15 @@
 //! stamped in milliseconds since the run started on [`clock::RunClock`].
 
 pub mod clock;
+pub mod hook;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
+
+pub use hook::HookName;
 
 /// Bumped when the timeline's JSON shape changes incompatibly.
 pub const TIMELINE_SCHEMA: u32 = 1;
@@ -119,7 +122,7 @@ pub enum EventKind {
     },
     /// A hook fired (from the recorder's payload).
     Hook {
-        hook: String,
+        hook: HookName,
         /// Index of the raw payload in `hooks.jsonl`.
         raw: usize,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,7 +135,7 @@ pub enum EventKind {
         detail: Option<String>,
     },
     /// A subagent was finalized (SubagentStop) or went idle (TeammateIdle).
-    AgentFinalized { hook: String },
+    AgentFinalized { hook: HookName },
     /// The stream's `result` line: a top-level turn finished.
     TurnResult {
         subtype: String,

@@ -6,6 +6,7 @@
 //! (the CLI's id for a subagent -> the scenario's agent name). Every field is read leniently:
 //! versions add and drop fields, and a missing one must never end a run.
 
+use crate::evidence::HookName;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -207,7 +208,8 @@ impl Normalizer {
         let raw = self.hooks_seen;
         self.hooks_seen += 1;
         let v: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
-        let hook = str_field(&v, "hook_event_name").unwrap_or_else(|| "unparsed".into());
+        let hook =
+            HookName::parse(&str_field(&v, "hook_event_name").unwrap_or_else(|| "unparsed".into()));
         let agent_id = str_field(&v, "agent_id");
         if let Some(id) = &agent_id
             && !self.agent_ids.contains_key(id)
@@ -226,10 +228,9 @@ impl Normalizer {
         let agent = match &agent_id {
             Some(id) => self.agent_ids.get(id).cloned().or(teammate),
             None if teammate.is_some() => teammate,
-            None if matches!(
-                hook.as_str(),
-                "Stop" | "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
-            ) =>
+            // Hooks with no agent id that only the main agent can have fired.
+            None if hook.is_tool()
+                || matches!(hook, HookName::Stop | HookName::UserPromptSubmit) =>
             {
                 Some(MAIN_AGENT.to_string())
             }
@@ -239,14 +240,14 @@ impl Normalizer {
             .get("background_tasks")
             .and_then(Value::as_array)
             .map(|tasks| tasks.iter().map(background_task).collect());
-        let detail = match hook.as_str() {
-            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => str_field(&v, "tool_name"),
-            "SessionEnd" | "SessionStart" => {
+        let detail = match &hook {
+            h if h.is_tool() => str_field(&v, "tool_name"),
+            HookName::SessionEnd | HookName::SessionStart => {
                 str_field(&v, "reason").or_else(|| str_field(&v, "source"))
             }
-            "TeammateIdle" => str_field(&v, "teammate_name"),
-            "SubagentStart" => str_field(&v, "agent_type"),
-            "Stop" | "SubagentStop" => {
+            HookName::TeammateIdle => str_field(&v, "teammate_name"),
+            HookName::SubagentStart => str_field(&v, "agent_type"),
+            HookName::Stop | HookName::SubagentStop => {
                 str_field(&v, "last_assistant_message").map(|m| truncate(&m, 160))
             }
             _ => None,
@@ -264,7 +265,7 @@ impl Normalizer {
                 detail,
             },
         )];
-        if hook == "SubagentStop" {
+        if hook == HookName::SubagentStop {
             events.push(self.event(
                 t_ms,
                 Source::Hook,

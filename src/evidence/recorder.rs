@@ -7,7 +7,6 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::ExitDesc;
 use super::clock::monotonic_ns;
@@ -43,18 +42,6 @@ fn append_line(path: &Path, message: &WireMessage) {
     }
 }
 
-static CHILD_PID: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn forward_signal(sig: libc::c_int) {
-    let pid = CHILD_PID.load(Ordering::SeqCst);
-    if pid > 0 {
-        // SAFETY: kill is async-signal-safe.
-        unsafe {
-            libc::kill(pid, sig);
-        }
-    }
-}
-
 /// Runs `command` with bash as a tracked child: reports its start and end, forwards SIGTERM,
 /// SIGINT and SIGHUP, and returns how it ended (the caller exits the same way).
 pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitDesc {
@@ -67,19 +54,24 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
     if start.send(socket).is_err() {
         append_line(fallback, &start);
     }
-    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        // SAFETY: installing a handler that only calls kill(), which is async-signal-safe.
-        unsafe {
-            libc::signal(sig, forward_signal as *const () as libc::sighandler_t);
-        }
-    }
+    // Signals to the tracker are passed on to the command, which decides how to end.
+    let signals = signal_hook::iterator::Signals::new([libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
     let exit = match std::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .spawn()
     {
         Ok(mut child) => {
-            CHILD_PID.store(child.id() as i32, Ordering::SeqCst);
+            if let Ok(mut signals) = signals {
+                let pid = child.id();
+                std::thread::spawn(move || {
+                    for sig in signals.forever() {
+                        if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
+                            crate::procs::signal(pid, sig);
+                        }
+                    }
+                });
+            }
             match child.wait() {
                 Ok(status) => ExitDesc::from_std(status),
                 Err(_) => ExitDesc::Vanished,
@@ -107,11 +99,8 @@ pub fn exit_like(exit: &ExitDesc) -> ! {
     match exit {
         ExitDesc::Code(c) => std::process::exit(*c),
         ExitDesc::Signal(s) => {
-            // SAFETY: restoring the default disposition and re-raising to die by the same signal.
-            unsafe {
-                libc::signal(*s, libc::SIG_DFL);
-                libc::raise(*s);
-            }
+            // Die by the same signal, as the command did.
+            let _ = signal_hook::low_level::emulate_default_handler(*s);
             std::process::exit(128 + s)
         }
         ExitDesc::Vanished => std::process::exit(1),

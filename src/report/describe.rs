@@ -2,14 +2,16 @@
 //! picture's tooltips and the terminal say the same thing.
 
 use crate::evidence::normalize::truncate;
-use crate::evidence::{Event, EventKind, InputReason, Route};
+use crate::evidence::{Event, EventKind, HookName, InputReason, Route};
 
 /// Whether an event is worth a row in a human-facing timeline (stream lines of no consequence
 /// and tool hooks are left to `timeline.json`).
 pub fn is_notable(e: &Event) -> bool {
     match &e.kind {
         EventKind::StreamLine { .. } => false,
-        EventKind::Hook { hook, .. } => !matches!(hook.as_str(), "PreToolUse" | "PostToolUse"),
+        EventKind::Hook { hook, .. } => {
+            !matches!(hook, HookName::PreToolUse | HookName::PostToolUse)
+        }
         EventKind::ModelRequest {
             route: Route::SideCall(_) | Route::Unrouted,
             ..
@@ -29,69 +31,8 @@ pub fn describe(e: &Event) -> String {
             };
             format!("{what}: “{}”", truncate(text, 60))
         }
-        EventKind::ModelRequest {
-            seq,
-            route,
-            step,
-            notifications,
-            injected,
-            tool_errors,
-        } => {
-            let mut s = match (route, step) {
-                (Route::Turn, Some(step)) => {
-                    format!("model request #{seq} (script step {})", step + 1)
-                }
-                (Route::ScriptExhausted, _) => {
-                    format!("model request #{seq} past the end of the script")
-                }
-                (Route::SideCall(what), _) => format!("side call #{seq} ({what})"),
-                _ => format!("unrouted request #{seq}"),
-            };
-            if !notifications.is_empty() {
-                let ids: Vec<String> = notifications
-                    .iter()
-                    .map(|n| match &n.status {
-                        Some(st) => format!("{} {st}", n.task_id),
-                        None => n.task_id.clone(),
-                    })
-                    .collect();
-                s.push_str(&format!(
-                    ", carrying task-notification [{}]",
-                    ids.join(", ")
-                ));
-            }
-            if let Some(first) = tool_errors.first() {
-                s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));
-            }
-            if let Some(text) = injected {
-                let shown = crate::evidence::injected_gist(text);
-                s.push_str(&format!(", with new text “{}”", truncate(shown, 70)));
-            }
-            s
-        }
-        EventKind::ToolCall {
-            tool,
-            background,
-            spawn,
-            track,
-            teammate,
-            ..
-        } => {
-            let mut s = format!("calls {tool}");
-            if *background {
-                s.push_str(" in the background");
-            }
-            if let Some(a) = spawn {
-                s.push_str(&format!(", spawning `{a}`"));
-            }
-            if let Some(t) = teammate {
-                s.push_str(&format!(" as teammate `{t}`"));
-            }
-            if let Some(t) = track {
-                s.push_str(&format!(", tracked as `{t}`"));
-            }
-            s
-        }
+        EventKind::ModelRequest { .. } => describe_request(&e.kind),
+        EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
         EventKind::TaskStarted {
             task_id,
@@ -119,29 +60,12 @@ pub fn describe(e: &Event) -> String {
                 label_part_paren(label)
             )
         }
-        EventKind::Hook {
-            hook,
-            background_tasks,
-            stop_hook_active,
-            ..
-        } => {
-            let mut s = format!("hook {hook}");
-            if let Some(tasks) = background_tasks {
-                let list: Vec<String> = tasks
-                    .iter()
-                    .map(|t| format!("{} {} {}", t.task_type, t.id, t.status))
-                    .collect();
-                s.push_str(&format!(", background_tasks [{}]", list.join(", ")));
-            }
-            if *stop_hook_active == Some(true) {
-                s.push_str(", stop_hook_active");
-            }
-            s
-        }
+        EventKind::Hook { .. } => describe_hook(&e.kind),
         EventKind::AgentFinalized { hook } => format!("finalized ({hook})"),
         EventKind::TurnResult {
             subtype, num_turns, ..
         } => match num_turns {
+            Some(1) => format!("result {subtype} (1 turn)"),
             Some(n) => format!("result {subtype} ({n} turns)"),
             None => format!("result {subtype}"),
         },
@@ -185,17 +109,7 @@ pub fn describe(e: &Event) -> String {
             format!("leftover process {pid} `{command}` killed")
         }
         EventKind::TranscriptFact { fact, detail } => format!("transcript: {fact} ({detail})"),
-        EventKind::Screen { text } => format!(
-            "screen: “{}”",
-            truncate(
-                text.lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .trim(),
-                60
-            )
-        ),
+        EventKind::Screen { text } => describe_screen(text),
     }
 }
 
@@ -216,4 +130,116 @@ fn label_part_paren(label: &Option<String>) -> String {
 /// `0.69 s`
 pub fn secs(t_ms: f64) -> String {
     format!("{:.2} s", t_ms / 1000.0)
+}
+
+fn describe_request(kind: &EventKind) -> String {
+    let EventKind::ModelRequest {
+        seq,
+        route,
+        step,
+        notifications,
+        injected,
+        tool_errors,
+    } = kind
+    else {
+        return String::new();
+    };
+    let mut s = match (route, step) {
+        (Route::Turn, Some(step)) => {
+            format!("model request #{seq} (script step {})", step + 1)
+        }
+        (Route::ScriptExhausted, _) => {
+            format!("model request #{seq} past the end of the script")
+        }
+        (Route::SideCall(what), _) => format!("side call #{seq} ({what})"),
+        _ => format!("unrouted request #{seq}"),
+    };
+    if !notifications.is_empty() {
+        let ids: Vec<String> = notifications
+            .iter()
+            .map(|n| match &n.status {
+                Some(st) => format!("{} {st}", n.task_id),
+                None => n.task_id.clone(),
+            })
+            .collect();
+        s.push_str(&format!(
+            ", carrying task-notification [{}]",
+            ids.join(", ")
+        ));
+    }
+    if let Some(first) = tool_errors.first() {
+        s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));
+    }
+    if let Some(text) = injected {
+        let shown = crate::evidence::injected_gist(text);
+        s.push_str(&format!(", with new text “{}”", truncate(shown, 70)));
+    }
+    s
+}
+
+fn describe_tool_call(kind: &EventKind) -> String {
+    let EventKind::ToolCall {
+        tool,
+        background,
+        spawn,
+        track,
+        teammate,
+        ..
+    } = kind
+    else {
+        return String::new();
+    };
+    let mut s = format!("calls {tool}");
+    if *background {
+        s.push_str(" in the background");
+    }
+    if let Some(a) = spawn {
+        s.push_str(&format!(", spawning `{a}`"));
+    }
+    if let Some(t) = teammate {
+        s.push_str(&format!(" as teammate `{t}`"));
+    }
+    if let Some(t) = track {
+        s.push_str(&format!(", tracked as `{t}`"));
+    }
+    s
+}
+
+fn describe_hook(kind: &EventKind) -> String {
+    let EventKind::Hook {
+        hook,
+        background_tasks,
+        stop_hook_active,
+        ..
+    } = kind
+    else {
+        return String::new();
+    };
+    let mut s = format!("hook {hook}");
+    if let Some(tasks) = background_tasks {
+        let list: Vec<String> = tasks
+            .iter()
+            .map(|t| format!("{} {} {}", t.task_type, t.id, t.status))
+            .collect();
+        s.push_str(&format!(", background_tasks [{}]", list.join(", ")));
+    }
+    if *stop_hook_active == Some(true) {
+        s.push_str(", stop_hook_active");
+    }
+    s
+}
+
+/// The last non-empty line the screen showed.
+fn describe_screen(text: &str) -> String {
+    format!(
+        "screen: “{}”",
+        truncate(
+            text.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim(),
+            60
+        )
+    )
 }

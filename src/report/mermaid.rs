@@ -103,7 +103,10 @@ pub fn diagram(tl: &Timeline) -> String {
             EventKind::AgentFinalized { hook } => {
                 if let Some(a) = &agent {
                     let id = lanes.id(a, "P");
-                    lines.push(format!("Note over {id}: {} finalized ({t})", clean(hook)));
+                    lines.push(format!(
+                        "Note over {id}: {} finalized ({t})",
+                        clean(hook.as_str())
+                    ));
                 }
             }
             EventKind::TrackEnded { name, exit, .. } if ended.insert(name.clone()) => {
@@ -150,33 +153,12 @@ pub fn diagram(tl: &Timeline) -> String {
                     }
                 }
             }
-            EventKind::CliExited { exit } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                lines.push(format!(
-                    "Note over {main}: CLI exits, {} ({t})",
-                    clean(&exit.describe())
-                ));
+            other => {
+                if let Some(what) = run_end(other) {
+                    let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                    lines.push(format!("Note over {main}: {what} ({t})"));
+                }
             }
-            EventKind::CeilingHit { .. } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                lines.push(format!("Note over {main}: ceiling reached ({t})"));
-            }
-            EventKind::Interrupted { .. } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                lines.push(format!("Note over {main}: run interrupted ({t})"));
-            }
-            EventKind::HarnessFailed { .. } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                lines.push(format!("Note over {main}: the harness failed ({t})"));
-            }
-            EventKind::WorkOverdue { work, .. } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                lines.push(format!(
-                    "Note over {main}: {} passes its hang bound ({t})",
-                    clean(work)
-                ));
-            }
-            _ => {}
         }
     }
     let mut out = String::from("sequenceDiagram\n");
@@ -189,6 +171,18 @@ pub fn diagram(tl: &Timeline) -> String {
         out.push('\n');
     }
     out
+}
+
+/// How the run ended, for a note over the main agent.
+fn run_end(kind: &EventKind) -> Option<String> {
+    Some(match kind {
+        EventKind::CliExited { exit } => format!("CLI exits, {}", clean(&exit.describe())),
+        EventKind::CeilingHit { .. } => "ceiling reached".into(),
+        EventKind::Interrupted { .. } => "run interrupted".into(),
+        EventKind::HarnessFailed { .. } => "the harness failed".into(),
+        EventKind::WorkOverdue { work, .. } => format!("{} passes its hang bound", clean(work)),
+        _ => return None,
+    })
 }
 
 /// Checks a diagram against the subset of Mermaid's sequence grammar we write: a header,

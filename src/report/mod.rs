@@ -4,6 +4,7 @@
 pub mod describe;
 pub mod json;
 pub mod junit;
+pub mod lanes;
 pub mod markdown;
 pub mod mermaid;
 pub mod redact;

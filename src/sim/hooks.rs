@@ -232,10 +232,7 @@ async fn run_one(
         },
         Err(_) => {
             if let Some(pid) = pid {
-                // SAFETY: signalling the process group this hook leads.
-                unsafe {
-                    libc::kill(-(pid as i32), libc::SIGKILL);
-                }
+                crate::procs::signal_group(pid, crate::procs::Signal::KILL);
             }
             HookResult {
                 command: hook.command.clone(),

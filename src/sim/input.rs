@@ -1,14 +1,27 @@
 //! What the driver sends: stream-json lines on stdin (user messages and control requests; the
 //! session's input is over when stdin closes), or lines typed in a terminal (`/exit` ends the
-//! session; the terminal's own line discipline echoes what is typed).
+//! session; the terminal's own line discipline echoes what is typed). The readers turn them
+//! into [`Input`]s on a channel; the engine acts on them.
 
 use std::io::Read;
-use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::engine::Sim;
+/// One thing the driver sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A user message (a typed turn in a terminal).
+    User(String),
+    /// A stream-json control request, with its id.
+    Control { id: String, request: Value },
+    /// `/exit` was typed.
+    Exit,
+    /// The input is over (stdin closed, the terminal went away).
+    Closed,
+}
+
+pub type Inputs = mpsc::UnboundedSender<Input>;
 
 /// Reads stdin on a plain thread (a blocking read that the process exit ends) and hands the
 /// chunks over; `None` marks the end of the input.
@@ -72,20 +85,20 @@ pub fn user_text(message: &Value) -> Option<String> {
 }
 
 /// Reads stream-json lines until stdin closes.
-pub async fn read_stream_json(sim: Arc<Sim>) {
+pub async fn read_stream_json(out: Inputs) {
     let mut chunks = stdin_chunks();
     let mut lines = Lines::default();
     while let Some(Some(chunk)) = chunks.recv().await {
         for line in lines.push(&chunk) {
-            handle_json_line(&sim, line.trim());
+            send_json_line(&out, line.trim());
         }
     }
     let rest = String::from_utf8_lossy(&lines.partial).to_string();
-    handle_json_line(&sim, rest.trim());
-    sim.input_closed();
+    send_json_line(&out, rest.trim());
+    let _ = out.send(Input::Closed);
 }
 
-fn handle_json_line(sim: &Arc<Sim>, line: &str) {
+fn send_json_line(out: &Inputs, line: &str) {
     if line.is_empty() {
         return;
     }
@@ -93,21 +106,25 @@ fn handle_json_line(sim: &Arc<Sim>, line: &str) {
         eprintln!("claude-sim: ignoring a stdin line that is not JSON");
         return;
     };
-    match v["type"].as_str() {
+    let input = match v["type"].as_str() {
         Some("user") => match user_text(&v["message"]) {
-            Some(text) => sim.user_input(text),
-            None => eprintln!("claude-sim: ignoring a user message without text"),
+            Some(text) => Input::User(text),
+            None => {
+                eprintln!("claude-sim: ignoring a user message without text");
+                return;
+            }
         },
-        Some("control_request") => {
-            let id = v["request_id"].as_str().unwrap_or("").to_string();
-            sim.control(&id, &v["request"]);
-        }
-        _ => {}
-    }
+        Some("control_request") => Input::Control {
+            id: v["request_id"].as_str().unwrap_or("").to_string(),
+            request: v["request"].clone(),
+        },
+        _ => return,
+    };
+    let _ = out.send(input);
 }
 
 /// Reads typed lines (Enter is CR or LF) until `/exit` or the terminal goes away.
-pub async fn read_terminal(sim: Arc<Sim>) {
+pub async fn read_terminal(out: Inputs) {
     let mut chunks = stdin_chunks();
     let mut lines = Lines {
         cr_ends: true,
@@ -120,13 +137,13 @@ pub async fn read_terminal(sim: Arc<Sim>) {
                 continue;
             }
             if text == "/exit" || text == "/quit" {
-                sim.exit_requested();
+                let _ = out.send(Input::Exit);
                 return;
             }
-            sim.user_input(text);
+            let _ = out.send(Input::User(text));
         }
     }
-    sim.input_closed();
+    let _ = out.send(Input::Closed);
 }
 
 #[cfg(test)]

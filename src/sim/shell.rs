@@ -8,7 +8,7 @@
 //! exits 3 (fail) or blocks forever (hang). So the command's own shells, including the one a
 //! task tracker wraps, end (or never end) exactly as a faulty command would.
 
-use std::collections::HashSet;
+use crate::procs::{self, Signal};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
@@ -96,7 +96,7 @@ pub fn spawn_background(
     // SAFETY: setsid is async-signal-safe; it runs in the child between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            libc::setsid();
+            let _ = rustix::process::setsid();
             Ok(())
         });
     }
@@ -176,14 +176,14 @@ pub async fn run_foreground(
         // Like a background task's kill: SIGTERM to the tree (a tracker passes it on and
         // reports), SIGKILL to whatever is still there after the grace.
         if let Some(pid) = pid {
-            kill_tree(pid, libc::SIGTERM);
+            kill_tree(pid, Signal::TERM);
         }
         if tokio::time::timeout(Duration::from_millis(1500), child.wait())
             .await
             .is_err()
         {
             if let Some(pid) = pid {
-                kill_tree(pid, libc::SIGKILL);
+                kill_tree(pid, Signal::KILL);
             }
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
@@ -202,75 +202,26 @@ pub async fn run_foreground(
     }
 }
 
-/// `pid` and every process descending from it, parents first.
-pub fn descendants(pid: i32) -> Vec<i32> {
-    let mut parent_of: Vec<(i32, i32)> = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(p) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-                continue;
-            };
-            // The command name may hold spaces and parentheses: fields follow the last `)`.
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                continue;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if let Some(ppid) = fields.get(1).and_then(|s| s.parse::<i32>().ok()) {
-                parent_of.push((p, ppid));
-            }
-        }
-    }
-    let mut found = vec![pid];
-    let mut seen: HashSet<i32> = HashSet::from([pid]);
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for (p, pp) in &parent_of {
-            if *pp == parent && seen.insert(*p) {
-                found.push(*p);
-            }
-        }
-        i += 1;
-    }
-    found
-}
-
 /// Sends `signal` to `pid`, its process group, and all its descendants.
-pub fn kill_tree(pid: i32, signal: i32) {
-    for p in descendants(pid) {
-        // SAFETY: plain kill(2) on processes this simulator started (or their children).
-        unsafe {
-            libc::kill(p, signal);
-        }
+pub fn kill_tree(pid: i32, signal: Signal) {
+    let pid = pid as u32;
+    procs::signal(pid, signal);
+    for p in procs::descendants(pid) {
+        procs::signal(p.pid, signal);
     }
-    // SAFETY: the session/group a background command leads.
-    unsafe {
-        libc::kill(-pid, signal);
-    }
+    procs::signal_group(pid, signal);
 }
 
 /// True while the process exists (and is not a zombie).
 pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
+    procs::alive(pid as u32)
 }
 
 /// Last resort at exit: SIGKILL every background group this process started.
 pub fn kill_all_children() {
     let started = STARTED.lock().map(|s| s.clone()).unwrap_or_default();
     for pid in started {
-        kill_tree(pid, libc::SIGKILL);
+        kill_tree(pid, Signal::KILL);
     }
 }
 
@@ -331,22 +282,22 @@ mod tests {
         let mut child = spawn_background("sleep 30 & sleep 30", dir.path(), &[], &out).unwrap();
         let pid = child.id().unwrap() as i32;
         // The shell forks its two sleeps right after it starts: wait (bounded) to see them.
-        let mut tree = descendants(pid);
+        let mut tree = procs::descendants(pid as u32);
         for _ in 0..100 {
             if tree.len() >= 2 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
-            tree = descendants(pid);
+            tree = procs::descendants(pid as u32);
         }
         assert!(tree.len() >= 2, "{tree:?}");
-        kill_tree(pid, libc::SIGTERM);
+        kill_tree(pid, Signal::TERM);
         let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
             .await
             .unwrap()
             .unwrap();
         assert_eq!(Ended::from_status(status), Ended::Signal(libc::SIGTERM));
-        for p in tree {
+        for p in tree.iter().map(|p| p.pid as i32) {
             for _ in 0..50 {
                 if !alive(p) {
                     break;

@@ -42,6 +42,7 @@ use super::args::Args;
 use super::emit::{Out, OutMode};
 use super::hooks::{Block, HookSet};
 use super::ids;
+use super::input::{Input, read_stream_json, read_terminal};
 use super::shell::{self, Ended};
 use super::texts::{self, AgentKind, Notice};
 use super::transcript::{self, Transcript};
@@ -451,7 +452,7 @@ impl Sim {
         let project_dir = cfg.home.join(".claude").join("projects").join(&slug);
         let transcript_path = project_dir.join(format!("{}.jsonl", cfg.session_id));
         // SAFETY: getuid never fails.
-        let uid = unsafe { libc::getuid() };
+        let uid = rustix::process::getuid().as_raw();
         let session_tmp = cfg
             .tmp
             .join(format!("claude-{uid}"))
@@ -554,7 +555,9 @@ impl Sim {
                 st.input_closed_at = Some(Instant::now());
             }
             Mode::Session => {
-                tokio::spawn(super::input::read_stream_json(sim.clone()));
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                tokio::spawn(read_stream_json(tx));
+                tokio::spawn(sim.clone().take_inputs(rx));
             }
             Mode::Interactive => {
                 sim.out.screen(&format!(
@@ -563,12 +566,26 @@ impl Sim {
                     sim.cfg.profile.name()
                 ));
                 sim.out.ready();
-                tokio::spawn(super::input::read_terminal(sim.clone()));
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                tokio::spawn(read_terminal(tx));
+                tokio::spawn(sim.clone().take_inputs(rx));
             }
         }
         sim.watch_signals();
         let reason = sim.session_loop().await;
         sim.finish(reason).await
+    }
+
+    /// Acts on what the driver sends, in order, until its input is over.
+    async fn take_inputs(self: Arc<Self>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Input>) {
+        while let Some(input) = rx.recv().await {
+            match input {
+                Input::User(text) => self.user_input(text),
+                Input::Control { id, request } => self.control(&id, &request),
+                Input::Exit => return self.exit_requested(),
+                Input::Closed => return self.input_closed(),
+            }
+        }
     }
 
     /// SIGTERM or SIGINT ends the session at once, turns in flight included (the real CLI
@@ -816,7 +833,7 @@ impl Sim {
             }
             if Instant::now() >= deadline {
                 for p in alive {
-                    shell::kill_tree(p, libc::SIGKILL);
+                    shell::kill_tree(p, crate::procs::Signal::KILL);
                 }
                 break;
             }

@@ -586,14 +586,14 @@ impl Sim {
             )
         };
         if let Some(pid) = pid {
-            shell::kill_tree(pid, libc::SIGTERM);
+            shell::kill_tree(pid, crate::procs::Signal::TERM);
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KILL_GRACE;
                 while shell::alive(pid) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(25));
                 }
                 if shell::alive(pid) {
-                    shell::kill_tree(pid, libc::SIGKILL);
+                    shell::kill_tree(pid, crate::procs::Signal::KILL);
                 }
             });
         }

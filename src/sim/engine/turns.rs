@@ -71,212 +71,224 @@ impl Sim {
     /// `origin` (Null for a user prompt), or None if a hook refused the prompt.
     pub(super) async fn open_turn(self: &Arc<Self>, a: usize, opening: &Opening) -> Option<Value> {
         match opening {
-            Opening::Prompt(text) => {
-                let prompt_id = ids::uuid();
-                self.state().prompt_id = Some(prompt_id.clone());
-                let payload = self.payload("UserPromptSubmit", None, json!({"prompt": text}));
-                let outcome = self.run_hooks("UserPromptSubmit", None, &payload).await;
-                if outcome.block.is_some() {
-                    return None;
-                }
-                self.emit_init();
-                // Notifications pending now are not folded in: as in 2.1.332, the prompt's turn
-                // comes first and they get a turn of their own after it.
-                let first = {
-                    let mut st = self.state();
-                    let first = !st.first_prompt_done;
-                    st.first_prompt_done = true;
-                    first
-                };
-                let mut content = if first {
-                    texts::context_blocks()
-                } else {
-                    vec![]
-                };
-                content.push(json!({"type": "text", "text": text}));
-                let transcript = {
-                    let mut st = self.state();
-                    let agent = &mut st.agents[a];
-                    // After a tool call was cut short, the next prompt joins the message that
-                    // holds the interrupt placeholder.
-                    let joins = agent.messages.last_mut().filter(|m| {
-                        m["role"] == "user"
-                            && m["content"]
-                                .as_array()
-                                .and_then(|c| c.last())
-                                .is_some_and(|b| {
-                                    b["text"]
-                                        .as_str()
-                                        .is_some_and(|t| t.starts_with(texts::INTERRUPTED_FOR_TOOL))
-                                })
-                    });
-                    match joins.and_then(|m| m["content"].as_array_mut()) {
-                        Some(blocks) => blocks.extend(content),
-                        None => agent
-                            .messages
-                            .push(json!({"role": "user", "content": content})),
-                    }
-                    if first {
-                        agent.messages.push(texts::environment_message(
-                            AgentKind::Main,
-                            &self.cfg.cwd.display().to_string(),
-                        ));
-                    }
-                    agent.transcript.clone()
-                };
-                let mut extra = Map::new();
-                extra.insert("promptId".into(), prompt_id.into());
-                transcript.row(
-                    "user",
-                    Some(json!({"role": "user", "content": text})),
-                    extra,
-                );
-                Some(Value::Null)
-            }
-            Opening::Notices if a == 0 => {
-                let (notices, tools_used) = {
-                    let mut st = self.state();
-                    let notices = std::mem::take(&mut st.agents[0].pending);
-                    let mut tools_used: Vec<String> = Vec::new();
-                    for tool in notices.iter().flat_map(|n| &n.tools_used) {
-                        if !tools_used.contains(tool) {
-                            tools_used.push(tool.clone());
-                        }
-                    }
-                    (notices, tools_used)
-                };
-                if notices.is_empty() {
-                    return None;
-                }
-                for n in &notices {
-                    self.state().prompt_id = Some(ids::uuid());
-                    let payload =
-                        self.payload("UserPromptSubmit", None, json!({"prompt": n.xml()}));
-                    self.run_hooks("UserPromptSubmit", None, &payload).await;
-                }
-                self.emit_init();
-                let mut content = Vec::new();
-                if !tools_used.is_empty() {
-                    content.push(texts::tools_used_block(&tools_used));
-                }
-                let count = notices.len();
-                content.extend(
-                    notices
-                        .iter()
-                        .enumerate()
-                        .map(|(i, n)| n.turn_block(i + 1 == count)),
-                );
-                let transcript = {
-                    let mut st = self.state();
-                    st.agents[0]
-                        .messages
-                        .push(json!({"role": "user", "content": content}));
-                    st.agents[0].transcript.clone()
-                };
-                for n in &notices {
-                    let mut extra = Map::new();
-                    extra.insert("origin".into(), json!({"kind": "task-notification"}));
-                    transcript.row(
-                        "user",
-                        Some(json!({"role": "user", "content": n.xml()})),
-                        extra,
-                    );
-                }
-                Some(
-                    json!({"kind": "task-notification", "producer": "session-task", "runId": notices[0].run_id}),
-                )
-            }
+            Opening::Prompt(text) => self.open_prompt(a, text).await,
+            Opening::Notices if a == 0 => self.open_main_notices().await,
             Opening::Notices => {
                 self.open_notices_message(a);
                 Some(Value::Null)
             }
-            Opening::Spawn => {
-                let (kind, prompt, description, transcript) = {
-                    let st = self.state();
-                    let agent = &st.agents[a];
-                    (
-                        agent.kind,
-                        agent.prompt.clone(),
-                        agent.description.clone(),
-                        agent.transcript.clone(),
-                    )
-                };
-                let first_text = match kind {
-                    AgentKind::Teammate => {
-                        texts::teammate_message("team-lead", &description, &prompt)
-                    }
-                    _ => prompt.clone(),
-                };
-                let mut content = texts::context_blocks();
-                content.push(json!({"type": "text", "text": first_text}));
-                {
-                    let mut st = self.state();
-                    let agent = &mut st.agents[a];
-                    agent
-                        .messages
-                        .push(json!({"role": "user", "content": content}));
-                    agent.messages.push(texts::environment_message(
-                        kind,
-                        &self.cfg.cwd.display().to_string(),
-                    ));
-                }
-                transcript.row(
-                    "user",
-                    Some(json!({"role": "user", "content": first_text})),
-                    Map::new(),
-                );
-                Some(Value::Null)
-            }
-            Opening::Inbox => {
-                let (messages, transcript) = {
-                    let mut st = self.state();
-                    let agent = &mut st.agents[a];
-                    (std::mem::take(&mut agent.inbox), agent.transcript.clone())
-                };
-                if messages.is_empty() {
-                    return None;
-                }
-                for m in messages {
-                    transcript.row(
-                        "user",
-                        Some(json!({"role": "user", "content": m})),
-                        Map::new(),
-                    );
-                    self.state().agents[a]
-                        .messages
-                        .push(json!({"role": "user", "content": m}));
-                }
-                self.open_notices_message(a);
-                Some(Value::Null)
-            }
-            Opening::Reports => {
-                let reports = std::mem::take(&mut self.state().agents[0].inbox);
-                if reports.is_empty() {
-                    return None;
-                }
-                self.emit_init();
-                let content: Vec<Value> = reports
-                    .iter()
-                    .map(|r| json!({"type": "text", "text": r}))
-                    .collect();
-                let transcript = {
-                    let mut st = self.state();
-                    st.agents[0]
-                        .messages
-                        .push(json!({"role": "user", "content": content}));
-                    st.agents[0].transcript.clone()
-                };
-                for r in &reports {
-                    transcript.row(
-                        "user",
-                        Some(json!({"role": "user", "content": r})),
-                        Map::new(),
-                    );
-                }
-                Some(Value::Null)
-            }
+            Opening::Spawn => self.open_spawned(a),
+            Opening::Inbox => self.open_inbox(a),
+            Opening::Reports => self.open_reports(),
             Opening::Continue => Some(Value::Null),
         }
+    }
+
+    /// A user prompt opens the main agent's turn (blocked if a UserPromptSubmit hook says so).
+    async fn open_prompt(self: &Arc<Self>, a: usize, text: &str) -> Option<Value> {
+        let prompt_id = ids::uuid();
+        self.state().prompt_id = Some(prompt_id.clone());
+        let payload = self.payload("UserPromptSubmit", None, json!({"prompt": text}));
+        let outcome = self.run_hooks("UserPromptSubmit", None, &payload).await;
+        if outcome.block.is_some() {
+            return None;
+        }
+        self.emit_init();
+        // Notifications pending now are not folded in: as in 2.1.332, the prompt's turn
+        // comes first and they get a turn of their own after it.
+        let first = {
+            let mut st = self.state();
+            let first = !st.first_prompt_done;
+            st.first_prompt_done = true;
+            first
+        };
+        let mut content = if first {
+            texts::context_blocks()
+        } else {
+            vec![]
+        };
+        content.push(json!({"type": "text", "text": text}));
+        let transcript = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            // After a tool call was cut short, the next prompt joins the message that
+            // holds the interrupt placeholder.
+            let joins = agent.messages.last_mut().filter(|m| {
+                m["role"] == "user"
+                    && m["content"]
+                        .as_array()
+                        .and_then(|c| c.last())
+                        .is_some_and(|b| {
+                            b["text"]
+                                .as_str()
+                                .is_some_and(|t| t.starts_with(texts::INTERRUPTED_FOR_TOOL))
+                        })
+            });
+            match joins.and_then(|m| m["content"].as_array_mut()) {
+                Some(blocks) => blocks.extend(content),
+                None => agent
+                    .messages
+                    .push(json!({"role": "user", "content": content})),
+            }
+            if first {
+                agent.messages.push(texts::environment_message(
+                    AgentKind::Main,
+                    &self.cfg.cwd.display().to_string(),
+                ));
+            }
+            agent.transcript.clone()
+        };
+        let mut extra = Map::new();
+        extra.insert("promptId".into(), prompt_id.into());
+        transcript.row(
+            "user",
+            Some(json!({"role": "user", "content": text})),
+            extra,
+        );
+        Some(Value::Null)
+    }
+
+    /// The main agent's pending notifications open a turn of their own.
+    async fn open_main_notices(self: &Arc<Self>) -> Option<Value> {
+        let (notices, tools_used) = {
+            let mut st = self.state();
+            let notices = std::mem::take(&mut st.agents[0].pending);
+            let mut tools_used: Vec<String> = Vec::new();
+            for tool in notices.iter().flat_map(|n| &n.tools_used) {
+                if !tools_used.contains(tool) {
+                    tools_used.push(tool.clone());
+                }
+            }
+            (notices, tools_used)
+        };
+        if notices.is_empty() {
+            return None;
+        }
+        for n in &notices {
+            self.state().prompt_id = Some(ids::uuid());
+            let payload = self.payload("UserPromptSubmit", None, json!({"prompt": n.xml()}));
+            self.run_hooks("UserPromptSubmit", None, &payload).await;
+        }
+        self.emit_init();
+        let mut content = Vec::new();
+        if !tools_used.is_empty() {
+            content.push(texts::tools_used_block(&tools_used));
+        }
+        let count = notices.len();
+        content.extend(
+            notices
+                .iter()
+                .enumerate()
+                .map(|(i, n)| n.turn_block(i + 1 == count)),
+        );
+        let transcript = {
+            let mut st = self.state();
+            st.agents[0]
+                .messages
+                .push(json!({"role": "user", "content": content}));
+            st.agents[0].transcript.clone()
+        };
+        for n in &notices {
+            let mut extra = Map::new();
+            extra.insert("origin".into(), json!({"kind": "task-notification"}));
+            transcript.row(
+                "user",
+                Some(json!({"role": "user", "content": n.xml()})),
+                extra,
+            );
+        }
+        Some(
+            json!({"kind": "task-notification", "producer": "session-task", "runId": notices[0].run_id}),
+        )
+    }
+
+    /// A spawned agent's first turn: its prompt (a teammate's wrapped as a message).
+    fn open_spawned(self: &Arc<Self>, a: usize) -> Option<Value> {
+        let (kind, prompt, description, transcript) = {
+            let st = self.state();
+            let agent = &st.agents[a];
+            (
+                agent.kind,
+                agent.prompt.clone(),
+                agent.description.clone(),
+                agent.transcript.clone(),
+            )
+        };
+        let first_text = match kind {
+            AgentKind::Teammate => texts::teammate_message("team-lead", &description, &prompt),
+            _ => prompt.clone(),
+        };
+        let mut content = texts::context_blocks();
+        content.push(json!({"type": "text", "text": first_text}));
+        {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            agent
+                .messages
+                .push(json!({"role": "user", "content": content}));
+            agent.messages.push(texts::environment_message(
+                kind,
+                &self.cfg.cwd.display().to_string(),
+            ));
+        }
+        transcript.row(
+            "user",
+            Some(json!({"role": "user", "content": first_text})),
+            Map::new(),
+        );
+        Some(Value::Null)
+    }
+
+    /// Messages to a teammate open its next turn.
+    fn open_inbox(self: &Arc<Self>, a: usize) -> Option<Value> {
+        let (messages, transcript) = {
+            let mut st = self.state();
+            let agent = &mut st.agents[a];
+            (std::mem::take(&mut agent.inbox), agent.transcript.clone())
+        };
+        if messages.is_empty() {
+            return None;
+        }
+        for m in messages {
+            transcript.row(
+                "user",
+                Some(json!({"role": "user", "content": m})),
+                Map::new(),
+            );
+            self.state().agents[a]
+                .messages
+                .push(json!({"role": "user", "content": m}));
+        }
+        self.open_notices_message(a);
+        Some(Value::Null)
+    }
+
+    /// Teammates' reports open the lead's next turn.
+    fn open_reports(self: &Arc<Self>) -> Option<Value> {
+        let reports = std::mem::take(&mut self.state().agents[0].inbox);
+        if reports.is_empty() {
+            return None;
+        }
+        self.emit_init();
+        let content: Vec<Value> = reports
+            .iter()
+            .map(|r| json!({"type": "text", "text": r}))
+            .collect();
+        let transcript = {
+            let mut st = self.state();
+            st.agents[0]
+                .messages
+                .push(json!({"role": "user", "content": content}));
+            st.agents[0].transcript.clone()
+        };
+        for r in &reports {
+            transcript.row(
+                "user",
+                Some(json!({"role": "user", "content": r})),
+                Map::new(),
+            );
+        }
+        Some(Value::Null)
     }
 
     /// Moves a subagent's pending notifications into a new user message (form (a)).

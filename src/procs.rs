@@ -1,5 +1,6 @@
-//! Reading the process table from `/proc`: descendants of a process, and processes carrying a
-//! run's environment tag.
+//! The process table, read from `/proc`, and signals: descendants of a process, processes
+//! carrying a run's environment tag, whether a pid is alive. Shared plumbing for the driver,
+//! the sandbox sweep and the simulator.
 //!
 //! The tag (`WAKEPROBE_RUN=<id>` in the environment) is inherited by everything a run starts,
 //! including tasks that moved to their own session, so it finds leftovers without matching
@@ -100,10 +101,26 @@ pub fn signal(pid: u32, sig: Signal) {
     }
 }
 
-/// Whether a process exists (a zombie counts).
+/// Whether a process exists (a zombie counts; so does one we may not signal).
 pub fn exists(pid: u32) -> bool {
-    rustix::process::Pid::from_raw(pid as i32)
-        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+    rustix::process::Pid::from_raw(pid as i32).is_some_and(|pid| {
+        matches!(
+            rustix::process::test_kill_process(pid),
+            Ok(()) | Err(rustix::io::Errno::PERM)
+        )
+    })
+}
+
+/// Signals a process group (a background command that leads its own group or session).
+pub fn signal_group(leader: u32, sig: Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(leader as i32) {
+        let _ = rustix::process::kill_process_group(pid, sig);
+    }
+}
+
+/// True while the process exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    stat(pid).is_some_and(|p| p.state != 'Z')
 }
 
 #[cfg(test)]
