@@ -161,3 +161,38 @@ pub fn kind<'a>(events: &'a [Value], kind: &str, agent: Option<&str>) -> Vec<&'a
         .filter(|e| e["kind"] == kind && agent.is_none_or(|a| e["agent"] == a))
         .collect()
 }
+
+/// How many real-CLI processes the tests of one binary start at once. Each CLI costs a burst
+/// of CPU as it starts; too many at once on a small machine stretches the timings the
+/// verdicts depend on (a print-mode stall needs the work to outlive the CLI's ~5 s grace).
+pub const CLI_SLOTS: usize = 8;
+
+static SLOTS: std::sync::Mutex<usize> = std::sync::Mutex::new(CLI_SLOTS);
+static FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// A share of the real-CLI slots, held until dropped.
+pub struct Slots(usize);
+
+/// Waits (bounded) until `n` real-CLI slots are free, and takes them.
+pub fn cli_slots(n: usize) -> Slots {
+    let n = n.min(CLI_SLOTS);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut free = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+    while *free < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "no real-CLI slot became free within 600 s");
+        free = FREED
+            .wait_timeout(free, left)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    *free -= n;
+    Slots(n)
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        *SLOTS.lock().unwrap_or_else(|e| e.into_inner()) += self.0;
+        FREED.notify_all();
+    }
+}

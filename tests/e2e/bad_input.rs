@@ -1,10 +1,8 @@
 //! Bad input through the binary: one-line errors with file:line:col, exit code 2, no panic.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 fn run_file(text: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();

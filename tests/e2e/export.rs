@@ -3,8 +3,6 @@
 //! (exit 0), an interrupted script must leave nothing behind, and bad input is one line, exit 2.
 //! Every run is bounded, and afterwards no process carrying the script's run tag may be alive.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -13,7 +11,7 @@ use std::time::{Duration, Instant};
 /// The pinned CLI from wakeprobe's cache: the script is given its binary (no reinstall); if the
 /// cache lacks it, the script installs it there itself (the script's cache layout is the same).
 fn cli_args() -> Vec<String> {
-    let versions = common::cache().join("claude-code");
+    let versions = crate::common::cache().join("claude-code");
     let bin = versions.join("2.1.332/node_modules/.bin/claude");
     if bin.exists() {
         vec!["--claude-bin".into(), bin.display().to_string()]
@@ -25,9 +23,9 @@ fn cli_args() -> Vec<String> {
 /// `wakeprobe export ARGS -o DIR/repro.mjs`; returns the script's path.
 fn export(dir: &Path, args: &[&str]) -> PathBuf {
     let script = dir.join("repro.mjs");
-    let mut cmd = common::wakeprobe(&["export"]);
+    let mut cmd = crate::common::wakeprobe(&["export"]);
     cmd.args(args).arg("-o").arg(&script);
-    let out = common::output_within(cmd, Duration::from_secs(60));
+    let out = crate::common::output_within(cmd, Duration::from_secs(60));
     assert!(
         out.status.success(),
         "export failed: {}",
@@ -129,6 +127,7 @@ fn assert_clean(stdout: &str) {
 
 #[test]
 fn the_seed_000_print_stall_reproduces_with_only_node() {
+    let _cli = crate::common::cli_slots(1);
     let dir = tempfile::tempdir().unwrap();
     let script = export(
         dir.path(),
@@ -175,6 +174,7 @@ fn the_seed_000_print_stall_reproduces_with_only_node() {
 
 #[test]
 fn the_positive_control_wakes_and_exits_zero() {
+    let _cli = crate::common::cli_slots(1);
     let dir = tempfile::tempdir().unwrap();
     let script = export(
         dir.path(),
@@ -202,6 +202,7 @@ fn the_positive_control_wakes_and_exits_zero() {
 /// SIGTERM while the background task runs: the script kills the CLI and the task, exits 130.
 #[test]
 fn an_interrupted_script_kills_the_whole_tree() {
+    let _cli = crate::common::cli_slots(1);
     let dir = tempfile::tempdir().unwrap();
     let script = export(
         dir.path(),
@@ -223,13 +224,13 @@ fn an_interrupted_script_kills_the_whole_tree() {
         }
     }
     let tag = run_tag(&header);
-    let sleeping = common::wait_for(Duration::from_secs(60), || {
+    let sleeping = crate::common::wait_for(Duration::from_secs(60), || {
         tagged(&tag).into_iter().find(|p| p.contains("sleep 30"))
     });
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = common::wait_for(Duration::from_secs(30), || child.try_wait().unwrap());
+    let status = crate::common::wait_for(Duration::from_secs(30), || child.try_wait().unwrap());
     let stdout = format!("{header}{}", rest.join("\n"));
     assert!(
         sleeping.is_some(),
@@ -251,9 +252,9 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["teammate-idle"],
         vec!["guard-end-to-end"],
     ] {
-        let mut cmd = common::wakeprobe(&["export"]);
+        let mut cmd = crate::common::wakeprobe(&["export"]);
         cmd.args(&args).arg("-o").arg(&out);
-        let result = common::output_within(cmd, Duration::from_secs(30));
+        let result = crate::common::output_within(cmd, Duration::from_secs(30));
         let stderr = String::from_utf8_lossy(&result.stderr);
         assert_eq!(result.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");

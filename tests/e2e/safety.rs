@@ -1,13 +1,11 @@
 //! Safety: nothing a run starts outlives it (ceiling, Ctrl-C), no byte leaves loopback, and
 //! the user's real HOME and credentials are never touched.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 fn hang() -> String {
     root()
@@ -18,6 +16,7 @@ fn hang() -> String {
 
 #[test]
 fn a_run_stopped_by_its_ceiling_leaves_no_process() {
+    let _cli = cli_slots(1);
     let out = tempfile::tempdir().unwrap();
     let cmd = wakeprobe(&[
         "run",
@@ -61,6 +60,7 @@ fn a_run_stopped_by_its_ceiling_leaves_no_process() {
 
 #[test]
 fn ctrl_c_stops_the_run_and_leaves_no_process() {
+    let _cli = cli_slots(1);
     let out = tempfile::tempdir().unwrap();
     let mut cmd = wakeprobe(&[
         "run",
@@ -141,6 +141,7 @@ fn all_text(dir: &Path) -> String {
 
 #[test]
 fn credentials_in_the_real_home_never_reach_the_cli_and_nothing_leaves_loopback() {
+    let _cli = cli_slots(1);
     let home = tempfile::tempdir().unwrap();
     let canary = "canary-6f1d2c9a";
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();

@@ -2,14 +2,13 @@
 //! durations in one parallel invocation: each verdict and check must match the scenario's
 //! `expect`, and no process may be left.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
+    let _cli = cli_slots(CLI_SLOTS);
     let out = tempfile::tempdir().unwrap();
     // 7 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode,
     // short enough for a test (the positive control's 90 s default runs in 7 s here).

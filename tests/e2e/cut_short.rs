@@ -4,13 +4,11 @@
 //! finished is written, exit 130 for a signal, and no process is left. A CLI that cannot start
 //! is a setup failure (exit 3) naming what happened. On the simulator and on the real CLI.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 /// How a test stops the run.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +49,7 @@ fn signal(pid: u32, sig: i32) {
 /// Starts both variants of the seed scenario, stops them once both background commands run,
 /// and checks everything the run wrote.
 fn stopped_mid_run(backend: &[&str], stop: Stop) {
+    let _cli = cli_slots(if backend.is_empty() { 2 } else { 0 });
     let out = tempfile::tempdir().unwrap();
     let child = start(backend, out.path());
     let pid = child.id();
@@ -185,13 +184,14 @@ fn sighup_on_the_real_cli() {
     stopped_mid_run(&[], Stop::Hangup);
 }
 
-/// The seed scenario with a ceiling far shorter than its work.
+/// The seed scenario with a ceiling far shorter than its work (in its kept-alive session; in
+/// print mode the CLI ends the session by itself about 5 s after its last result).
 fn short_ceiling(dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(root().join("scenarios/subagent-bg-turn-end.toml"))
         .unwrap()
         .replace(
             "ceiling_seconds = \"{{bg_seconds}} + 45\"",
-            "ceiling_seconds = 4",
+            "ceiling_seconds = 12",
         );
     let path = dir.join("subagent-bg-turn-end.toml");
     std::fs::write(&path, text).unwrap();
@@ -199,13 +199,16 @@ fn short_ceiling(dir: &Path) -> PathBuf {
 }
 
 fn ceiling_cuts_it_short(backend: &[&str]) {
+    let _cli = cli_slots(if backend.is_empty() { 1 } else { 0 });
     let dir = tempfile::tempdir().unwrap();
     let scenario = short_ceiling(dir.path());
     let mut args = vec![
         "run",
         scenario.to_str().unwrap(),
+        "--variant",
+        "session",
         "--set",
-        "bg_seconds=30",
+        "bg_seconds=60",
         "--quiet",
         "--out",
         dir.path().to_str().unwrap(),
@@ -224,7 +227,7 @@ fn ceiling_cuts_it_short(backend: &[&str]) {
         let reason = result["judgement"]["verdicts"][0]["reason"]
             .as_str()
             .unwrap();
-        assert!(reason.contains("4 s ceiling"), "{reason}");
+        assert!(reason.contains("12 s ceiling"), "{reason}");
     }
     assert!(stdout.contains("but the scenario expects"), "{stdout}");
 }
@@ -278,6 +281,7 @@ fn a_cli_that_exits_at_once_is_a_setup_failure() {
 
 #[test]
 fn a_truncated_cli_binary_is_a_setup_failure_naming_what_happened() {
+    let _cli = cli_slots(1);
     let real =
         cache().join("claude-code/2.1.332/node_modules/@anthropic-ai/claude-code/bin/claude.exe");
     let bytes =

@@ -2,12 +2,10 @@
 //! unsharded matrix, a changed verdict against a baseline sets the documented exit code, and
 //! bisection finds a planted change point in log2(n) steps.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(300);

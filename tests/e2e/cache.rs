@@ -3,12 +3,10 @@
 //! `cache prune` show and remove versions (never the pinned one). Each test has a cache of its
 //! own; npm's download cache is shared with the machine's, so nothing is fetched twice.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 const PINNED: &str = "2.1.332";
 
@@ -41,6 +39,7 @@ fn debris(root: &Path) -> Vec<String> {
 
 #[test]
 fn a_cached_cli_that_does_not_run_is_reinstalled() {
+    let _cli = cli_slots(1);
     let own = own_cache();
     // A cached install whose binary was cut short (a full disk during an earlier install, say).
     let real = package(&cache(), PINNED);

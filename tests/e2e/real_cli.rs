@@ -2,11 +2,9 @@
 //! first use), at scaled-down durations: the seed-000 stall in print mode, and its kept-alive
 //! variant.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn t(e: &Value) -> f64 {
@@ -15,6 +13,7 @@ fn t(e: &Value) -> f64 {
 
 #[test]
 fn seed_000_stall_on_the_pinned_cli() {
+    let _cli = cli_slots(2);
     let out = tempfile::tempdir().unwrap();
     // 8 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode.
     let output = output_within(

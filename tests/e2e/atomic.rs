@@ -3,12 +3,10 @@
 //! file), and a folder the kill interrupted says so in its `run.json`. The supervisor, not the
 //! harness, owns the CLI's process tree, so even a SIGKILLed harness leaves no process.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
@@ -30,6 +28,7 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 fn kill_when(file: &str) {
+    let _cli = cli_slots(1);
     let out = tempfile::tempdir().unwrap();
     let mut cmd = wakeprobe(&[
         "run",

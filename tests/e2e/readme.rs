@@ -3,13 +3,11 @@
 //! the library; the second is the command running this test. `.ci/run` runs both, as written,
 //! on the real CLI.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 /// The commands in the README's "The two commands" block, comments stripped.
 fn readme_commands() -> Vec<String> {

@@ -1,0 +1,21 @@
+//! End-to-end tests through the built binary: the real CLI and the simulator, the safety and
+//! storage promises, bad input, the README's commands. One test binary, so the long runs (each
+//! mostly waiting on a CLI) overlap instead of queueing binary after binary; the test threads
+//! are set in `.cargo/config.toml`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod atomic;
+mod bad_input;
+mod cache;
+mod conform_seed;
+mod cut_short;
+mod export;
+mod library;
+mod matrix;
+mod readme;
+mod real_cli;
+mod safety;
+mod sim_profiles;
+mod workflow;
