@@ -174,11 +174,13 @@ impl Sandbox {
         self.home().join(".claude").join("projects")
     }
 
-    /// Keeps the folder after the run (for `WAKEPROBE_KEEP=1`); returns its path.
+    /// Keeps the folder after the run (for `--keep`, `WAKEPROBE_KEEP=1`); returns its path.
+    /// A kept sandbox has no owner any more, so no later sweep removes it.
     pub fn keep(&mut self) -> PathBuf {
         if let Some(dir) = self.dir.take() {
             let _ = dir.keep();
         }
+        let _ = std::fs::remove_file(self.root.join(OWNER_FILE));
         self.root.clone()
     }
 

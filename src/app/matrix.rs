@@ -10,7 +10,7 @@ use super::{AppError, AppResult, resolve};
 use crate::backend::{Cli, install};
 use crate::cli::{self, exit};
 use crate::matrix::Job;
-use crate::matrix::grid::{Comparison, Matrix, in_shard};
+use crate::matrix::grid::{Comparison, Matrix, take_shard};
 use crate::report::{redact::Redactor, store};
 use crate::scenario::Scenario;
 
@@ -25,7 +25,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let resolved = resolve_specs(&args.versions, &args.sim_versions).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _)| s.clone()).collect();
     // Cells of this shard, decided by key before anything is installed.
-    let wanted: Vec<(Arc<Scenario>, String, String)> = scenarios
+    let all: Vec<(Arc<Scenario>, String, String)> = scenarios
         .iter()
         .flat_map(|s| s.variants().into_iter().map(move |v| (s.clone(), v)))
         .filter(|(_, v)| args.exec.variants.is_empty() || args.exec.variants.contains(v))
@@ -34,8 +34,10 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
                 .iter()
                 .map(move |spec| (s.clone(), v.clone(), spec.clone()))
         })
-        .filter(|(s, v, spec)| in_shard(&(s.name.clone(), v.clone(), spec.clone()), args.shard))
         .collect();
+    let wanted = take_shard(all, args.shard, |(s, v, spec)| {
+        (s.name.clone(), v.clone(), spec.clone())
+    });
     let needed: Vec<(String, String)> = resolved
         .iter()
         .filter(|(s, _)| wanted.iter().any(|w| &w.2 == s))

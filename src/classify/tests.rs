@@ -199,6 +199,40 @@ fn the_seed_000_print_mode_stall_is_not_resumable() {
     );
 }
 
+/// A stop that a hook blocked is not a finalization: the worker asked again after it, so a
+/// later kill of its work by the exiting CLI is the session's end, not a consequence of the
+/// stop (the facts say which).
+#[test]
+fn a_waiter_that_asked_again_after_its_stop_was_not_finalized() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.extend(subagent_stop(210.0, "worker"));
+    events.push(request(300.0, "worker", 3, &[]));
+    events.push(track_end(5210.0, ExitDesc::Signal(15)));
+    events.push(ev(
+        5400.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    assert_eq!(j.outcome, Outcome::NotResumable);
+    let v = &j.verdicts[0];
+    assert!(
+        v.facts
+            .iter()
+            .any(|f| f.contains("and exited at 5.40 s, without `worker` being told")),
+        "{:#?}",
+        v.facts
+    );
+    assert!(
+        !v.facts.iter().any(|f| f.contains("was finalized")),
+        "a blocked stop is no finalization: {:#?}",
+        v.facts
+    );
+}
+
 #[test]
 fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
     let mut events = start("main", 100.0, 200.0);
@@ -283,13 +317,16 @@ fn agreement_reports_flakiness() {
     assert_eq!(text, "flaky: woke 2/3, not-resumable 1/3");
 }
 
-/// A generated run: the injected hypothesis and its events.
+/// A generated run: the injected hypothesis, its events, and what the verdict must say: the
+/// witness lines (in order) and a fact, each by a phrase it holds.
 #[derive(Debug, Clone)]
 struct Case {
     expected: Outcome,
     events: Vec<Event>,
     waiter: &'static str,
     end: EndReason,
+    witness: Vec<&'static str>,
+    fact: &'static str,
 }
 
 fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
@@ -359,14 +396,20 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                 let mut events = start(waiter, t0, t1);
                 let end_t = t2 + latency + 5000.0;
                 let mut end = EndReason::Finished;
+                let mut witness = vec!["starts `bg` in the background", "ends its turn"];
+                let fact;
                 let expected = match kind {
                     0 => {
                         events.push(track_end(t2, ExitDesc::Code(0)));
                         events.push(request(t2 + latency, waiter, 3, &["b1"]));
+                        witness.extend(["`bg` completes", "gets `bg`'s notification"]);
+                        fact = "received `bg`'s notification";
                         Outcome::Woke
                     }
                     1 => {
                         events.push(track_end(t2, ExitDesc::Code(0)));
+                        witness.push("`bg` completes");
+                        fact = "no notification for `bg` appeared anywhere";
                         Outcome::NeverFired
                     }
                     2 => {
@@ -388,9 +431,18 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                         } else {
                             events.extend(subagent_stop(t1 + 1.0, waiter));
                         }
+                        witness.push(if waiter == "main" {
+                            "SessionEnd: the session ends"
+                        } else {
+                            "SubagentStop for `worker`"
+                        });
                         if variant {
                             events.push(track_end(t2, ExitDesc::Signal(15)));
+                            witness.push("`bg` is killed (SIGTERM)");
+                            fact = "made no model request after it was finalized";
                         } else {
+                            witness.push("`bg` completes");
+                            fact = "before `bg` ended";
                             events.push(track_end(t2, ExitDesc::Code(0)));
                             events.push(ev(
                                 t2 + 1.0,
@@ -419,13 +471,22 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                             },
                         ));
                         events.push(request(probe + latency, waiter, 3, &["b1"]));
+                        witness.extend([
+                            "`bg` completes",
+                            "the driver sends a probe input",
+                            "gets `bg`'s notification",
+                        ]);
+                        fact = "stayed silent for";
                         Outcome::QueuedUntilInput
                     }
                     4 => {
                         events.push(track_end(t2, ExitDesc::Code(1 + (latency as i32 % 200))));
+                        witness.push("`bg` fails (exit code");
                         if variant {
                             events.push(request(t2 + latency, waiter, 3, &["b1"]));
+                            witness.push("is told of the failure");
                         }
+                        fact = "failed on its own";
                         Outcome::ChildFailed
                     }
                     5 => {
@@ -440,6 +501,8 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                             },
                         ));
                         end = EndReason::WorkHung;
+                        witness.push("passes its");
+                        fact = "hung: still running past";
                         Outcome::ChildFailed
                     }
                     _ => {
@@ -453,6 +516,8 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                             },
                         ));
                         end = EndReason::Ceiling;
+                        witness.push("ceiling ends the run");
+                        fact = "";
                         Outcome::Unknown
                     }
                 };
@@ -481,6 +546,8 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                     events,
                     waiter,
                     end,
+                    witness,
+                    fact,
                 }
             },
         )
@@ -491,10 +558,21 @@ proptest! {
 
     #[test]
     fn every_injected_hypothesis_is_recovered(case in case_strategy()) {
-        let j = judge_events(case.events.clone(), case.waiter, case.end);
+                let j = judge_events(case.events.clone(), case.waiter, case.end);
         prop_assert_eq!(j.outcome, case.expected, "{:#?}", j.verdicts);
-        prop_assert!(!j.verdicts[0].explanation.is_empty());
-        prop_assert!(!j.verdicts[0].witness.is_empty());
+        let v = &j.verdicts[0];
+        prop_assert!(!v.explanation.is_empty());
+        // The minimal witness: exactly the decisive events, in order.
+        let lines: Vec<&str> = v.witness.iter().map(|w| w.what.as_str()).collect();
+        prop_assert_eq!(lines.len(), case.witness.len(), "{:#?}", lines);
+        for (line, phrase) in lines.iter().zip(&case.witness) {
+            prop_assert!(line.contains(phrase), "`{}` should say `{}`: {:#?}", line, phrase, lines);
+        }
+        prop_assert!(v.witness.windows(2).all(|w| w[0].t_ms <= w[1].t_ms), "{:#?}", v.witness);
+        match case.expected {
+            Outcome::Unknown => prop_assert!(v.reason.as_deref().is_some_and(|r| r.contains("cut short")), "{:?}", v.reason),
+            _ => prop_assert!(v.facts.iter().any(|f| f.contains(case.fact)), "`{}` in {:#?}", case.fact, v.facts),
+        }
     }
 
     /// Shuffling the arrival order of events with equal times changes nothing.

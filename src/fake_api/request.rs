@@ -286,6 +286,66 @@ mod tests {
         assert_eq!(RequestView::parse(&body).tag, None);
     }
 
+    /// One content block: text (maybe with a tag or a notification), a tool call, a tool
+    /// result, or something unexpected.
+    fn block() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[a-z ]{0,20}".prop_map(|t| json!({"type": "text", "text": t})),
+            "[a-z]{1,8}".prop_map(|a| json!({"type": "text", "text": format!("go [wakeprobe:agent={a}]")})),
+            "[a-z0-9]{1,8}".prop_map(|id| json!({"type": "text", "text": format!(
+                "<task-notification><task-id>{id}</task-id><status>completed</status></task-notification>"
+            )})),
+            "[a-z]{1,6}".prop_map(|n| json!({"type": "tool_use", "id": "t1", "name": n, "input": {}})),
+            any::<bool>().prop_map(|e| json!({"type": "tool_result", "tool_use_id": "t1", "is_error": e, "content": "x"})),
+            Just(json!({"type": 7})),
+            Just(json!(null)),
+        ]
+    }
+
+    fn message() -> impl Strategy<Value = Value> {
+        let role = prop_oneof![
+            Just(json!("user")),
+            Just(json!("assistant")),
+            Just(json!("system")),
+            Just(json!(3))
+        ];
+        let content = prop_oneof![
+            "[a-z \\[\\]=:]{0,30}".prop_map(Value::String),
+            prop::collection::vec(block(), 0..4).prop_map(Value::Array),
+            Just(json!({"odd": true})),
+        ];
+        (role, content).prop_map(|(role, content)| json!({"role": role, "content": content}))
+    }
+
+    fn request_body() -> impl Strategy<Value = Value> {
+        (
+            prop::option::of(prop::collection::vec(message(), 0..6)),
+            prop::option::of(any::<bool>()),
+            prop::option::of(prop_oneof![
+                "[a-z ]{0,20}".prop_map(Value::String),
+                prop::collection::vec(block(), 0..2).prop_map(Value::Array),
+            ]),
+            prop::option::of(prop::collection::vec("[A-Za-z]{1,8}", 0..4)),
+        )
+            .prop_map(|(messages, stream, system, tools)| {
+                let mut body = serde_json::Map::new();
+                if let Some(m) = messages {
+                    body.insert("messages".into(), Value::Array(m));
+                }
+                if let Some(s) = stream {
+                    body.insert("stream".into(), json!(s));
+                }
+                if let Some(s) = system {
+                    body.insert("system".into(), s);
+                }
+                if let Some(t) = tools {
+                    let tools: Vec<Value> = t.iter().map(|n| json!({"name": n})).collect();
+                    body.insert("tools".into(), Value::Array(tools));
+                }
+                Value::Object(body)
+            })
+    }
+
     proptest! {
         #[test]
         fn arbitrary_text_never_panics(s in ".{0,200}") {
@@ -293,10 +353,28 @@ mod tests {
             let _ = find_tag(&s);
         }
 
-        #[test]
+                #[test]
         fn arbitrary_json_never_panics(s in "[\\[\\]{}\",:a-z0-9 ]{0,120}") {
             if let Ok(v) = serde_json::from_str::<Value>(&s) {
                 let _ = RequestView::parse(&v);
+            }
+        }
+
+        /// Request-shaped bodies, with every field present, absent or of the wrong type: the
+        /// view never panics, counts what is there, and finds the tag and the notifications
+        /// wherever the text holds them.
+        #[test]
+        fn request_shaped_bodies_are_read_leniently(body in request_body()) {
+            let view = RequestView::parse(&body);
+            let messages = body["messages"].as_array().map(Vec::len).unwrap_or(0);
+            prop_assert_eq!(view.message_count, messages);
+            prop_assert!(view.assistant_messages <= view.message_count);
+            let text = body.to_string();
+            if view.tag.is_some() {
+                prop_assert!(text.contains("[wakeprobe:agent="));
+            }
+            for n in &view.new_notifications {
+                prop_assert!(view.all_notification_ids.contains(&n.task_id));
             }
         }
     }

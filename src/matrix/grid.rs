@@ -361,19 +361,22 @@ impl Comparison {
     }
 }
 
-/// Whether a cell (scenario, variant, CLI spec) belongs to shard `i` of `n` (1-based): a
-/// stable hash of the key, so shards never overlap and together cover every cell.
-pub fn in_shard(key: &(String, String, String), shard: Option<(usize, usize)>) -> bool {
-    let Some((i, n)) = shard else { return true };
-    // FNV-1a over the key: stable across runs and platforms, unlike std's hasher.
-    let mut h: u64 = 0xcbf29ce484222325;
-    for part in [&key.0, &key.1, &key.2] {
-        for b in part.bytes().chain([0u8]) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    }
-    (h % n as u64) as usize == i - 1
+/// The cells of shard `i` of `n` (1-based): the cells sorted by key (scenario, variant, CLI
+/// spec), then every n-th from the i-th. Every shard of one matrix sees the same cell list, so
+/// shards never overlap, together cover every cell, and differ in size by one at most.
+pub fn take_shard<T>(
+    mut cells: Vec<T>,
+    shard: Option<(usize, usize)>,
+    key: impl Fn(&T) -> (String, String, String),
+) -> Vec<T> {
+    let Some((i, n)) = shard else { return cells };
+    cells.sort_by_key(|c| key(c));
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 #[cfg(test)]
@@ -432,11 +435,19 @@ mod tests {
         let keys: Vec<(String, String, String)> = (0..60)
             .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
             .collect();
-        for n in 1..5 {
-            for key in &keys {
-                let owners = (1..=n).filter(|i| in_shard(key, Some((*i, n)))).count();
-                assert_eq!(owners, 1, "{key:?} in exactly one of {n} shards");
+        let key = |k: &(String, String, String)| k.clone();
+        for n in 1..7 {
+            let shards: Vec<Vec<(String, String, String)>> = (1..=n)
+                .map(|i| take_shard(keys.clone(), Some((i, n)), key))
+                .collect();
+            for k in &keys {
+                let owners = shards.iter().filter(|s| s.contains(k)).count();
+                assert_eq!(owners, 1, "{k:?} in exactly one of {n} shards");
             }
+            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
+            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(max - min <= 1, "balanced: {sizes:?}");
         }
+        assert_eq!(take_shard(keys.clone(), None, key).len(), 60);
     }
 }

@@ -202,7 +202,11 @@ async fn run_cell(
     if opts.keep || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
         let mut sandbox = output.sandbox;
         let kept = sandbox.keep();
-        tracing::info!(sandbox = %kept.display(), "sandbox kept");
+        eprintln!(
+            "wakeprobe: {}: sandbox kept at {}",
+            job.title(),
+            kept.display()
+        );
     }
     Ok((dir, result, output.timeline))
 }

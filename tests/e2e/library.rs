@@ -32,14 +32,16 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     );
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
 
-    let scenarios = std::fs::read_dir(root().join("scenarios")).unwrap().count();
+    // Every variant of every scenario ran, once: a cell each.
+    let variants: usize = wakeprobe::scenario::load_dir(&root().join("scenarios"))
+        .unwrap()
+        .iter()
+        .map(|s| s.variants().len())
+        .sum();
     let summary = json(&run_dir(out.path()).join("summary.json"));
     let cells = summary["cells"].as_array().unwrap();
-    assert!(
-        cells.len() >= scenarios,
-        "every scenario ran ({} cells)",
-        cells.len()
-    );
+    assert_eq!(cells.len(), variants, "every variant ran: {summary}");
+    assert_eq!(runs(&run_dir(out.path())).len(), variants);
     for cell in cells {
         assert_ne!(cell["matches_expect"], false, "{cell}");
         assert!(

@@ -18,4 +18,5 @@ mod readme;
 mod real_cli;
 mod safety;
 mod sim_profiles;
+mod storage;
 mod workflow;

@@ -82,12 +82,31 @@ fn shards_merge_into_the_unsharded_matrix_and_baselines_set_the_exit_code() {
     );
 
     let mut shard_dirs = Vec::new();
+    let mut shard_cells = Vec::new();
     for i in 1..=3 {
         let shard = dir.path().join(format!("shard-{i}"));
         let (code, text) = matrix(&shard, MAP, &["--jobs", "12", "--shard", &format!("{i}/3")]);
         assert!(code == 0 || code == 1, "{text}");
+        // A shard runs its own cells and no other: its runs are exactly its matrix's cells.
+        let cells = verdicts(&json(&run_dir(&shard).join("matrix.json")));
+        assert_eq!(
+            runs(&run_dir(&shard)).len(),
+            cells.len(),
+            "shard {i}/3 ran only its cells"
+        );
+        assert!(
+            !cells.is_empty() && cells.len() < 12,
+            "shard {i}/3: {cells:?}"
+        );
+        shard_cells.extend(cells);
         shard_dirs.push(shard);
     }
+    shard_cells.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+    assert_eq!(
+        shard_cells,
+        verdicts(&whole_matrix),
+        "the shards split the cells: together all of them, each exactly once"
+    );
     let merged = dir.path().join("merged");
     let mut args: Vec<String> = vec!["merge".into()];
     args.extend(shard_dirs.iter().map(|d| d.display().to_string()));
@@ -112,6 +131,50 @@ fn shards_merge_into_the_unsharded_matrix_and_baselines_set_the_exit_code() {
     );
     assert_eq!(merged_matrix["columns"], whole_matrix["columns"]);
     assert!(merged.join("junit.xml").exists() && merged.join("matrix.md").exists());
+    // Each merged cell holds its one run, agreeing with itself: nothing is counted twice.
+    let summary = json(&merged.join("summary.json"));
+    let cells = summary["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 12);
+    for cell in cells {
+        assert_eq!(cell["runs"], 1, "{cell}");
+        assert!(
+            cell["agreement"].as_str().unwrap().ends_with(" 1/1"),
+            "{cell}"
+        );
+    }
+    let junit = std::fs::read_to_string(merged.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 12, "{junit}");
+
+    // `report` judges the whole matrix's runs again from their evidence: the same verdicts.
+    let whole_dir = run_dir(&whole);
+    let out = output_within(wakeprobe(&["report", whole_dir.to_str().unwrap()]), LIMIT);
+    assert!(matches!(out.status.code(), Some(0 | 1)));
+    assert_eq!(
+        verdicts(&json(&whole_dir.join("matrix.json"))),
+        verdicts(&whole_matrix),
+        "re-judged from the saved evidence"
+    );
+
+    // `baseline update` adopts a matrix on purpose, saying what it replaces.
+    let adopted = dir.path().join("baseline.json");
+    let matrix_file = whole_dir.join("matrix.json");
+    for expected in ["writing a new baseline", "updating"] {
+        let out = output_within(
+            wakeprobe(&[
+                "baseline",
+                "update",
+                matrix_file.to_str().unwrap(),
+                "--baseline",
+                adopted.to_str().unwrap(),
+            ]),
+            LIMIT,
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert!(said.contains(expected), "{said}");
+        assert!(said.contains("now holds 12 cells"), "{said}");
+    }
+    assert_eq!(verdicts(&json(&adopted)), verdicts(&whole_matrix));
 
     // The same columns, one version now behaving differently: a regression, exit 4.
     let baseline = run_dir(&whole).join("matrix.json");
