@@ -8,10 +8,9 @@
 //! exiting 2 (as the CLI reads hooks); it *passes* by exiting 0 otherwise; any other exit, a
 //! timeout or output that is neither is an *error*.
 
-use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -197,38 +196,46 @@ pub fn corpus() -> Vec<Case> {
     cases
 }
 
-/// Runs a guard on one input, as the CLI would (stdin, no arguments, in `cwd`).
+/// Runs a guard on one input, as the CLI would (stdin, no arguments). Its input is written, and
+/// its stdout and stderr read, at the same time (a guard may write before it reads); a guard
+/// that does not end within 10 s is killed with everything it started.
 pub fn run_guard(script: &Path, input: &[u8]) -> Got {
-    let mut child = match Command::new(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    run_guard_within(script, input, LIMIT)
+}
+
+/// [`run_guard`] with another time limit.
+pub fn run_guard_within(script: &Path, input: &[u8], limit: Duration) -> Got {
+    let handle = match duct::cmd(script, std::iter::empty::<&str>())
+        .stdin_bytes(input.to_vec())
+        .stdout_capture()
+        .stderr_capture()
         .env("CLAUDE_PROJECT_DIR", std::env::temp_dir())
-        .spawn()
+        .unchecked()
+        .before_spawn(|command| {
+            command.process_group(0);
+            Ok(())
+        })
+        .start()
     {
-        Ok(c) => c,
+        Ok(h) => h,
         Err(e) => return Got::Error(format!("cannot run: {e}")),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        // A guard may exit without reading everything; a broken pipe is not its error.
-        let _ = stdin.write_all(input);
-    }
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Got::Error(format!("no answer within {LIMIT:?}"));
+    let output = match handle.wait_timeout(limit) {
+        Ok(Some(output)) => output,
+        Ok(None) => {
+            // The guard and anything it left holding its pipes.
+            for pid in handle.pids() {
+                // SAFETY: kill(2) on the process group this guard leads; no memory is shared.
+                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
             }
+            let _ = handle.kill();
+            let _ = handle.wait_timeout(Duration::from_secs(1));
+            return Got::Error(format!("no answer within {limit:?}"));
         }
+        Err(e) => return Got::Error(format!("cannot wait for it: {e}")),
     };
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = std::io::Read::read_to_string(&mut out, &mut stdout);
-    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let status = output.status;
     match status.code() {
         Some(2) => Got::Decided(Decision::Block),
         Some(0) => {
@@ -321,6 +328,70 @@ mod tests {
             "stop_hook_active",
         ] {
             assert!(v.get(key).is_some(), "{key}");
+        }
+    }
+
+    /// A guard that writes more than a pipe holds (64 KiB) before it reads its input still
+    /// answers: stdin, stdout and stderr are served at the same time.
+    #[test]
+    fn a_guard_that_writes_more_than_a_pipe_buffer_first_still_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("chatty.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\n\
+             head -c 200000 /dev/zero | tr '\\0' x >&2\n\
+             head -c 200000 /dev/zero | tr '\\0' '\\n'\n\
+             cat >/dev/null\n\
+             echo '{\"decision\":\"block\",\"reason\":\"r\"}'\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = vec![b' '; 200_000];
+        assert_eq!(run_guard(&script, &input), Got::Decided(Decision::Block));
+    }
+
+    /// A guard that never answers is reported, and what it started (holding its pipes) dies
+    /// with it.
+    #[test]
+    fn a_guard_that_hangs_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("started");
+        let script = dir.path().join("hang.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = std::time::Instant::now();
+        let got = run_guard_within(&script, b"{}", Duration::from_millis(500));
+        assert!(
+            matches!(&got, Got::Error(e) if e.starts_with("no answer")),
+            "{got:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+        while unsafe { libc::kill(pid, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the guard's child {pid} lives on"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
