@@ -159,7 +159,7 @@ proptest! {
     #[test]
     fn random_normal_messages_never_block(message in normal_message(), active in any::<bool>()) {
         prop_assume!(!STALL_STEMS.iter().any(|s| message.to_lowercase().contains(s)));
-        let input = guard::payload(Some(&message), active).to_string();
+        let input = guard::words_payload(Some(&message), active).to_string();
         prop_assert_eq!(guard::run_guard(&our_guard(), input.as_bytes()), Got::Decided(Decision::Pass));
     }
 
