@@ -111,15 +111,11 @@ fn a_guard_that_blocks_everything_fails_verification() {
 fn the_block_names_the_task_and_the_one_call_wait() {
     let dir = tempfile::tempdir().unwrap();
     let input = guard::own_work_payload(dir.path(), "Set up the fixtures.", false).to_string();
-    let out = std::process::Command::new(our_guard())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().unwrap().write_all(input.as_bytes())?;
-            c.wait_with_output()
-        })
+    let out = duct::cmd(our_guard(), std::iter::empty::<&str>())
+        .stdin_bytes(input)
+        .stdout_capture()
+        .unchecked()
+        .run()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

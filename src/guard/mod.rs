@@ -94,10 +94,25 @@ pub fn words_payload(message: Option<&str>, stop_hook_active: bool) -> Value {
     v
 }
 
-/// A fixture payload whose `agent_transcript_path` names `transcript` written into `dir`.
+/// A fixture payload whose `agent_transcript_path` names `transcript`, written into a new file
+/// `NAME-N.jsonl` in `dir` (one per payload: cases are built first and run later).
 pub fn with_transcript(fixture: &str, dir: &Path, name: &str, transcript: &str) -> Value {
-    let path = dir.join(name);
-    std::fs::write(&path, transcript).expect("the transcript folder is writable");
+    use std::io::Write;
+    let (path, mut file) = (0..)
+        .find_map(|n| {
+            let path = dir.join(format!("{name}-{n}.jsonl"));
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path);
+            match file {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                other => Some((path, other.expect("the transcript folder is writable"))),
+            }
+        })
+        .expect("a free file name");
+    file.write_all(transcript.as_bytes())
+        .expect("the transcript folder is writable");
     let mut v = parse(fixture);
     v["agent_transcript_path"] = Value::String(path.to_string_lossy().into_owned());
     v
@@ -134,7 +149,7 @@ pub fn own_work_payload(dir: &Path, message: &str, stop_hook_active: bool) -> Va
     let mut v = replying(
         fixtures::WORKER_STOP,
         dir,
-        "worker.jsonl",
+        "worker",
         fixtures::WORKER_TRANSCRIPT,
         message,
     );
@@ -148,7 +163,7 @@ pub fn others_work_payload(dir: &Path, message: &str) -> Value {
     replying(
         fixtures::OTHER_STOP,
         dir,
-        "other.jsonl",
+        "other",
         fixtures::OTHER_TRANSCRIPT,
         message,
     )
@@ -264,7 +279,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         &with_transcript(
             fixtures::WORKER_STOP_AFTER,
             dir,
-            "worker.jsonl",
+            "worker",
             fixtures::WORKER_TRANSCRIPT,
         ),
         pass,
@@ -272,7 +287,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     let mut self_only = with_transcript(
         fixtures::SELF_ONLY_STOP,
         dir,
-        "self-only.jsonl",
+        "self-only",
         fixtures::SELF_ONLY_TRANSCRIPT,
     );
     self_only["stop_hook_active"] = Value::Bool(false);
@@ -288,7 +303,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         &with_transcript(
             fixtures::HELPER_STOP,
             dir,
-            "helper.jsonl",
+            "helper",
             fixtures::HELPER_TRANSCRIPT,
         ),
         pass,
@@ -299,7 +314,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         &with_transcript(
             fixtures::OTHER_STOP,
             dir,
-            "other.jsonl",
+            "other",
             fixtures::OTHER_TRANSCRIPT,
         ),
         pass,
@@ -330,7 +345,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     let mut mentioned = with_transcript(
         fixtures::WORKER_STOP,
         dir,
-        "worker-told.jsonl",
+        "worker-told",
         &format!(
             "{prompt_only}\n{}\n",
             fixtures::WORKER_TRANSCRIPT
