@@ -63,7 +63,17 @@ pub fn sweep_stale() -> usize {
         else {
             continue;
         };
-        if !crate::procs::exists(pid) && std::fs::remove_dir_all(&path).is_ok() {
+        if crate::procs::exists(pid) {
+            continue;
+        }
+        // Claim it first by a rename: harnesses starting at the same moment all sweep, and
+        // only the one whose rename succeeds removes it.
+        let claimed = path.with_file_name(format!(
+            ".wakeprobe-stale-{}-{}",
+            std::process::id(),
+            removed
+        ));
+        if std::fs::rename(&path, &claimed).is_ok() && std::fs::remove_dir_all(&claimed).is_ok() {
             removed += 1;
         }
     }

@@ -1,12 +1,15 @@
 //! The stall guard: `wakeprobe guard verify` on our guard (zero misses) and on seed 000's
 //! original script (extracted from the seed report at test time; its misses are findings), a
-//! broken guard is caught, and random input never crashes our guard or makes it block a
-//! message with no stall phrase.
+//! broken guard is caught; and properties over drawn messages: the agent's own live work blocks
+//! whatever it says, no message blocks where only others' work runs, sentences that merely use
+//! the guard's verbs never block on words, first-person stalls (curly apostrophes too) always
+//! do, one nudge only, a transcript written late is waited for, and random input never crashes
+//! the guard.
 
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use proptest::prelude::*;
@@ -19,6 +22,13 @@ fn our_guard() -> PathBuf {
 fn seed_report() -> PathBuf {
     root().join("../shared/seeds/000_9de3bdae13b505a9.txt")
 }
+
+fn run(input: &serde_json::Value) -> Got {
+    guard::run_guard(&our_guard(), input.to_string().as_bytes())
+}
+
+const BLOCK: Got = Got::Decided(Decision::Block);
+const PASS: Got = Got::Decided(Decision::Pass);
 
 #[test]
 fn our_guard_passes_the_corpus_and_the_seed_guard_is_compared() {
@@ -49,6 +59,18 @@ fn our_guard_passes_the_corpus_and_the_seed_guard_is_compared() {
         stdout.contains("0 false negatives, 0 false positives, 0 errors"),
         "{stdout}"
     );
+    // Every structural situation is a case.
+    for case in [
+        "structure: own running shell, a neutral message",
+        "structure: only the agent's own entry",
+        "structure: own shell completed",
+        "structure: another subagent's running shell",
+        "structure: the main agent's running shell",
+        "structure: no background_tasks field",
+        "transcript: the path names no file",
+    ] {
+        assert!(stdout.contains(case), "no case `{case}`:\n{stdout}");
+    }
     // The seed's guard greps the whole payload and knows few phrasings: its misses are printed.
     let seed_line = stdout
         .lines()
@@ -81,6 +103,87 @@ fn a_guard_that_blocks_everything_fails_verification() {
     assert!(
         stdout.contains("0 false negatives") && !stdout.contains("0 false positives"),
         "{stdout}"
+    );
+}
+
+/// The reason names the agent's own task, says how to wait for it in one call, and is JSON.
+#[test]
+fn the_block_names_the_task_and_the_one_call_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = guard::own_work_payload(dir.path(), "Set up the fixtures.", false).to_string();
+    let out = duct::cmd(our_guard(), std::iter::empty::<&str>())
+        .stdin_bytes(input)
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap();
+    let id = guard::own_shell_id();
+    assert!(reason.contains(&format!("`{id}` (shell: ")), "{reason}");
+    assert!(reason.contains("ONE foreground Bash call"), "{reason}");
+    assert!(
+        reason.contains(&format!("grep -qF -e /{id}.output")),
+        "{reason}"
+    );
+    assert!(reason.contains(&format!("tasks/{id}.output")), "{reason}");
+    // Only the agent's own work: the other shells of the session are not named.
+    for t in serde_json::from_str::<serde_json::Value>(guard::fixtures::WORKER_STOP).unwrap()
+        ["background_tasks"]
+        .as_array()
+        .unwrap()
+    {
+        let other = t["id"].as_str().unwrap();
+        if other != id {
+            assert!(!reason.contains(other), "{other} named: {reason}");
+        }
+    }
+}
+
+/// The CLI writes the transcript a moment after the fact: a tool result that lands shortly
+/// after the hook started still counts; one that never lands lets the stop through, soon.
+#[test]
+fn a_transcript_written_late_is_waited_for_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let message = "Set up the fixtures.";
+    let input = guard::own_work_payload(dir.path(), message, false);
+    let path = PathBuf::from(input["agent_transcript_path"].as_str().unwrap());
+    let full = std::fs::read_to_string(&path).unwrap();
+    let id = guard::own_shell_id();
+    let cut = full
+        .lines()
+        .position(|l| l.contains("\"tool_result\"") && l.contains(&id))
+        .unwrap();
+    let head: String = full.lines().take(cut).map(|l| format!("{l}\n")).collect();
+    let rest: String = full.lines().skip(cut).map(|l| format!("{l}\n")).collect();
+
+    std::fs::write(&path, &head).unwrap();
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(rest.as_bytes()).unwrap();
+        })
+    };
+    let started = Instant::now();
+    assert_eq!(run(&input), BLOCK, "the tool result landed 0.3 s late");
+    writer.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    std::fs::write(&path, &head).unwrap();
+    let started = Instant::now();
+    assert_eq!(run(&input), PASS, "the tool result never landed");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
     );
 }
 
@@ -153,14 +256,142 @@ fn normal_message() -> impl Strategy<Value = String> {
     prop::collection::vec(words, 0..30).prop_map(|w| w.join(" "))
 }
 
+/// A sentence that uses the guard's own verbs ("resume", "notify", "re-invoke", "wake",
+/// "check back", "await"...) about someone else: not a stall, whatever the words.
+fn third_party_sentence() -> impl Strategy<Value = String> {
+    let subject = prop::sample::select(vec![
+        "CI",
+        "The scheduler",
+        "The team",
+        "Users",
+        "The deploy job",
+        "GitHub",
+        "The cron job",
+        "Reviewers",
+        "The build bot",
+        "Ops",
+    ]);
+    let modal = prop::sample::select(vec!["will", "should", "can", "would"]);
+    let verb = prop::sample::select(vec![
+        "resume",
+        "continue",
+        "notify the team",
+        "notify the channel",
+        "wake the workers",
+        "re-invoke the job",
+        "ping the on-call",
+        "report back to the lead",
+        "check back on the queue",
+        "pick it back up",
+        "come back online",
+        "await the release",
+        "be notified",
+        "be woken",
+        "get re-invoked",
+    ]);
+    let when = prop::sample::select(vec!["when", "once", "after", "as soon as"]);
+    let event = prop::sample::select(vec![
+        "the runners are back",
+        "the build finishes",
+        "the job completes",
+        "it is done",
+        "the run ends",
+        "the export lands",
+        "the queue drains",
+    ]);
+    let tail = prop::sample::select(vec![
+        "all tests pass.",
+        "nothing is left to do.",
+        "the PR is merged.",
+        "done.",
+        "see the summary above.",
+    ]);
+    (subject, modal, verb, when, event, tail, any::<bool>()).prop_map(
+        |(s, m, v, w, e, t, upper)| {
+            let sentence = format!("{s} {m} {v} {w} {e}; {t}");
+            if upper {
+                sentence.to_uppercase()
+            } else {
+                sentence
+            }
+        },
+    )
+}
+
+/// A first-person promise to come back later, with a straight or a curly apostrophe.
+fn first_person_stall() -> impl Strategy<Value = String> {
+    let who = prop::sample::select(vec!["I", "We"]);
+    let apostrophe = prop::sample::select(vec!["'", "\u{2019}"]);
+    let promise = prop::sample::select(vec![
+        "ll be notified",
+        "ll be woken up",
+        "ll resume",
+        "ll check back",
+        "ll pick it back up",
+        "ll report back",
+        "ll continue",
+        "ll be re-invoked",
+    ]);
+    let when = prop::sample::select(vec!["when", "once", "as soon as"]);
+    let event = prop::sample::select(vec!["the build finishes", "it completes", "the run ends"]);
+    let lead = prop::sample::select(vec![
+        "",
+        "Started the suite in the background. ",
+        "Kicked it off; ",
+    ]);
+    (lead, who, apostrophe, promise, when, event)
+        .prop_map(|(l, w, a, p, wh, e)| format!("{l}{w}{a}{p} {wh} {e}."))
+}
+
+fn any_message() -> impl Strategy<Value = String> {
+    prop_oneof![
+        normal_message(),
+        third_party_sentence(),
+        first_person_stall(),
+        prop::sample::select(guard::STALLS.to_vec()).prop_map(str::to_string),
+        ".{0,60}",
+    ]
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Where the payload lists the agent's own running shell, every stop is blocked once,
+    /// whatever the message; the stop after the block goes through.
+    #[test]
+    fn own_live_work_blocks_whatever_the_message(message in any_message()) {
+        let dir = tempfile::tempdir().unwrap();
+        prop_assert_eq!(run(&guard::own_work_payload(dir.path(), &message, false)), BLOCK);
+        prop_assert_eq!(run(&guard::own_work_payload(dir.path(), &message, true)), PASS);
+    }
+
+    /// Where only others' work runs (the main agent's shell), no message blocks, not even a
+    /// stall in words.
+    #[test]
+    fn no_message_blocks_without_own_live_work(message in any_message()) {
+        let dir = tempfile::tempdir().unwrap();
+        prop_assert_eq!(run(&guard::others_work_payload(dir.path(), &message)), PASS);
+    }
+
+    /// Without background_tasks only words decide: sentences that use the guard's verbs about
+    /// someone else ("CI will resume once the runners are back") never block.
+    #[test]
+    fn the_guards_verbs_about_others_never_block_on_words(message in third_party_sentence()) {
+        prop_assert_eq!(run(&guard::words_payload(Some(&message), false)), PASS, "{}", message);
+    }
+
+    /// Without background_tasks, a first-person promise to come back blocks, with a curly
+    /// apostrophe as with a straight one; never twice.
+    #[test]
+    fn first_person_stalls_block_on_words(message in first_person_stall()) {
+        prop_assert_eq!(run(&guard::words_payload(Some(&message), false)), BLOCK, "{}", message);
+        prop_assert_eq!(run(&guard::words_payload(Some(&message), true)), PASS, "{}", message);
+    }
 
     #[test]
     fn random_normal_messages_never_block(message in normal_message(), active in any::<bool>()) {
         prop_assume!(!STALL_STEMS.iter().any(|s| message.to_lowercase().contains(s)));
-        let input = guard::payload(Some(&message), active).to_string();
-        prop_assert_eq!(guard::run_guard(&our_guard(), input.as_bytes()), Got::Decided(Decision::Pass));
+        prop_assert_eq!(run(&guard::words_payload(Some(&message), active)), PASS);
     }
 
     #[test]
@@ -169,7 +400,7 @@ proptest! {
         let got = guard::run_guard(&our_guard(), text.as_bytes());
         prop_assert!(matches!(got, Got::Decided(_)), "{:?}", got);
         if !STALL_STEMS.iter().any(|s| text.to_lowercase().contains(s)) {
-            prop_assert_eq!(got, Got::Decided(Decision::Pass));
+            prop_assert_eq!(got, PASS);
         }
     }
 }
@@ -189,6 +420,7 @@ fn arbitrary_json() -> impl Strategy<Value = serde_json::Value> {
                 prop_oneof![
                     Just("last_assistant_message".to_string()),
                     Just("stop_hook_active".to_string()),
+                    Just("background_tasks".to_string()),
                     "[a-z_]{1,10}"
                 ],
                 inner,

@@ -42,9 +42,10 @@ pub fn guard_verify(
             ours.display()
         )));
     }
-    let cases = guard::corpus();
+    // Transcripts for the corpus and the seed's script live here for the whole verification.
+    let work = tempfile::tempdir().map_err(|e| AppError::setup(e.to_string()))?;
+    let cases = guard::corpus(work.path());
     let mine = Verification::run(&ours, &cases);
-    let seed_dir = tempfile::tempdir().map_err(|e| AppError::setup(e.to_string()))?;
     let seed = if with_seed {
         let report_path = seed_report.or_else(find_seed_report).ok_or_else(|| {
             AppError::bad_input("cannot find seed 000's report (pass --seed-report PATH)")
@@ -57,7 +58,7 @@ pub fn guard_verify(
                 report_path.display()
             ))
         })?;
-        let path = seed_dir.path().join("seed-000-subagent-stall-guard.sh");
+        let path = work.path().join("seed-000-subagent-stall-guard.sh");
         std::fs::write(&path, body).map_err(|e| AppError::setup(e.to_string()))?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))

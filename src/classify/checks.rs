@@ -92,12 +92,19 @@ fn is_teammate_entry(task_type: &str) -> bool {
 }
 
 fn idle_teammate(tl: &Timeline, agent: &str) -> (String, Vec<Witness>, String) {
-    let idle = tl.iter().find(|e| match &e.kind {
+    // The CLI's own word that the teammate went idle (TeammateIdle) when it gives one: the
+    // answer that ends the teammate's turn reaches the CLI a moment before it counts it idle,
+    // and a Stop payload in that moment is no evidence either way. Else the turn's end.
+    let idle_hook = tl.iter().find(|e| match &e.kind {
         EventKind::Hook { hook, detail, .. } if *hook == HookName::TeammateIdle => {
             e.agent.as_deref() == Some(agent) || detail.as_deref() == Some(agent)
         }
-        EventKind::TurnEnded { .. } => e.agent.as_deref() == Some(agent),
         _ => false,
+    });
+    let idle = idle_hook.or_else(|| {
+        tl.iter().find(|e| {
+            matches!(e.kind, EventKind::TurnEnded { .. }) && e.agent.as_deref() == Some(agent)
+        })
     });
     let Some(idle) = idle else {
         return (

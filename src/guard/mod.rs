@@ -1,22 +1,44 @@
-//! Verifying SubagentStop guard scripts: a corpus of payloads in the exact shape the real CLI
-//! sends, run through a guard, with each decision compared to what it should be.
+//! Verifying SubagentStop guard scripts: a corpus of payloads and transcripts in the exact shape
+//! the real CLI writes, run through a guard, with each decision compared to what it should be.
 //!
-//! Every corpus payload is the SubagentStop payload captured from a real Claude Code 2.1.332 run
-//! (`subagent-stop.json`, byte for byte, paths redacted) with only `last_assistant_message`,
-//! `stop_hook_active` or one task description replaced; the malformed cases are what a guard
-//! must survive. A guard *blocks* by printing `{"decision":"block",...}` and exiting 0, or by
-//! exiting 2 (as the CLI reads hooks); it *passes* by exiting 0 otherwise; any other exit, a
-//! timeout or output that is neither is an *error*.
+//! Every corpus case starts from something the real Claude Code wrote (`fixtures/`, see its
+//! README): SubagentStop payloads of 2.1.332, whose `background_tasks` lists every live task of
+//! the session, with the agents' transcripts beside them; and a payload of 2.1.144, the last
+//! version without `background_tasks`. A case replaces at most one thing in it (the message,
+//! `stop_hook_active`, a status, the transcript path) and says so in its name. The malformed
+//! cases are what a guard must survive. A guard *blocks* by printing `{"decision":"block",...}`
+//! and exiting 0, or by exiting 2 (as the CLI reads hooks); it *passes* by exiting 0 otherwise;
+//! any other exit, a timeout or output that is neither is an *error*.
 
-use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-/// A SubagentStop payload captured from the real CLI (2.1.332).
-pub const CAPTURED: &str = include_str!("subagent-stop.json");
+/// SubagentStop payloads and transcripts the real CLI wrote (paths redacted).
+pub mod fixtures {
+    /// 2.1.332: `worker` stops with a neutral message while its own shell runs (session-wide list).
+    pub const WORKER_STOP: &str = include_str!("fixtures/sst-worker-stop.json");
+    /// 2.1.332: `worker`'s second stop, its shell ended and gone from the list.
+    pub const WORKER_STOP_AFTER: &str = include_str!("fixtures/sst-worker-stop-after.json");
+    /// `worker`'s transcript (user and assistant records).
+    pub const WORKER_TRANSCRIPT: &str = include_str!("fixtures/sst-worker.jsonl");
+    /// 2.1.332: `other` stops while the main agent's shell runs.
+    pub const OTHER_STOP: &str = include_str!("fixtures/sst-other-stop.json");
+    pub const OTHER_TRANSCRIPT: &str = include_str!("fixtures/sst-other.jsonl");
+    /// 2.1.332: `helper` stops while another subagent's shell runs.
+    pub const HELPER_STOP: &str = include_str!("fixtures/gee-helper-stop.json");
+    pub const HELPER_TRANSCRIPT: &str = include_str!("fixtures/gee-helper.jsonl");
+    /// 2.1.332: a stop after a block (`stop_hook_active` true), only the agent's own entry left.
+    pub const SELF_ONLY_STOP: &str = include_str!("fixtures/gee-worker-stop-after.json");
+    pub const SELF_ONLY_TRANSCRIPT: &str = include_str!("fixtures/gee-worker.jsonl");
+    /// 2.1.144: no `background_tasks`; the seed's stall message.
+    pub const NO_TASKS_STOP: &str = include_str!("fixtures/v2.1.144-worker-stop.json");
+}
+
+/// The SubagentStop payload the corpus is mostly built on (2.1.332).
+pub const CAPTURED: &str = fixtures::WORKER_STOP;
 
 /// How long one guard invocation may take.
 const LIMIT: Duration = Duration::from_secs(10);
@@ -46,15 +68,20 @@ impl Got {
 #[derive(Debug, Clone)]
 pub struct Case {
     pub name: String,
-    /// `stall`, `normal`, `loop-guard` or `malformed`.
+    /// `structure`, `transcript`, `loop-guard`, `stall`, `normal` or `malformed`.
     pub group: &'static str,
     pub input: Vec<u8>,
     pub expected: Decision,
 }
 
-/// The captured payload with fields replaced.
-pub fn payload(message: Option<&str>, stop_hook_active: bool) -> Value {
-    let mut v: Value = serde_json::from_str(CAPTURED).expect("the captured payload is JSON");
+fn parse(fixture: &str) -> Value {
+    serde_json::from_str(fixture).expect("a fixture payload is JSON")
+}
+
+/// A payload without `background_tasks` (2.1.144) with its message and `stop_hook_active`
+/// replaced: only the words can tell a stall here.
+pub fn words_payload(message: Option<&str>, stop_hook_active: bool) -> Value {
+    let mut v = parse(fixtures::NO_TASKS_STOP);
     match message {
         Some(m) => v["last_assistant_message"] = Value::String(m.to_string()),
         None => {
@@ -65,6 +92,81 @@ pub fn payload(message: Option<&str>, stop_hook_active: bool) -> Value {
     }
     v["stop_hook_active"] = Value::Bool(stop_hook_active);
     v
+}
+
+/// A fixture payload whose `agent_transcript_path` names `transcript`, written into a new file
+/// `NAME-N.jsonl` in `dir` (one per payload: cases are built first and run later).
+pub fn with_transcript(fixture: &str, dir: &Path, name: &str, transcript: &str) -> Value {
+    use std::io::Write;
+    let (path, mut file) = (0..)
+        .find_map(|n| {
+            let path = dir.join(format!("{name}-{n}.jsonl"));
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path);
+            match file {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                other => Some((path, other.expect("the transcript folder is writable"))),
+            }
+        })
+        .expect("a free file name");
+    file.write_all(transcript.as_bytes())
+        .expect("the transcript folder is writable");
+    let mut v = parse(fixture);
+    v["agent_transcript_path"] = Value::String(path.to_string_lossy().into_owned());
+    v
+}
+
+/// `transcript` with one more record: its last text reply, saying `message` instead, as the CLI
+/// writes an agent's last message once it has it.
+pub fn transcript_ending_with(transcript: &str, message: &str) -> String {
+    let last = transcript
+        .lines()
+        .rev()
+        .find(|l| l.contains("\"type\":\"assistant\"") && l.contains("\"type\":\"text\""))
+        .expect("the transcript has a text reply");
+    let mut record: Value = serde_json::from_str(last).expect("a transcript record is JSON");
+    record["message"]["content"] = serde_json::json!([{"text": message, "type": "text"}]);
+    format!("{transcript}{record}\n")
+}
+
+/// A fixture payload with `message` as its last message and a transcript that ends with it.
+fn replying(fixture: &str, dir: &Path, name: &str, transcript: &str, message: &str) -> Value {
+    let mut v = with_transcript(
+        fixture,
+        dir,
+        name,
+        &transcript_ending_with(transcript, message),
+    );
+    v["last_assistant_message"] = Value::String(message.to_string());
+    v
+}
+
+/// `worker`'s payload (2.1.332: its own shell running among the session's other work) with its
+/// transcript, and `message` as its last message: what a guard must block, whatever it says.
+pub fn own_work_payload(dir: &Path, message: &str, stop_hook_active: bool) -> Value {
+    let mut v = replying(
+        fixtures::WORKER_STOP,
+        dir,
+        "worker",
+        fixtures::WORKER_TRANSCRIPT,
+        message,
+    );
+    v["stop_hook_active"] = Value::Bool(stop_hook_active);
+    v
+}
+
+/// `other`'s payload (2.1.332: only the main agent's shell and itself running) with its
+/// transcript and `message`: no work of its own is live, so no message may block it.
+pub fn others_work_payload(dir: &Path, message: &str) -> Value {
+    replying(
+        fixtures::OTHER_STOP,
+        dir,
+        "other",
+        fixtures::OTHER_TRANSCRIPT,
+        message,
+    )
 }
 
 /// Stall-shaped final messages: the documented ones from seed 000 first, then other phrasings.
@@ -85,9 +187,11 @@ pub const STALLS: &[&str] = &[
     "Background e2e run started (ID bjoyqzxgm). Will continue when notified.",
     "I expect to be re-invoked when the recording completes.",
     "The monitor should notify me as soon as the run ends.",
+    "I\u{2019}ll be notified when it finishes.",
 ];
 
-/// Normal final messages, several of which merely contain words like "wait" or "notify".
+/// Normal final messages, several of which merely contain words like "wait", "notify" or
+/// "resume", or the guard's own verbs inside other words ("will", "CI will").
 pub const NORMALS: &[&str] = &[
     "Done. All 42 tests pass.",
     "I waited for the test run to finish and all 42 tests pass.",
@@ -104,82 +208,264 @@ pub const NORMALS: &[&str] = &[
     "I'll wait for your review before merging.",
     "Renamed the event to job_completed and updated the notify hook.",
     "Report: the e2e suite ran to completion in 88 s with no failures.",
+    "CI will resume once the runners are back; all tests pass.",
+    "Users will be notified when the export finishes; the feature is done.",
+    "The scheduler will re-invoke the job when the queue drains; merged.",
     "",
 ];
 
-pub fn corpus() -> Vec<Case> {
+/// The corpus; transcripts are written into `dir`, which must outlive the runs.
+pub fn corpus(dir: &Path) -> Vec<Case> {
     let mut cases = Vec::new();
     let json = |v: &Value| v.to_string().into_bytes();
-    for (i, m) in STALLS.iter().enumerate() {
+    let mut case = |name: String, group: &'static str, v: &Value, expected: Decision| {
         cases.push(Case {
-            name: format!("stall {}: {m}", i + 1),
-            group: "stall",
-            input: json(&payload(Some(m), false)),
-            expected: Decision::Block,
+            name,
+            group,
+            input: json(v),
+            expected,
         });
-    }
-    for (i, m) in NORMALS.iter().enumerate() {
-        cases.push(Case {
-            name: format!(
-                "normal {}: {}",
-                i + 1,
-                if m.is_empty() { "(empty message)" } else { m }
-            ),
-            group: "normal",
-            input: json(&payload(Some(m), false)),
-            expected: Decision::Pass,
-        });
-    }
-    // Stall words only in a background task's description, not in the message.
-    let mut described = payload(Some("Done: the recording is saved."), false);
-    if let Some(tasks) = described["background_tasks"].as_array_mut() {
-        for t in tasks {
-            t["description"] =
-                Value::String("Await completion event of the e2e run; it will notify".into());
+    };
+    let block = Decision::Block;
+    let pass = Decision::Pass;
+
+    // Structure: the payload and the transcript decide, not the words.
+    let own = own_work_payload;
+    let neutral = parse(fixtures::WORKER_STOP)["last_assistant_message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    case(
+        format!("structure: own running shell, a neutral message (2.1.332): {neutral}"),
+        "structure",
+        &own(dir, &neutral, false),
+        block,
+    );
+    case(
+        format!(
+            "structure: own running shell, the seed's stall message: {}",
+            STALLS[0]
+        ),
+        "structure",
+        &own(dir, STALLS[0], false),
+        block,
+    );
+    case(
+        "structure: own running shell, the message says it is done".into(),
+        "structure",
+        &own(dir, NORMALS[0], false),
+        block,
+    );
+    let mut completed = own(dir, &neutral, false);
+    let own_shell = own_shell_id();
+    for t in completed["background_tasks"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        if t["id"] == own_shell.as_str() {
+            t["status"] = Value::String("completed".into());
         }
     }
-    cases.push(Case {
-        name: "normal: stall words only in a task description".into(),
-        group: "normal",
-        input: json(&described),
-        expected: Decision::Pass,
-    });
-    cases.push(Case {
-        name: "loop guard: a stall message with stop_hook_active true".into(),
-        group: "loop-guard",
-        input: json(&payload(Some(STALLS[0]), true)),
-        expected: Decision::Pass,
-    });
-    cases.push(Case {
-        name: "loop guard: another stall message with stop_hook_active true".into(),
-        group: "loop-guard",
-        input: json(&payload(Some(STALLS[2]), true)),
-        expected: Decision::Pass,
-    });
+    case(
+        "structure: own shell completed (its status set to completed)".into(),
+        "structure",
+        &completed,
+        pass,
+    );
+    case(
+        "structure: own shell ended and gone from the list, others still running (2.1.332)".into(),
+        "structure",
+        &with_transcript(
+            fixtures::WORKER_STOP_AFTER,
+            dir,
+            "worker",
+            fixtures::WORKER_TRANSCRIPT,
+        ),
+        pass,
+    );
+    let mut self_only = with_transcript(
+        fixtures::SELF_ONLY_STOP,
+        dir,
+        "self-only",
+        fixtures::SELF_ONLY_TRANSCRIPT,
+    );
+    self_only["stop_hook_active"] = Value::Bool(false);
+    case(
+        "structure: only the agent's own entry (2.1.332, stop_hook_active set to false)".into(),
+        "structure",
+        &self_only,
+        pass,
+    );
+    case(
+        "structure: another subagent's running shell (2.1.332)".into(),
+        "structure",
+        &with_transcript(
+            fixtures::HELPER_STOP,
+            dir,
+            "helper",
+            fixtures::HELPER_TRANSCRIPT,
+        ),
+        pass,
+    );
+    case(
+        "structure: the main agent's running shell (2.1.332)".into(),
+        "structure",
+        &with_transcript(
+            fixtures::OTHER_STOP,
+            dir,
+            "other",
+            fixtures::OTHER_TRANSCRIPT,
+        ),
+        pass,
+    );
+    case(
+        format!(
+            "structure: a stall message, only others' work running: {}",
+            STALLS[0]
+        ),
+        "structure",
+        &others_work_payload(dir, STALLS[0]),
+        pass,
+    );
+    // The main agent's shell id in the worker's prompt (a user record), not in a tool result.
+    let main_shell = parse(fixtures::OTHER_STOP)["background_tasks"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut prompt_only: Value = serde_json::from_str(
+        fixtures::WORKER_TRANSCRIPT
+            .lines()
+            .next()
+            .expect("a first record"),
+    )
+    .expect("a transcript record is JSON");
+    prompt_only["message"]["content"] =
+        Value::String(format!("Wait for the main agent's task {main_shell}."));
+    let mut mentioned = with_transcript(
+        fixtures::WORKER_STOP,
+        dir,
+        "worker-told",
+        &format!(
+            "{prompt_only}\n{}\n",
+            fixtures::WORKER_TRANSCRIPT
+                .lines()
+                .find(|l| l.contains(&format!("\"text\":\"{neutral}\"")))
+                .expect("the worker's last reply is in its transcript")
+        ),
+    );
+    if let Some(tasks) = mentioned["background_tasks"].as_array_mut() {
+        tasks.retain(|t| t["id"] != own_shell.as_str());
+    }
+    case(
+        "structure: another agent's task named in the agent's prompt, not in a tool result".into(),
+        "structure",
+        &mentioned,
+        pass,
+    );
+    let no_tasks = words_payload(Some(&neutral), false);
+    case(
+        "structure: no background_tasks field (2.1.144), a neutral message: words only".into(),
+        "structure",
+        &no_tasks,
+        pass,
+    );
+
+    // The transcript cannot be read: the guard cannot tell whose work runs, so it passes.
+    let mut missing = own(dir, STALLS[0], false);
+    missing["agent_transcript_path"] = Value::String(
+        dir.join("no-such-transcript.jsonl")
+            .to_string_lossy()
+            .into(),
+    );
+    case(
+        "transcript: the path names no file".into(),
+        "transcript",
+        &missing,
+        pass,
+    );
+    let mut folder = own(dir, STALLS[0], false);
+    folder["agent_transcript_path"] = Value::String(dir.to_string_lossy().into());
+    case(
+        "transcript: the path is a folder".into(),
+        "transcript",
+        &folder,
+        pass,
+    );
+    let mut absent = own(dir, STALLS[0], false);
+    absent
+        .as_object_mut()
+        .expect("an object")
+        .remove("agent_transcript_path");
+    case(
+        "transcript: no agent_transcript_path".into(),
+        "transcript",
+        &absent,
+        pass,
+    );
+
+    // One nudge only.
+    case(
+        "loop guard: own running shell with stop_hook_active true".into(),
+        "loop-guard",
+        &own(dir, &neutral, true),
+        pass,
+    );
+    for m in [STALLS[0], STALLS[2]] {
+        case(
+            format!("loop guard: no background_tasks, stop_hook_active true: {m}"),
+            "loop-guard",
+            &words_payload(Some(m), true),
+            pass,
+        );
+    }
+
+    // Words, where the payload does not say what runs.
+    for (i, m) in STALLS.iter().enumerate() {
+        case(
+            format!("stall {} (no background_tasks): {m}", i + 1),
+            "stall",
+            &words_payload(Some(m), false),
+            block,
+        );
+    }
+    for (i, m) in NORMALS.iter().enumerate() {
+        let shown = if m.is_empty() { "(empty message)" } else { m };
+        case(
+            format!("normal {} (no background_tasks): {shown}", i + 1),
+            "normal",
+            &words_payload(Some(m), false),
+            pass,
+        );
+    }
+
     let half = &CAPTURED.as_bytes()[..CAPTURED.len() / 2];
     let malformed: Vec<(&str, Vec<u8>)> = vec![
         ("empty input", vec![]),
         ("not JSON", b"this is not json".to_vec()),
         ("truncated JSON", half.to_vec()),
         ("a JSON array", b"[1, 2, 3]".to_vec()),
-        ("no last_assistant_message", json(&payload(None, false))),
+        (
+            "no last_assistant_message",
+            json(&words_payload(None, false)),
+        ),
         ("last_assistant_message is null", {
-            let mut v = payload(Some("x"), false);
+            let mut v = words_payload(Some("x"), false);
             v["last_assistant_message"] = Value::Null;
             json(&v)
         }),
         ("stop_hook_active is a string", {
-            let mut v = payload(Some("Done."), false);
+            let mut v = words_payload(Some("Done."), false);
             v["stop_hook_active"] = Value::String("true".into());
             json(&v)
         }),
         (
             "a message of 100 KiB",
-            json(&payload(Some(&"all good. ".repeat(10_240)), false)),
+            json(&words_payload(Some(&"all good. ".repeat(10_240)), false)),
         ),
         (
             "unicode and escapes",
-            json(&payload(
+            json(&words_payload(
                 Some("Fertig ✓ — \"quoted\" \\ back\\slash\nnew line\ttab"),
                 false,
             )),
@@ -197,38 +483,60 @@ pub fn corpus() -> Vec<Case> {
     cases
 }
 
-/// Runs a guard on one input, as the CLI would (stdin, no arguments, in `cwd`).
+/// The id of `worker`'s own shell in [`fixtures::WORKER_STOP`]: the one its transcript started.
+pub fn own_shell_id() -> String {
+    let v = parse(fixtures::WORKER_STOP);
+    v["background_tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "shell")
+        .filter_map(|t| t["id"].as_str())
+        .find(|id| fixtures::WORKER_TRANSCRIPT.contains(&format!("with ID: {id}.")))
+        .expect("the worker's transcript started one of the listed shells")
+        .to_string()
+}
+
+/// Runs a guard on one input, as the CLI would (stdin, no arguments). Its input is written, and
+/// its stdout and stderr read, at the same time (a guard may write before it reads); a guard
+/// that does not end within 10 s is killed with everything it started.
 pub fn run_guard(script: &Path, input: &[u8]) -> Got {
-    let mut child = match Command::new(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    run_guard_within(script, input, LIMIT)
+}
+
+/// [`run_guard`] with another time limit.
+pub fn run_guard_within(script: &Path, input: &[u8], limit: Duration) -> Got {
+    let handle = match duct::cmd(script, std::iter::empty::<&str>())
+        .stdin_bytes(input.to_vec())
+        .stdout_capture()
+        .stderr_capture()
         .env("CLAUDE_PROJECT_DIR", std::env::temp_dir())
-        .spawn()
+        .unchecked()
+        .before_spawn(|command| {
+            command.process_group(0);
+            Ok(())
+        })
+        .start()
     {
-        Ok(c) => c,
+        Ok(h) => h,
         Err(e) => return Got::Error(format!("cannot run: {e}")),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        // A guard may exit without reading everything; a broken pipe is not its error.
-        let _ = stdin.write_all(input);
-    }
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Got::Error(format!("no answer within {LIMIT:?}"));
+    let output = match handle.wait_timeout(limit) {
+        Ok(Some(output)) => output,
+        Ok(None) => {
+            // The guard and anything it left holding its pipes.
+            for pid in handle.pids() {
+                // SAFETY: kill(2) on the process group this guard leads; no memory is shared.
+                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
             }
+            let _ = handle.kill();
+            let _ = handle.wait_timeout(Duration::from_secs(1));
+            return Got::Error(format!("no answer within {limit:?}"));
         }
+        Err(e) => return Got::Error(format!("cannot wait for it: {e}")),
     };
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = std::io::Read::read_to_string(&mut out, &mut stdout);
-    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let status = output.status;
     match status.code() {
         Some(2) => Got::Decided(Decision::Block),
         Some(0) => {
@@ -321,6 +629,96 @@ mod tests {
             "stop_hook_active",
         ] {
             assert!(v.get(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_fixtures_show_what_the_cli_sends() {
+        // 2.1.332: a session-wide list, the stopping agent itself included, no owner field.
+        let v: Value = serde_json::from_str(fixtures::WORKER_STOP).unwrap();
+        let tasks = v["background_tasks"].as_array().unwrap();
+        assert!(tasks.iter().any(|t| t["id"] == v["agent_id"]));
+        assert_eq!(tasks.iter().filter(|t| t["type"] == "shell").count(), 3);
+        assert!(tasks.iter().all(|t| t.get("owner").is_none()));
+        assert!(fixtures::WORKER_TRANSCRIPT.contains(&own_shell_id()));
+        // 2.1.144: no background_tasks at all.
+        let old: Value = serde_json::from_str(fixtures::NO_TASKS_STOP).unwrap();
+        assert_eq!(old["hook_event_name"], "SubagentStop");
+        assert!(old.get("background_tasks").is_none());
+        // Every transcript fixture is JSONL.
+        for t in [
+            fixtures::WORKER_TRANSCRIPT,
+            fixtures::OTHER_TRANSCRIPT,
+            fixtures::HELPER_TRANSCRIPT,
+            fixtures::SELF_ONLY_TRANSCRIPT,
+        ] {
+            for line in t.lines() {
+                serde_json::from_str::<Value>(line).unwrap();
+            }
+        }
+    }
+
+    /// A guard that writes more than a pipe holds (64 KiB) before it reads its input still
+    /// answers: stdin, stdout and stderr are served at the same time.
+    #[test]
+    fn a_guard_that_writes_more_than_a_pipe_buffer_first_still_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("chatty.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\n\
+             head -c 200000 /dev/zero | tr '\\0' x >&2\n\
+             head -c 200000 /dev/zero | tr '\\0' '\\n'\n\
+             cat >/dev/null\n\
+             echo '{\"decision\":\"block\",\"reason\":\"r\"}'\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = vec![b' '; 200_000];
+        assert_eq!(run_guard(&script, &input), Got::Decided(Decision::Block));
+    }
+
+    /// A guard that never answers is reported, and what it started (holding its pipes) dies
+    /// with it.
+    #[test]
+    fn a_guard_that_hangs_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("started");
+        let script = dir.path().join("hang.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = std::time::Instant::now();
+        let got = run_guard_within(&script, b"{}", Duration::from_millis(500));
+        assert!(
+            matches!(&got, Got::Error(e) if e.starts_with("no answer")),
+            "{got:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+        while unsafe { libc::kill(pid, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the guard's child {pid} lives on"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

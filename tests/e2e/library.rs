@@ -24,12 +24,15 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     ]);
     let (pid, output) = run_within(cmd, Duration::from_secs(600));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if output.status.code() != Some(0) {
+        // Keep the evidence of a failure for a look.
+        let kept = out.keep();
+        panic!(
+            "{stdout}\n{}\nruns kept in {}",
+            String::from_utf8_lossy(&output.stderr),
+            kept.display()
+        );
+    }
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
 
     // Every variant of every scenario ran, once: a cell each.

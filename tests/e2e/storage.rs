@@ -253,7 +253,18 @@ fn a_sigkilled_harness_leaves_no_process_and_the_next_run_sweeps_its_sandbox() {
     // the tests running beside it) does.
     let next = output_within(wakeprobe(&["list"]), Duration::from_secs(30));
     assert_eq!(next.status.code(), Some(0));
-    assert!(!sandbox[0].exists(), "the next invocation removed it");
+    // Another harness starting at the same moment may be the one removing it: wait for it.
+    let removed = wait_for(Duration::from_secs(10), || {
+        (!sandbox[0].exists()).then_some(())
+    });
+    assert!(
+        removed.is_some(),
+        "the next invocation removed it: {:?} (owner {} alive: {})",
+        std::fs::read_dir(&sandbox[0])
+            .map(|d| d.map(|e| e.unwrap().file_name()).collect::<Vec<_>>()),
+        pid,
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    );
 }
 
 /// `--keep` keeps the sandbox (the project, the HOME with the CLI's transcripts); without it

@@ -1,53 +1,287 @@
 #!/usr/bin/env bash
 # SubagentStop stall guard (wakeprobe).
 #
-# A subagent is finalized when its turn ends; a background task it leaves running is orphaned
-# and nothing re-invokes it. This hook reads the SubagentStop payload on stdin and blocks a stop
-# whose final message says the agent expects to be re-invoked, notified or woken later, telling
-# it to poll the task to completion inside one tool call instead. It blocks once: when
-# stop_hook_active is true it lets the stop through. Every other stop passes, and so does any
-# input it cannot read. Pure bash, no dependencies.
+# A subagent is finalized when its turn ends; background work it leaves running is orphaned and
+# nothing re-invokes it. This hook reads the SubagentStop payload on stdin and blocks the stop
+# once (`{"decision":"block","reason":...}`) when the agent would leave live work behind:
+#
+# 1. Structure first. Where the payload has `background_tasks` (Claude Code 2.1.145 and later),
+#    the stop is blocked when an entry is `running`, is not the stopping agent itself, and was
+#    started by this agent, whatever its last message says. The list is session-wide (the main
+#    agent's and other subagents' work is there too, with no owner field), so ownership comes
+#    from the agent's own transcript (`agent_transcript_path`): the agent started a task when
+#    the task's id appears in one of its tool results ("Command running in background with ID:
+#    b6fpiu52d. ..."). The reason names each task and how to wait for it in one tool call.
+# 2. Words as a fallback. Where the payload has no `background_tasks` (2.1.144 and older), the
+#    final message is matched against phrases that expect a later wake-up ("the run will
+#    re-invoke me", "I'll be notified when it finishes"), on word boundaries and with curly
+#    apostrophes read as straight ones.
+#
+# It lets the stop through when `stop_hook_active` is true (one nudge only), when the agent's
+# work is done, and on anything it cannot read: input that is not a JSON object, a transcript
+# that is missing or unreadable. It always exits 0.
+#
+# Why pure bash: the hook must run on a fresh machine, where jq, python or our own binary may be
+# missing, and a hook that cannot start lets every stall through unnoticed. Bash's own string
+# operations split the payload on its unescaped quotes and a small state machine walks the JSON
+# structure, so paths, commands and messages that contain quotes, braces or key names cannot
+# fool it. The transcript (JSONL, possibly many MB) is searched with `grep -F`, present wherever
+# bash is. A decision takes a few milliseconds (up to about a second while it waits for a
+# transcript the CLI has not written yet). Written for bash 3.2 (macOS) and later, tested on 5.2.
 set -u
+export LC_ALL=C
 
 payload=$(cat 2>/dev/null) || payload=''
 
+# --- A small JSON reader ------------------------------------------------------------------------
+# Reads the top-level object and, inside `background_tasks`, each task object. Strings are kept
+# in their escaped form, with every `\\` and `\"` set aside as one byte (US and RS), so that each
+# remaining quote delimits a string. Sets: top_<key> for the keys below, tasks_present, and per
+# task the arrays task_id, task_type, task_status, task_desc, task_cmd. Returns 1 on input that
+# is not one well-formed JSON object.
+BS=$'\037' # stands for an escaped backslash
+QT=$'\036' # stands for an escaped quote
+top_stop_hook_active='' top_agent_id='' top_agent_transcript_path='' top_last_assistant_message=''
+has_message=0 tasks_present=0
+task_id=() task_type=() task_status=() task_desc=() task_cmd=()
+
+record() { # record KIND VALUE: a string (s) or literal (l) value at the current position
+  local depth=${#stack}
+  if ((depth == 1)); then
+    case $key1 in
+    stop_hook_active) top_stop_hook_active=$1:$2 ;;
+    agent_id) [[ $1 == s ]] && top_agent_id=$2 ;;
+    agent_transcript_path) [[ $1 == s ]] && top_agent_transcript_path=$2 ;;
+    last_assistant_message) [[ $1 == s ]] && top_last_assistant_message=$2 && has_message=1 ;;
+    esac
+  elif ((depth == 3)) && [[ $stack == '{[{' && $key1 == background_tasks && $1 == s ]]; then
+    case $key3 in
+    id) task_id[ti]=$2 ;;
+    type) task_type[ti]=$2 ;;
+    status) task_status[ti]=$2 ;;
+    description) task_desc[ti]=$2 ;;
+    command) task_cmd[ti]=$2 ;;
+    esac
+  fi
+}
+
+parse_json() {
+  local s=$1 parts words seg i n c expect=value done=0 literal_re
+  literal_re='^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)$'
+  [[ $s == *[$BS$QT]* ]] && return 1
+  s=${s//\\\\/$BS}
+  s=${s//\\\"/$QT}
+  local IFS='"'
+  set -f
+  # shellcheck disable=SC2206 # splitting on quotes is the point; globbing is off
+  parts=($s)
+  set +f
+  n=${#parts[@]}
+  stack='' key1='' key3='' ti=-1
+  for ((i = 0; i < n; i++)); do
+    if ((i % 2)); then # a string
+      ((done)) && return 1
+      case $expect in
+      key | key_or_close)
+        ((${#stack} == 1)) && key1=${parts[i]}
+        ((${#stack} == 3)) && key3=${parts[i]}
+        expect='colon'
+        ;;
+      value | value_or_close)
+        record s "${parts[i]}"
+        expect=comma
+        ;;
+      *) return 1 ;;
+      esac
+      continue
+    fi
+    # Between strings: structure and literals, one word each once spaced apart.
+    seg=${parts[i]}
+    for c in '{' '}' '[' ']' ':' ','; do seg=${seg//"$c"/ $c }; done
+    IFS=$' \t\n\r'
+    set -f
+    # shellcheck disable=SC2206
+    words=($seg)
+    set +f
+    IFS='"'
+    for c in ${words[@]+"${words[@]}"}; do
+      ((done)) && return 1
+      case $c in
+      '{' | '[')
+        [[ $expect == value || $expect == value_or_close ]] || return 1
+        [[ -z $stack && $c == '[' ]] && return 1 # the payload is an object
+        stack+=$c
+        if [[ $c == '{' ]]; then
+          expect=key_or_close
+          [[ $stack == '{[{' && $key1 == background_tasks ]] && ti=$((ti + 1)) && key3=''
+        else
+          expect=value_or_close
+          [[ $stack == '{[' && $key1 == background_tasks ]] && tasks_present=1
+        fi
+        ;;
+      '}' | ']')
+        if [[ $c == '}' ]]; then
+          [[ ${stack: -1} == '{' && ($expect == key_or_close || $expect == comma) ]] || return 1
+        else
+          [[ ${stack: -1} == '[' && ($expect == value_or_close || $expect == comma) ]] || return 1
+        fi
+        stack=${stack%?}
+        expect=comma
+        [[ -z $stack ]] && done=1
+        ;;
+      :)
+        [[ $expect == colon ]] || return 1
+        expect=value
+        ;;
+      ,)
+        [[ $expect == comma && -n $stack ]] || return 1
+        if [[ ${stack: -1} == '{' ]]; then expect=key; else expect=value; fi
+        ;;
+      *)
+        [[ $expect == value || $expect == value_or_close ]] || return 1
+        [[ $c =~ $literal_re ]] || return 1
+        record l "$c"
+        expect=comma
+        ;;
+      esac
+    done
+  done
+  # Closed: an unterminated string swallows the rest, so nothing can close after it.
+  ((done))
+}
+
+# A string value as text: escapes decoded, curly apostrophes read as straight ones, newlines
+# and tabs as spaces.
+text_of() {
+  local t=$1
+  t=${t//\\n/ }
+  t=${t//\\t/ }
+  t=${t//\\r/ }
+  t=${t//\\\//\/}
+  t=${t//\\u0027/\'}
+  t=${t//\\u2019/\'}
+  t=${t//\\u2018/\'}
+  t=${t//’/\'}
+  t=${t//‘/\'}
+  t=${t//$BS/\\}
+  t=${t//$QT/\"}
+  printf '%s' "$t"
+}
+
+# A string value back in JSON-escaped form (to be embedded in our answer or searched for in the
+# transcript), at most LIMIT bytes: cut before a partial UTF-8 character or escape sequence.
+escaped_prefix() {
+  local t=$1 limit=$2
+  if ((${#t} > limit)); then
+    t=${t:0:limit}
+    # shellcheck disable=SC2101 # the class is inside the outer brackets, beside two bytes
+    while [[ -n $t && ${t: -1} != [[:print:]$BS$QT] ]]; do t=${t%?}; done
+    [[ $t =~ \\(u[0-9a-fA-F]{0,3})?$ ]] && t=${t%"${BASH_REMATCH[0]}"}
+  fi
+  t=${t//$BS/\\\\}
+  t=${t//$QT/\\\"}
+  printf '%s' "$t"
+}
+
+# The same for a short label in the reason: 160 bytes, with "..." where it was cut.
+json_of() {
+  local t
+  t=$(escaped_prefix "$1" 160)
+  ((${#1} > 160)) && t+='...'
+  printf '%s' "$t"
+}
+
+block() {
+  printf '{"decision":"block","reason":"%s"}\n' "$1"
+  exit 0
+}
+
+parse_json "$payload" || exit 0
+
 # One nudge only: the CLI sets stop_hook_active on the stop that follows a block.
-if [[ $payload =~ \"stop_hook_active\"[[:space:]]*:[[:space:]]*true ]]; then
-  exit 0
+[[ $top_stop_hook_active == l:true ]] && exit 0
+
+# --- 1. Structure: the agent's own live work -----------------------------------------------------
+if ((tasks_present)); then
+  live=()
+  for i in ${task_id[@]+"${!task_id[@]}"}; do
+    id=${task_id[i]}
+    [[ ${task_status[i]-} == running && $id =~ ^[A-Za-z0-9_-]+$ && $id != "$top_agent_id" ]] || continue
+    live+=("$i")
+  done
+  ((${#live[@]})) || exit 0
+  transcript=$(text_of "$top_agent_transcript_path")
+  [[ -n $transcript && -f $transcript && -r $transcript ]] || exit 0
+  patterns=()
+  for i in "${live[@]}"; do patterns+=(-e "${task_id[i]}"); done
+  # The agent's tool results that name a live task: those tasks are its own. The CLI writes the
+  # transcript a moment after the fact (the hook can run before the tool result that started a
+  # task is on disk), so until the transcript holds the agent's last message, look again (at
+  # most about a second, and only while work of others is running).
+  marker=$(escaped_prefix "$top_last_assistant_message" 60)
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    results=$(command grep -F -e '"tool_result"' -- "$transcript" 2>/dev/null | command grep -wF "${patterns[@]}" 2>/dev/null)
+    [[ -z $results && -n $marker ]] || break
+    command grep -qF -e "$marker" -- "$transcript" 2>/dev/null && break
+    sleep 0.1 2>/dev/null || break
+  done
+  [[ -n $results ]] || exit 0
+  named='' shells=() others=0
+  for i in "${live[@]}"; do
+    id=${task_id[i]}
+    [[ $results =~ (^|[^A-Za-z0-9_])$id([^A-Za-z0-9_]|$) ]] || continue
+    what=${task_desc[i]-}
+    [[ -n $what ]] || what=${task_cmd[i]-}
+    kind=${task_type[i]-task}
+    named+="${named:+; }\`$(json_of "$id")\` ($(json_of "$kind")${what:+: $(json_of "$what")})"
+    if [[ $kind == shell ]]; then
+      output=''
+      [[ $results =~ written\ to:\ ([^\"$BS$QT]*/$id\.output) ]] && output=${BASH_REMATCH[1]}
+      shells+=("$id:$output")
+    else
+      others=1
+    fi
+  done
+  [[ -n $named ]] || exit 0
+  how=''
+  if ((${#shells[@]})); then
+    waits='' reads=''
+    for s in "${shells[@]}"; do
+      id=${s%%:*} output=${s#*:}
+      waits+=" -e /$id.output"
+      reads+=" ${output:-<the output file of $id>}"
+    done
+    how+="In ONE foreground Bash call (timeout 600000), wait until it has ended, then read its output: for i in \$(seq 1 115); do ls -l /proc/[0-9]*/fd 2>/dev/null | grep -qF$waits || break; sleep 5; done; tail -n 50$reads (on Linux: the command holds its output file open until it exits). "
+  fi
+  if ((others)); then
+    how+="For a subagent, monitor or teammate, stay live until it reports: its <task-notification> reaches you at your next tool step after it ends. "
+  fi
+  block "Your own background work is still running: $named. A subagent that ends its turn is finalized: this work would be orphaned, and nothing may wake you when it ends. Do not end your turn yet. ${how}Then finish with its result. If you no longer need it, stop it with TaskStop instead."
 fi
 
-# Only the agent's final message is judged, never paths, commands or task descriptions.
-string_re='"last_assistant_message"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
-if [[ $payload =~ $string_re ]]; then
-  message=${BASH_REMATCH[1]}
-else
-  exit 0
-fi
-message=${message//\\n/ }
-message=${message//\\\"/\"}
-message=${message//’/\'}
-message=${message,,}
+# --- 2. Words, where the payload does not say what is running ------------------------------------
+((has_message)) || exit 0
+message=$(text_of "$top_last_assistant_message")
+shopt -s nocasematch
 
-# Phrases that expect a later wake-up, in the first person or about the agent itself.
+B='(^|[^a-z0-9_])' # a word starts here: no match inside "will", "ci will", "renotify"
+I="(i'll|i will|we'll|we will|i'm going to|i am going to|i expect to|we expect to|i should|we should)"
 stall_patterns=(
-  're-?invokes? me'
-  'will re-?invoke'
-  "(i'?ll|i will|i'?m going to|expect to|to|will) (be|get) re-?invoked"
-  're-?invoked (on|when|once|after|upon)'
-  "(i'?ll|i will|i'?m going to|i expect to|expect to|to) (be )?(woken|woke|awoken|pinged|notified|called back)"
-  '(will|should) (wake|notify|ping) me'
-  'notif(y|ies) me'
-  '(will|would) (be )?notified'
-  "(i'?ll|i will|i'?m going to|i can) (resume|continue|check back|pick (it|this) (back )?up|report back|come back|get back to (it|this))[a-z ]* (when|once|after|as soon as)"
-  "(when|once|as soon as) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits|lands)[, ]+(i'?ll|i will)"
-  "(await|awaiting|waiting (for|on)) (the |its |a |my |this )?[a-z0-9 '_-]*(completion|notification|callback|to (finish|complete|end))"
-  '(completion|notification) (event )?(will|should) (arrive|come|wake)'
-  'continue when notified'
+  "re-?invoke[sd]? (me|us)([^a-z0-9_]|$)"
+  "${B}${I} (be|get) re-?invoked"
+  "${B}${I} (be )?(woken|woke|awoken|pinged|notified|called back)"
+  "(will|should|would) (wake|notify|ping|re-?invoke) (me|us)([^a-z0-9_]|$)"
+  "${B}notif(y|ies) (me|us)([^a-z0-9_]|$)"
+  "${B}(i'll|i will|we'll|we will|i'm going to|i can) (resume|continue|check back|pick (it|this|that) (back )?up|report back|come back|get back to (it|this))[a-z ]* (when|once|after|as soon as)"
+  "${B}(when|once|as soon as) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits|lands)[, ]+(i'll|i will|we'll)([^a-z0-9_]|$)"
+  "${B}(await|awaiting|waiting (for|on)) (the |its |a |my |this )?[a-z0-9 '_-]*(completion|notification|callback|to (finish|complete|end))"
+  "${B}(completion|notification) (event )?(will|should) (arrive|come|wake)"
+  "${B}(continue|resume|proceed) (when|once|after) (notified|woken|pinged|re-?invoked)"
 )
 for pattern in "${stall_patterns[@]}"; do
   if [[ $message =~ $pattern ]]; then
-    printf '%s\n' '{"decision":"block","reason":"You ended your turn expecting to be woken when background work finishes. A subagent is not re-invoked: it is finalized when its turn ends and its background task is orphaned. Do not end the turn yet. In ONE Bash call, poll the task to completion and then use its result, e.g. for i in $(seq 1 240); do [ -s OUTPUT_FILE ] && break; sleep 5; done; cat OUTPUT_FILE"}'
-    exit 0
+    # shellcheck disable=SC2016 # the command is for the agent to run, not expanded here
+    block 'You ended your turn expecting to be woken when background work finishes. A subagent is not re-invoked: it is finalized when its turn ends and its background task is orphaned. Do not end the turn yet. In ONE Bash call, poll the task to completion and then use its result, e.g. for i in $(seq 1 240); do [ -s OUTPUT_FILE ] && break; sleep 5; done; cat OUTPUT_FILE'
   fi
 done
 exit 0
