@@ -118,6 +118,10 @@ pub struct ExecArgs {
     /// Set a scenario parameter, e.g. --set bg_seconds=3 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+    /// Allow --set values outside the range where a scenario's expected verdict holds; such
+    /// runs have no expected verdict.
+    #[arg(long)]
+    pub explore: bool,
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -277,6 +281,9 @@ pub struct ExportArgs {
     /// Set a scenario parameter, e.g. --set bg_seconds=7 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+    /// Allow --set values outside the range where the scenario's expected verdict holds.
+    #[arg(long)]
+    pub explore: bool,
     /// The Claude Code version the script installs and runs (X.Y.Z, latest, latest~K).
     #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
     pub claude_version: String,

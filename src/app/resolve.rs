@@ -12,7 +12,7 @@ use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
 use crate::driver::{Cancel, Interrupt};
 use crate::evidence::clock::monotonic_ns;
 use crate::matrix::{self, ExecOptions, Job};
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, RangePolicy, Scenario};
 
 /// A watch that turns `Some` on SIGINT, SIGTERM or SIGHUP, with the signal and its time.
 pub fn cancel_on_signals() -> Cancel {
@@ -238,7 +238,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
             .into_iter()
             .filter(|v| exec.variants.is_empty() || exec.variants.contains(v))
         {
-            scenario.plan(&variant, &overrides)?;
+            scenario.plan_with(&variant, &overrides, policy(exec))?;
             for repetition in 1..=exec.repeat {
                 jobs.push(Job {
                     scenario: scenario.clone(),
@@ -246,6 +246,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
                     cli: cli.clone(),
                     repetition,
                     overrides: overrides.clone(),
+                    policy: policy(exec),
                 });
             }
         }
@@ -257,6 +258,15 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
         )));
     }
     Ok(jobs)
+}
+
+/// `--explore`: whether values outside a parameter's range may run.
+pub fn policy(exec: &ExecArgs) -> RangePolicy {
+    if exec.explore {
+        RangePolicy::Explore
+    } else {
+        RangePolicy::Enforce
+    }
 }
 
 /// A new run-id folder under `out`, created exclusively (no two invocations share one).
