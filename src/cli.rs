@@ -58,6 +58,10 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// Find the first published version whose verdict differs.
     Bisect(BisectArgs),
+    /// Every change point of a scenario's behaviour across the published releases.
+    History(HistoryArgs),
+    /// The value of a numeric parameter at which a scenario's verdict flips.
+    Threshold(ThresholdArgs),
     /// Combine shard outputs (`matrix --shard i/n`) into one matrix.
     Merge(MergeArgs),
     /// Manage the committed baseline.
@@ -214,6 +218,68 @@ pub struct BisectArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ThresholdArgs {
+    /// Scenario (name or file), optionally with its variant: NAME/VARIANT.
+    pub target: String,
+    /// The numeric parameter to search (it may leave its declared range: that is the point).
+    #[arg(long)]
+    pub param: String,
+    /// One end of the search, with one verdict.
+    #[arg(long, allow_hyphen_values = true)]
+    pub from: f64,
+    /// The other end, with another verdict.
+    #[arg(long, allow_hyphen_values = true)]
+    pub to: f64,
+    /// The grid step (default: a power of ten near a hundredth of the span).
+    #[arg(long)]
+    pub precision: Option<f64>,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Scenario variants to track: NAME, NAME/VARIANT, a file, or `all` (also --scenarios).
+    pub targets: Vec<String>,
+    /// Scenarios, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// The oldest release (required unless --append gives it).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// The newest release: X.Y.Z, latest or latest~K.
+    #[arg(long, default_value = "latest")]
+    pub to: String,
+    /// Track a scenario check (by its name) as well as the verdict (repeatable).
+    #[arg(long = "check", value_name = "NAME")]
+    pub checks: Vec<String>,
+    /// Runs per version while searching; a change point is then confirmed with --repeat.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub search_repeat: u32,
+    /// Also probe this many evenly spaced releases first (finds changes that come and go
+    /// between two ends that agree).
+    #[arg(long, default_value_t = 0)]
+    pub samples: usize,
+    /// The most CLI versions this command may install (reinstalls count).
+    #[arg(long, default_value_t = 40)]
+    pub max_installs: u32,
+    /// Disk the versions this command installs may hold at once, e.g. 2G, 1500M.
+    #[arg(long, default_value = "2G", value_parser = parse_size)]
+    pub disk_budget: u64,
+    /// Extend a stored history.json to --to: its readings are kept, only newer releases run;
+    /// a new change point that is a regression exits 4.
+    #[arg(long, value_name = "FILE")]
+    pub append: Option<PathBuf>,
+    /// Map versions to simulator profiles (VERSION=PROFILE) instead of installing.
+    #[arg(long = "sim-version", value_name = "V=PROFILE", value_parser = parse_key_value)]
+    pub sim_versions: Vec<(String, String)>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Shard output folders (each holds a matrix.json).
     #[arg(required = true)]
@@ -341,6 +407,35 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
+/// `2G`, `1500M`, `512K`, or bytes (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("expected a size such as 2G, 1500M or 4096, got `{s}`");
+    let t = s.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: f64 = digits.parse().map_err(|_| bad())?;
+    let scale: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = n * scale as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("expected I/N with 1 <= I <= N, got `{s}`");
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
@@ -370,5 +465,10 @@ mod tests {
         );
         assert_eq!(parse_key_value("a=b=c"), Ok(("a".into(), "b=c".into())));
         assert!(parse_key_value("=x").is_err());
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1500M"), Ok(1500 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("2X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
     }
 }

@@ -9,14 +9,17 @@ mod cache;
 mod conform;
 mod export;
 mod guard;
+mod history;
 mod invocation;
 mod list;
 mod matrix;
 mod merge;
+mod probe;
 mod report;
 pub mod resolve;
 mod run;
 pub mod schema;
+mod threshold;
 
 use crate::cli::{self, exit};
 
@@ -105,6 +108,8 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
             baseline::update(&matrix, &baseline)
         }
         Command::Bisect(args) => bisect::bisect(args).await,
+        Command::History(args) => history::history(args).await,
+        Command::Threshold(args) => threshold::threshold(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
         Command::Guard(cli::GuardCommand::Verify {
