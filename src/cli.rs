@@ -20,6 +20,9 @@ pub mod exit {
     pub const REGRESSION: i32 = 4;
     /// `matrix --baseline`: nothing got worse, something got better.
     pub const IMPROVEMENT: i32 = 5;
+    /// `history`: stopped before every change point was pinned down (`--max-installs`); what
+    /// was found is written.
+    pub const INCOMPLETE: i32 = 6;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -30,8 +33,9 @@ Exit codes:
   1    a verdict differs from `expect`, or a check failed
   2    bad input (arguments, scenario file, baseline)
   3    setup failed (CLI install, sandbox, spawn)
-  4    matrix --baseline: a verdict regressed
-  5    matrix --baseline: no regression, at least one improvement
+  4    matrix/merge --baseline, history --append: a verdict regressed
+  5    matrix/merge --baseline, history --append: no regression, an improvement
+  6    history: stopped by --max-installs before every change was pinned down
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]

@@ -10,6 +10,7 @@ mod conform;
 mod export;
 mod guard;
 mod history;
+mod installs;
 mod invocation;
 mod list;
 mod matrix;
@@ -23,7 +24,7 @@ mod threshold;
 
 use crate::cli::{self, exit};
 
-pub use cache::human_size;
+pub use crate::backend::install::human_size;
 
 /// An error with the exit code it means.
 #[derive(Debug)]

@@ -6,6 +6,7 @@
 
 pub mod bisect;
 pub mod grid;
+pub mod history;
 pub mod progress;
 pub mod threshold;
 

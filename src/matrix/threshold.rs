@@ -132,14 +132,21 @@ struct Grid {
 
 impl Grid {
     fn new(s: Settings) -> Result<Grid, ThresholdError> {
-        if !(s.from < s.to) || !s.from.is_finite() || !s.to.is_finite() {
+        if s.from.partial_cmp(&s.to) != Some(std::cmp::Ordering::Less)
+            || !s.from.is_finite()
+            || !s.to.is_finite()
+        {
             return Err(ThresholdError::Order {
                 from: s.from,
                 to: s.to,
             });
         }
         let span = (s.to - s.from) / s.precision;
-        if !(s.precision > 0.0) || !span.is_finite() || span > MAX_STEPS as f64 {
+        if s.precision.is_nan()
+            || s.precision <= 0.0
+            || !span.is_finite()
+            || span > MAX_STEPS as f64
+        {
             return Err(ThresholdError::Precision {
                 from: s.from,
                 to: s.to,
