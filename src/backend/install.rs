@@ -392,8 +392,15 @@ pub fn human_size(bytes: u64) -> String {
     }
 }
 
-/// The bytes under a folder (symlinks not followed).
+/// The bytes under a folder (symlinks not followed; a file with several hard links in it, as
+/// npm leaves the CLI's binary, counted once).
 pub fn dir_size(path: &Path) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    size_once(path, &mut seen)
+}
+
+fn size_once(path: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return 0;
     };
@@ -402,10 +409,12 @@ pub fn dir_size(path: &Path) -> u64 {
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
-                    .map(|e| dir_size(&e.path()))
+                    .map(|e| size_once(&e.path(), seen))
                     .sum()
             })
             .unwrap_or(0)
+    } else if meta.nlink() > 1 && !seen.insert((meta.dev(), meta.ino())) {
+        0
     } else {
         meta.len()
     }
@@ -513,5 +522,9 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
             .collect();
         assert_eq!(left, vec!["1.0.1"], "no lock file left either");
+        // A hard link (npm links the CLI's binary twice) counts once.
+        let folder = versions_dir(dir.path()).join("1.0.1");
+        std::fs::hard_link(folder.join("blob"), folder.join("link")).unwrap();
+        assert_eq!(dir_size(&folder), 1000);
     }
 }

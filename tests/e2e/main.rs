@@ -12,6 +12,7 @@ mod cache;
 mod conform_seed;
 mod cut_short;
 mod export;
+mod history;
 mod library;
 mod matrix;
 mod readme;
