@@ -484,3 +484,58 @@ fn history_and_threshold_refuse_bad_input_before_anything_runs() {
         "nothing ran"
     );
 }
+
+/// A `--set` below the seed scenario's declared range is refused with the range and its
+/// reason; `--explore` runs it, with no expected verdict, and the run says why.
+#[test]
+fn a_value_outside_a_declared_range_is_refused_unless_explored() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let base = [
+        "run",
+        "subagent-bg-turn-end",
+        "--variant",
+        "print",
+        "--set",
+        "bg_seconds=3",
+        "--backend",
+        "sim",
+        "--quiet",
+        "--out",
+        out,
+    ];
+    let o = output_within(wakeprobe(&base), LIMIT);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--set bg_seconds: 3 is outside the range where subagent-bg-turn-end/print's expected verdict holds (bg_seconds >= 6): shorter work ends inside the CLI's orphan grace"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing ran"
+    );
+    let mut explored = base.to_vec();
+    explored.push("--explore");
+    let o = output_within(wakeprobe(&explored), LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = run_folders(&run_dir(dir.path())).remove(0);
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["expect"], Value::Null);
+    assert_eq!(
+        info["outside_range"][0],
+        "bg_seconds=3 (outside bg_seconds >= 6)"
+    );
+    assert_eq!(info["param_ranges"]["bg_seconds"]["min"], 6.0);
+    assert!(
+        info["command"].as_str().unwrap().contains(" --explore"),
+        "{info}"
+    );
+}
