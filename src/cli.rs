@@ -256,7 +256,7 @@ pub struct HistoryArgs {
     /// The newest release: X.Y.Z, latest or latest~K.
     #[arg(long, default_value = "latest")]
     pub to: String,
-    /// Track a scenario check (by its name) as well as the verdict (repeatable).
+    /// Track a scenario check (by its name, or `all`) as well as the verdict (repeatable).
     #[arg(long = "check", value_name = "NAME")]
     pub checks: Vec<String>,
     /// Runs per version while searching; a change point is then confirmed with --repeat.

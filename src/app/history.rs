@@ -116,14 +116,14 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets = resolve::targets(&specs, &args.exec.variants)?;
     let overrides = resolve::check_plans(&targets, &args.exec)?;
-    check_tracked(&targets, &overrides, &args.checks)?;
+    let checks = check_tracked(&targets, &overrides, &args.checks)?;
     let stored = args.append.as_deref().map(read_history).transpose()?;
     let settings = HistorySettings {
         search_repeat: args.search_repeat,
         repeat: args.exec.repeat.max(args.search_repeat),
         samples: args.samples,
         sets: args.exec.sets.clone(),
-        checks: args.checks.clone(),
+        checks,
         sim_versions: args.sim_versions.clone(),
     };
     if let Some(s) = &stored
@@ -144,18 +144,22 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     })
 }
 
-/// Every `--check NAME` must name a check of at least one chosen scenario.
+/// Every `--check NAME` must name a check of at least one chosen scenario; `all` names every
+/// check they have. Returns the tracked names.
 fn check_tracked(
     targets: &[Target],
     overrides: &[Vec<(String, String)>],
     checks: &[String],
-) -> Result<(), AppError> {
+) -> Result<Vec<String>, AppError> {
     let mut known: BTreeSet<String> = BTreeSet::new();
     for (t, o) in targets.iter().zip(overrides) {
         let plan = t
             .scenario
             .plan_with(&t.variant, o, crate::scenario::RangePolicy::Explore)?;
         known.extend(plan.checks.into_iter().map(|c| c.name));
+    }
+    if checks.iter().any(|c| c == "all") {
+        return Ok(known.into_iter().collect());
     }
     for name in checks {
         if !known.contains(name) {
@@ -169,7 +173,7 @@ fn check_tracked(
             )));
         }
     }
-    Ok(())
+    Ok(checks.to_vec())
 }
 
 pub fn read_history(path: &Path) -> Result<HistoryFile, AppError> {
@@ -383,7 +387,7 @@ impl Oracle<'_> {
             checks: judgement
                 .checks
                 .iter()
-                .filter(|c| self.args.checks.contains(&c.name))
+                .filter(|c| self.setup.settings.checks.contains(&c.name))
                 .map(|c| CheckObservation {
                     name: c.name.clone(),
                     observed: c.observed.clone(),

@@ -72,11 +72,12 @@ impl Observation {
         }
     }
 
-    /// `woke`, or `woke, check `idle`: indistinguishable`.
+    /// `woke`, or `woke, check "idle": indistinguishable` (no backticks: the changelog puts
+    /// the whole label in a code span).
     pub fn label(&self) -> String {
         let mut s = self.verdict.to_string();
         for c in &self.checks {
-            s.push_str(&format!(", check `{}`: {}", c.name, c.observed));
+            s.push_str(&format!(", check \"{}\": {}", c.name, c.observed));
         }
         s
     }

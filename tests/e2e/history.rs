@@ -539,3 +539,68 @@ fn a_value_outside_a_declared_range_is_refused_unless_explored() {
         "{info}"
     );
 }
+
+/// A check is tracked as well as the verdict (`--check all` names every check of the chosen
+/// scenarios): the teammate's listing changes at 1.0.2 while the verdict stays `unknown`, and
+/// that change is found, between the right releases, in the check's terms.
+#[test]
+fn history_tracks_a_check_whose_observation_changes_while_the_verdict_does_not() {
+    const CHECK: &str = "an idle teammate is distinguishable in Stop payloads";
+    let dir = tempfile::tempdir().unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "history",
+            "teammate-idle/pty",
+            "--check",
+            "all",
+            "--from",
+            "1.0.0",
+            "--to",
+            "latest",
+            "--sim-version",
+            "1.0.0=teammate-stuck-running",
+            "--sim-version",
+            "1.0.1=teammate-stuck-running",
+            "--sim-version",
+            "1.0.2=teammate-idle-flag",
+            "--quiet",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // 0: a first history (not --append) reports its regressions without failing on them.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = json(&run_dir(dir.path()).join("history.json"));
+    assert_eq!(h["settings"]["checks"], serde_json::json!([CHECK]));
+    let cell = &h["cells"][0];
+    let changes = cell["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{cell}");
+    let c = &changes[0];
+    assert_eq!(
+        (&c["last_before"], &c["first_after"]),
+        (&"1.0.1".into(), &"1.0.2".into())
+    );
+    for (side, observed) in [
+        ("before", "indistinguishable"),
+        ("after", "distinguishable"),
+    ] {
+        let o = &c[side]["observation"];
+        assert_eq!(o["verdict"], "unknown", "{c}");
+        assert_eq!(o["checks"][0]["name"], CHECK);
+        assert_eq!(o["checks"][0]["observed"], observed, "{c}");
+    }
+    assert!(
+        stdout.contains(&format!(
+            "teammate-idle/pty from 1.0.2: `unknown, check \"{CHECK}\": distinguishable` (was \
+             `unknown, check \"{CHECK}\": indistinguishable`) [REGRESSION]"
+        )),
+        "{stdout}"
+    );
+}
