@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod checks;
 pub mod classify;
 pub mod cli;
 pub mod conform;
