@@ -73,6 +73,8 @@ pub enum Command {
     Cache(CacheCommand),
     /// Write a scenario as one standalone Node script reproducing it (for upstream reports).
     Export(ExportArgs),
+    /// Turn a session transcript (or one of our run folders) into a scenario file.
+    Import(ImportArgs),
     /// (internal) Record a hook payload from stdin.
     #[command(hide = true)]
     HookRecord(HelperSocket),
@@ -283,6 +285,30 @@ pub struct ExportArgs {
     /// Where the script goes (`-`: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A session transcript (`~/.claude/projects/<project>/<session>.jsonl`; its subagents are
+    /// read from `<session>/subagents/`) or one run's folder (reports/<id>/<scenario>/<run>).
+    pub transcript: PathBuf,
+    /// Where the scenario goes (default: `<name>.toml` in the current folder; `-`: standard
+    /// output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The driver mode, instead of inferring it from the transcript.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeChoice>,
+    /// The scenario's name (default: the output file's name, else `imported-<session>`).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeChoice {
+    Print,
+    Session,
+    Pty,
 }
 
 #[derive(Debug, Subcommand)]

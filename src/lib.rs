@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod export;
 pub mod fake_api;
 pub mod guard;
+pub mod import;
 pub mod matrix;
 pub mod report;
 pub mod sandbox;

@@ -9,6 +9,7 @@ mod cache;
 mod conform;
 mod export;
 mod guard;
+mod import;
 mod invocation;
 mod list;
 mod matrix;
@@ -107,6 +108,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Bisect(args) => bisect::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
+        Command::Import(args) => import::import(&args),
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,
