@@ -5,6 +5,7 @@
 //! variant with `--set` overrides into a [`Plan`]: concrete durations, substituted texts, and the
 //! model script of every agent. This module never spawns anything.
 
+pub mod edit;
 mod outcome;
 mod plan;
 mod raw;
