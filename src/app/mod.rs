@@ -14,6 +14,7 @@ mod invocation;
 mod list;
 mod matrix;
 mod merge;
+mod minimize;
 mod report;
 pub mod resolve;
 mod run;
@@ -109,6 +110,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
         Command::Import(args) => import::import(&args),
+        Command::Minimize(args) => minimize::minimize(args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,
