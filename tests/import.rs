@@ -16,6 +16,13 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
     "the hang bound (`hang_seconds`) is the scenario's declaration, not an event in a transcript",
 )];
 
+/// Scenario variants that race by design: only their verdicts are compared. In
+/// `cli-own-turn/race` a user message is sent the moment the worker ends its turn, and whether
+/// the main agent's next Stop still lists the worker as running is decided by milliseconds,
+/// run to run, in the original scenario as much as in its import (which has the same trigger,
+/// `turn-end:worker` with no delay).
+const RACY: &[&str] = &["cli-own-turn/race"];
+
 /// A transcript cannot tell why an input was sent: the probe and a scheduled input read alike.
 fn normalized(mut shape: Shape) -> Shape {
     for lane in shape.lanes.values_mut() {
@@ -28,11 +35,11 @@ fn normalized(mut shape: Shape) -> Shape {
     shape
 }
 
-fn run_sim(args: &[&str], out: &Path) -> PathBuf {
-    let mut all = vec!["run", "--backend", "sim", "--quiet", "--out"];
+fn run(backend: &str, args: &[&str], out: &Path) -> PathBuf {
+    let mut all = vec!["run", "--backend", backend, "--quiet", "--out"];
     all.push(out.to_str().unwrap());
     all.extend_from_slice(args);
-    let output = output_within(wakeprobe(&all), Duration::from_secs(240));
+    let output = output_within(wakeprobe(&all), Duration::from_secs(300));
     let code = output.status.code();
     assert!(
         matches!(code, Some(0 | 1)),
@@ -49,23 +56,13 @@ fn cell(run: &Path) -> String {
     format!("{scenario}/{}", variant.split('.').next().unwrap())
 }
 
-#[test]
-fn every_library_scenario_round_trips_on_the_simulator() {
-    let tmp = tempfile::tempdir().unwrap();
-    let first = run_sim(
-        // 5 s: a foreground command is announced as a task after 3 s, and the guard's poll
-        // should not sit on that edge.
-        &["--set", "bg_seconds=5", "--set", "poll_seconds=0.2"],
-        &tmp.path().join("first"),
-    );
-    let originals = runs(&first);
-    assert!(originals.len() >= 15, "{originals:?}");
-    let imported_dir = tmp.path().join("imported");
-    std::fs::create_dir(&imported_dir).unwrap();
+/// Imports every run under `first` into `dir`; the scenario files, in the runs' order.
+fn import_all(originals: &[PathBuf], dir: &Path) -> Vec<String> {
+    std::fs::create_dir(dir).unwrap();
     let mut files = Vec::new();
-    for run in &originals {
+    for run in originals {
         let name = cell(run).replace('/', "-");
-        let file = imported_dir.join(format!("{name}.toml"));
+        let file = dir.join(format!("{name}.toml"));
         let out = output_within(
             wakeprobe(&[
                 "import",
@@ -84,6 +81,16 @@ fn every_library_scenario_round_trips_on_the_simulator() {
         );
         files.push(file.to_str().unwrap().to_string());
     }
+    files
+}
+
+/// Runs the library, imports every run's transcripts, runs the imports, and compares each
+/// pair's timeline shape and verdict (the runs are kept when they differ).
+fn round_trip(backend: &str, sets: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let originals = runs(&run(backend, sets, &tmp.path().join("first")));
+    assert!(originals.len() >= 15, "{originals:?}");
+    let files = import_all(&originals, &tmp.path().join("imported"));
     let known = |c: &str| KNOWN_DIFFERENCES.iter().any(|(k, _)| *k == c);
     let replay: Vec<&str> = originals
         .iter()
@@ -91,35 +98,70 @@ fn every_library_scenario_round_trips_on_the_simulator() {
         .filter(|(run, _)| !known(&cell(run)))
         .map(|(_, f)| f.as_str())
         .collect();
-    let second = run_sim(&replay, &tmp.path().join("second"));
-    let mut failures = Vec::new();
-    for run in originals.iter().filter(|r| !known(&cell(r))) {
-        let name = cell(run).replace('/', "-");
-        let again = runs(&second)
-            .into_iter()
+    let second = runs(&run(backend, &replay, &tmp.path().join("second")));
+    let (mut same, mut failures) = (Vec::new(), Vec::new());
+    for original in originals.iter().filter(|r| !known(&cell(r))) {
+        let name = cell(original).replace('/', "-");
+        let again = second
+            .iter()
             .find(|r| r.parent().unwrap().file_name().unwrap() == name.as_str())
             .unwrap_or_else(|| panic!("no replay of {name}"));
-        let a = normalized(conform::shape_of(run).unwrap());
-        let b = normalized(conform::shape_of(&again).unwrap());
-        let diffs = conform::compare(&a, &b);
-        if !diffs.is_empty() {
-            failures.push(format!(
-                "{}: {:?} vs {:?}\n{}",
-                cell(run),
-                a.outcome,
-                b.outcome,
-                diffs
-                    .iter()
-                    .map(|d| format!("  {}\n    {}", d.place, d.detail.join("\n    ")))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ));
+        let a = normalized(conform::shape_of(original).unwrap());
+        let b = normalized(conform::shape_of(again).unwrap());
+        let mut diffs = conform::compare(&a, &b);
+        if RACY.contains(&cell(original).as_str()) {
+            diffs.retain(|d| d.place == "verdict");
         }
+        if diffs.is_empty() {
+            same.push(format!("{}: {}", cell(original), a.outcome));
+            continue;
+        }
+        let detail: Vec<String> = diffs
+            .iter()
+            .map(|d| format!("  {}\n    {}", d.place, d.detail.join("\n    ")))
+            .collect();
+        failures.push(format!(
+            "{}: {} vs {}\n{}",
+            cell(original),
+            a.outcome,
+            b.outcome,
+            detail.join("\n")
+        ));
     }
+    eprintln!(
+        "round trip on {backend}, same shape and verdict:\n  {}",
+        same.join("\n  ")
+    );
     if !failures.is_empty() {
         let kept = tmp.keep();
-        panic!("{}\n(runs kept in {})", failures.join("\n"), kept.display());
+        panic!(
+            "{}\n(in each diff the original is \"real CLI\", the replay \"simulator\"; runs kept in {})",
+            failures.join("\n"),
+            kept.display()
+        );
     }
+}
+
+#[test]
+fn every_library_scenario_round_trips_on_the_simulator() {
+    // 5 s: a foreground command is announced as a task after 3 s, and the guard's poll should
+    // not sit on that edge.
+    round_trip(
+        "sim",
+        &["--set", "bg_seconds=5", "--set", "poll_seconds=0.2"],
+    );
+}
+
+/// The same on the pinned real CLI (a few minutes), by hand:
+/// `cargo test --test import -- --ignored --nocapture`. 7 s: the print-mode verdict flips
+/// between 2 and 6 s (the orphan grace), and a round trip must not sit on that edge.
+#[test]
+#[ignore]
+fn every_library_scenario_round_trips_on_the_real_cli() {
+    round_trip(
+        "claude",
+        &["--set", "bg_seconds=7", "--set", "poll_seconds=0.2"],
+    );
 }
 
 #[test]

@@ -120,3 +120,43 @@ fn bad_minimize_arguments_are_one_line_and_exit_2() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// Ctrl-C: the runs in flight are cut short, nothing is left running, and what was found so
+/// far is written (exit 130).
+#[test]
+fn an_interrupted_minimization_writes_what_it_found_and_leaves_nothing_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut cmd = wakeprobe(&[
+        "minimize",
+        "tests/fixtures/scenarios/seed000-padded.toml",
+        "--backend",
+        "sim",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    // Past the first accepted reduction (the unreduced run takes about 6 s).
+    std::thread::sleep(Duration::from_secs(15));
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("; interrupted"), "{stdout}");
+    let dir = run_dir(&out);
+    wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml")).unwrap();
+    let left = wait_for(Duration::from_secs(10), || {
+        let found = tagged_by(pid);
+        found.is_empty().then_some(())
+    });
+    assert!(left.is_some(), "left running: {:?}", tagged_by(pid));
+}

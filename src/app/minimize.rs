@@ -337,6 +337,7 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
         target: &target,
         verdict: Outcome::parse(&target.to_string()).filter(|_| args.keep == KeepChoice::Verdict),
         runs: runner.runs.load(Ordering::SeqCst),
+        candidates: runner.counter.load(Ordering::SeqCst).saturating_sub(1),
         seconds: started.elapsed().as_secs_f64(),
         interrupted,
         log: &log.lock().expect("log lock"),
@@ -415,6 +416,8 @@ struct Outputs<'a> {
     target: &'a Observation,
     verdict: Option<Outcome>,
     runs: u32,
+    /// Candidates that ran (after an interrupt the search judges the rest without running).
+    candidates: u32,
     seconds: f64,
     interrupted: bool,
     log: &'a [String],
@@ -437,7 +440,7 @@ impl Outputs<'_> {
             self.original.size(),
             self.target,
             self.runs,
-            self.minimized.candidates,
+            self.candidates,
             self.minimized.skipped_invalid,
             self.seconds,
             self.stop()
@@ -472,7 +475,7 @@ fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
         o.original.size(),
         o.minimized.subject.size(),
         o.runs,
-        o.minimized.candidates,
+        o.candidates,
         o.minimized.skipped_invalid,
         o.seconds
     );
@@ -487,7 +490,7 @@ fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
         "from": o.original.size(),
         "to": o.minimized.subject.size(),
         "runs": o.runs,
-        "candidates": o.minimized.candidates,
+        "candidates": o.candidates,
         "skipped_invalid": o.minimized.skipped_invalid,
         "seconds": o.seconds,
         "stop": stop,
