@@ -284,7 +284,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, ImportError> {
         matches!(r.kind(), Some("user" | "assistant")) && r.value.get("message").is_some()
     });
     if !conversational {
-        let first = &records[0];
+        let Some(first) = records.first() else {
+            return Err(at(1, "empty file: no transcript records".into()));
+        };
         let keys: Vec<&str> = first
             .value
             .as_object()

@@ -153,7 +153,7 @@ fn unknown_records_are_counted_and_secrets_and_paths_redacted() {
         record(
             "assistant",
             serde_json::json!({"id": "m1", "role": "assistant", "content": [
-                {"type": "text", "text": "Tailing alice's log."},
+                {"type": "text", "text": "Tailing alice's log; the token ghp_0123456789abcdefghij leaked."},
                 {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "tail -f /home/alice/shop/log/app.log > /home/alice/out.txt; sleep 600", "run_in_background": true, "description": "Tail the log"}}]}),
             "01.000",
         ),
@@ -175,7 +175,7 @@ fn unknown_records_are_counted_and_secrets_and_paths_redacted() {
     );
     let text = &imported.text;
     assert!(
-        !text.contains("alice") && !text.contains("sk-ant-"),
+        !text.contains("alice") && !text.contains("sk-ant-") && !text.contains("ghp_"),
         "{text}"
     );
     assert!(text.contains("ANTHROPIC_API_KEY=<redacted>"), "{text}");
@@ -185,7 +185,10 @@ fn unknown_records_are_counted_and_secrets_and_paths_redacted() {
         ),
         "{text}"
     );
-    assert!(text.contains("Tailing $USER's log."), "{text}");
+    assert!(
+        text.contains("Tailing $USER's log; the token <redacted> leaked."),
+        "{text}"
+    );
     assert!(
         text.contains("# this command referred to the user's own paths"),
         "{text}"
