@@ -452,8 +452,9 @@ impl Outputs<'_> {
 fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
     let mut minimal = o.minimized.subject.0.clone();
     minimal.set_name(&format!("{}-min", o.scenario.name));
-    if let Some(verdict) = o.verdict {
-        minimal.set_expect(verdict.as_str());
+    match o.verdict {
+        Some(verdict) => minimal.set_expect(verdict.as_str()),
+        None => minimal.clear_expect(),
     }
     let path = o.dir.join("minimal.toml");
     let text = format!(

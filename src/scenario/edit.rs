@@ -225,6 +225,12 @@ impl Editable {
         }
     }
 
+    /// Without an expected verdict (a minimization that kept something else cannot vouch for
+    /// it).
+    pub fn clear_expect(&mut self) {
+        self.doc.remove("expect");
+    }
+
     /// Without these agents (never `main`), every agent only they spawn, the steps that
     /// spawn them, and the watches, inputs and checks that name them or their commands.
     pub fn without_agents(&self, names: &[String]) -> Editable {

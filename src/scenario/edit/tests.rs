@@ -124,4 +124,6 @@ fn steps_inputs_texts_and_params_change_and_comments_stay() {
     let s = named.validate().unwrap();
     assert_eq!(s.name, "teammate-idle-min");
     assert_eq!(s.expected("pty"), crate::scenario::Outcome::parse("woke"));
+    named.clear_expect();
+    assert_eq!(named.validate().unwrap().expected("pty"), None);
 }
