@@ -214,6 +214,7 @@ impl Conversation {
                 text: joined,
             });
         } else if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            // Context the CLI added to the conversation (reminders, summaries): not an input.
         } else if is_typed(origin, source.as_deref(), &joined) {
             if self.prompt_source.is_none() {
                 self.prompt_source = source;
