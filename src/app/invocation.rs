@@ -155,6 +155,9 @@ fn print_table(summary: &Summary, ran: &Ran) {
             println!("{}", crate::report::terminal::verdict_lines(&row.result));
         }
     }
+    if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
+        println!("{lines}");
+    }
 }
 
 /// The documented exit code for what ran: interrupted, then a setup failure, then a mismatch.

@@ -10,11 +10,13 @@ mod conform;
 mod export;
 mod guard;
 mod history;
+mod import;
 mod installs;
 mod invocation;
 mod list;
 mod matrix;
 mod merge;
+mod minimize;
 mod probe;
 mod report;
 pub mod resolve;
@@ -113,6 +115,8 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Threshold(args) => threshold::threshold(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
+        Command::Import(args) => import::import(&args),
+        Command::Minimize(args) => minimize::minimize(args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,

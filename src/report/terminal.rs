@@ -4,7 +4,7 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use super::json::{RunResult, Summary};
+use super::json::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::classify::Outcome;
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
@@ -200,5 +200,59 @@ pub fn verdict_lines(result: &RunResult) -> String {
         text.push_str(&format!("\n  {unsent}"));
     }
     text.push_str(&format!("\n  {}", v.explanation));
+    for c in &result.judgement.checks {
+        text.push_str(&format!(
+            "\n  {}\n    {}",
+            super::check_line(c),
+            c.explanation
+        ));
+    }
     text
+}
+
+/// Each invariant at a glance: the cells where it held, and the ones where it broke.
+pub fn invariant_lines(summary: &Summary) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for inv in summary.cells.iter().flat_map(|c| &c.invariants) {
+        if !names.contains(&inv.name.as_str()) {
+            names.push(&inv.name);
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let mut text = String::from("invariants:");
+    for name in names {
+        let cells: Vec<(&CellSummary, &InvariantCell)> = summary
+            .cells
+            .iter()
+            .filter_map(|c| c.invariants.iter().find(|i| i.name == name).map(|i| (c, i)))
+            .collect();
+        let held = cells.iter().filter(|(_, i)| i.holds == Some(true)).count();
+        let broke: Vec<String> = cells
+            .iter()
+            .filter(|(_, i)| i.holds == Some(false))
+            .map(|(c, _)| format!("{}/{}", c.scenario, c.variant))
+            .collect();
+        let moot = cells
+            .iter()
+            .filter(|(_, i)| i.observed.iter().all(|o| o == "not-observed"))
+            .count();
+        let open = cells.len() - held - broke.len() - moot;
+        text.push_str(&format!(
+            "\n  {} {name}: holds in {held} of {} cells",
+            if broke.is_empty() { "✓" } else { "✗" },
+            cells.len()
+        ));
+        if moot > 0 {
+            text.push_str(&format!(", {moot} where it does not apply"));
+        }
+        if open > 0 {
+            text.push_str(&format!(", {open} not settled"));
+        }
+        if !broke.is_empty() {
+            text.push_str(&format!("; breaks in {}", broke.join(", ")));
+        }
+    }
+    Some(text)
 }
