@@ -117,6 +117,11 @@ pub enum ThresholdError {
         low: String,
         high: String,
     },
+    /// An end whose runs disagree marks no side of the flip: the search would start from it.
+    #[error(
+        "the end at {value} is flaky ({agreement}): choose ends where the runs agree (move it away from the flip)"
+    )]
+    FlakyEnd { value: f64, agreement: String },
     #[error("{value}: {message}")]
     Run { value: f64, message: String },
 }
@@ -248,6 +253,12 @@ where
     let last = grid.steps;
     let low = runs.at(0).await?;
     let high = runs.at(last).await?;
+    if let Some(end) = [&low, &high].into_iter().find(|p| p.agreed.is_none()) {
+        return Err(ThresholdError::FlakyEnd {
+            value: end.value,
+            agreement: end.agreement.clone(),
+        });
+    }
     if low.agreed == high.agreed {
         return Err(ThresholdError::Agree {
             from: settings.from,
@@ -418,6 +429,24 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(e, ThresholdError::Agree { .. }), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_flaky_end_is_refused_rather_than_taken_for_a_side() {
+        // Measured on the real CLI under load: bg_seconds=2 gave woke 1/2, not-resumable 1/2.
+        let flip = |v: f64| async move {
+            Ok(if v <= 1.0 {
+                vec![Outcome::Woke, Outcome::NotResumable]
+            } else {
+                vec![Outcome::NotResumable; 2]
+            })
+        };
+        let e = search(SETTINGS, flip).await.unwrap_err();
+        assert!(
+            matches!(&e, ThresholdError::FlakyEnd { value, .. } if *value == 1.0),
+            "{e}"
+        );
+        assert!(e.to_string().contains("flaky"), "{e}");
     }
 
     #[tokio::test]
