@@ -80,6 +80,7 @@ pub(super) struct VariantSource<'a> {
     pub variant: &'a str,
     pub title: &'a str,
     pub expect: Option<Outcome>,
+    pub want: Option<Outcome>,
 }
 
 pub(super) fn plan(
@@ -127,6 +128,7 @@ pub(super) fn plan(
         driver,
         agents,
         expect: src.expect,
+        want: src.want,
         watch,
         checks,
     })

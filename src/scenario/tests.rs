@@ -200,3 +200,28 @@ mod props {
         }
     }
 }
+
+#[test]
+fn want_states_the_behaviour_apart_from_expect() {
+    let text = format!("{GOOD}\n[want]\nprint = \"woke\"\n");
+    let s = parse(&text).unwrap();
+    let print = s.plan("print", &[]).unwrap();
+    assert_eq!(
+        (print.expect, print.want),
+        (Some(Outcome::NotResumable), Some(Outcome::Woke))
+    );
+    assert_eq!(s.plan("session", &[]).unwrap().want, None);
+    let line = text.lines().count();
+    assert_error(
+        &text.replace("print = \"woke\"", "print = \"fine\""),
+        line,
+        9,
+        "unknown verdict `fine`",
+    );
+    assert_error(
+        &text.replace("print = \"woke\"", "nope = \"woke\""),
+        line,
+        8,
+        "`want.nope` names no variant",
+    );
+}
