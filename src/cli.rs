@@ -20,6 +20,9 @@ pub mod exit {
     pub const REGRESSION: i32 = 4;
     /// `matrix --baseline`: nothing got worse, something got better.
     pub const IMPROVEMENT: i32 = 5;
+    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing, a shard
+    /// given twice, shards of different matrices).
+    pub const INCOMPLETE_MERGE: i32 = 6;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -32,6 +35,8 @@ Exit codes:
   3    setup failed (CLI install, sandbox, spawn)
   4    matrix --baseline: a verdict regressed
   5    matrix --baseline: no regression, at least one improvement
+  6    merge: a shard or a cell is missing, a shard is given twice, or the shards
+       belong to different matrices (nothing is written)
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]

@@ -122,7 +122,7 @@ fn junit_xml_follows_the_junit_structure() {
     sr.matches_expect = Some(false);
     sr.expect = wakeprobe::classify::Outcome::parse("not-resumable");
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
-    let xml = junit::render(&sum, &[&pr, &sr]);
+    let xml = junit::render(&sum, &[&pr, &sr], &[]);
     insta::assert_snapshot!("junit_seed000", xml);
     common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     // The check is strict: properties inside a testcase, a case without a name, and a
@@ -155,4 +155,65 @@ fn junit_xml_follows_the_junit_structure() {
             "{what} must be rejected"
         );
     }
+}
+
+/// The case of one cell, by its name's start.
+fn junit_case<'a>(xml: &'a str, name: &str) -> &'a str {
+    let start = xml
+        .find(&format!("<testcase name=\"{name}"))
+        .unwrap_or_else(|| panic!("no case {name} in\n{xml}"));
+    let end = xml[start..].find("</testcase>").unwrap() + start;
+    &xml[start..end]
+}
+
+#[test]
+fn junit_errors_for_undecided_and_crashed_runs_and_names_what_failed() {
+    use wakeprobe::classify::Outcome;
+    use wakeprobe::evidence::ExitDesc;
+    let (_, pr) = load("seed000-print");
+    let (_, sr) = load("seed000-session");
+    // Undecided where a verdict is expected: an error, even with no expectation stated.
+    let mut unknown = sr.clone();
+    unknown.judgement.outcome = Outcome::Unknown;
+    unknown.expect = None;
+    unknown.matches_expect = None;
+    // Crashed: the CLI died on a signal the harness did not send, whatever the verdict.
+    let mut crashed = pr.clone();
+    crashed.run.variant = "crashed".into();
+    crashed.run.cli_exit = Some(ExitDesc::Signal(11));
+    let sum = summary(&[(&unknown, "session"), (&crashed, "crashed")]);
+    let xml = junit::render(&sum, &[&unknown, &crashed], &[]);
+    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains("<error") && case.contains("type=\"undecided\""),
+        "{case}"
+    );
+    let case = junit_case(&xml, "subagent-bg-turn-end/crashed");
+    assert!(
+        case.contains("<error") && case.contains("the CLI crashed (SIGSEGV)"),
+        "{case}"
+    );
+    // A failed verdict names what was expected and what came; system-out has the report's
+    // path and the prose.
+    let mut differs = sr.clone();
+    differs.expect = Some(Outcome::NotResumable);
+    differs.matches_expect = Some(false);
+    let sum = summary(&[(&differs, "session")]);
+    let xml = junit::render(&sum, &[&differs], &[]);
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains("<failure") && case.contains("expected not-resumable, got woke 1/1"),
+        "{case}"
+    );
+    assert!(case.contains("report: session/report.md"), "{case}");
+    let prose = &differs.judgement.primary().unwrap().explanation;
+    let escaped = prose
+        .replace('&', "&amp;")
+        .replace('\'', "&apos;")
+        .replace('"', "&quot;");
+    assert!(
+        case.contains(&format!("woke: {}", escaped.split('<').next().unwrap())),
+        "{case}"
+    );
 }

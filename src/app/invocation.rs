@@ -73,6 +73,8 @@ pub struct Outputs<'a> {
     pub table: bool,
     /// Write `summary.json` (not when `dir` is a single run's own folder).
     pub summary: bool,
+    /// JUnit cases beyond the cells (conformance comparisons, a bisection's finding).
+    pub extra_cases: &'a [crate::report::junit::ExtraCase],
 }
 
 /// Writes the invocation's outputs and prints its table; returns the summary.
@@ -100,7 +102,7 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
         let results: Vec<&RunResult> = ran.rows.iter().map(|r| &r.result).collect();
         store::write_atomic(
             path,
-            crate::report::junit::render(&summary, &results).as_bytes(),
+            crate::report::junit::render(&summary, &results, out.extra_cases).as_bytes(),
         )?;
     }
     for failure in &errors {

@@ -248,6 +248,7 @@ fn run_info(
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
         expect: plan.expect,
+        want: plan.want,
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
         os: os_description(),
         complete: true,

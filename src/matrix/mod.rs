@@ -7,6 +7,7 @@
 pub mod bisect;
 pub mod grid;
 pub mod progress;
+pub mod shards;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -21,6 +21,11 @@ use crate::scenario::Plan;
 use json::RunResult;
 use redact::Redactor;
 
+/// `1 run`, `2 runs`: a count with its noun in the right number.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// File names of a run's reports, next to its evidence.
 pub const RESULT_FILE: &str = "result.json";
 pub const REPORT_FILE: &str = "report.md";
