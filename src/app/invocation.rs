@@ -155,7 +155,30 @@ fn print_table(summary: &Summary, ran: &Ran) {
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
             println!("{}", crate::report::terminal::verdict_lines(&row.result));
+            println!("issue draft: {}", issue_command(&row.dir));
         }
+    }
+}
+
+/// The command that files a run's draft as a GitHub issue.
+pub fn issue_command(dir: &Path) -> String {
+    let quoted = |file: &str| shell_quote(&dir.join(file).display().to_string());
+    format!(
+        "gh issue create --title \"$(cat {})\" --body-file {}",
+        quoted(crate::report::TITLE_FILE),
+        quoted(crate::report::REPORT_FILE)
+    )
+}
+
+/// A word for sh: as is when it is plain, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain && !word.is_empty() {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

@@ -241,6 +241,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
             scenario.plan(&variant, &overrides)?;
             for repetition in 1..=exec.repeat {
                 jobs.push(Job {
+                    reference: scenario_reference(scenario),
                     scenario: scenario.clone(),
                     variant: variant.clone(),
                     cli: cli.clone(),
@@ -257,6 +258,31 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
         )));
     }
     Ok(jobs)
+}
+
+/// How a report's repro command names a scenario: by name when it is the library's (what
+/// `wakeprobe run NAME` finds), else by its path relative to the working folder; never by an
+/// absolute path (a report travels to machines where it means nothing).
+pub fn scenario_reference(scenario: &Scenario) -> String {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let folder = scenario.path.parent().and_then(canonical);
+    if folder.is_some() && folder == canonical(&scenarios_dir()) {
+        return scenario.name.clone();
+    }
+    if scenario.path.is_relative() {
+        return scenario.path.display().to_string();
+    }
+    // Outside the working folder: the file's own name, as the draft's scenario-file block
+    // (and the run folder's scenario.toml) hands it over.
+    let own_name = format!("{}.toml", scenario.name);
+    let cwd = std::env::current_dir().ok().and_then(|d| canonical(&d));
+    match (cwd, canonical(&scenario.path)) {
+        (Some(cwd), Some(path)) => path
+            .strip_prefix(&cwd)
+            .map(|rel| rel.display().to_string())
+            .unwrap_or(own_name),
+        _ => own_name,
+    }
 }
 
 /// A new run-id folder under `out`, created exclusively (no two invocations share one).

@@ -31,6 +31,9 @@ pub struct Job {
     pub cli: Cli,
     pub repetition: u32,
     pub overrides: Vec<(String, String)>,
+    /// How the repro command names the scenario: its name for the library's, else a path
+    /// relative to the working folder (never an absolute path).
+    pub reference: String,
 }
 
 impl Job {
@@ -52,8 +55,7 @@ impl Job {
     pub fn command(&self) -> String {
         let mut cmd = format!(
             "wakeprobe run {} --variant {}",
-            self.scenario.path.display(),
-            self.variant
+            self.reference, self.variant
         );
         for (k, v) in &self.overrides {
             cmd.push_str(&format!(" --set {k}={v}"));

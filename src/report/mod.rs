@@ -2,6 +2,7 @@
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
 pub mod describe;
+pub mod gfm;
 pub mod json;
 pub mod junit;
 pub mod lanes;
@@ -30,9 +31,11 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 pub const RESULT_FILE: &str = "result.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const PICTURE_FILE: &str = "timeline.svg";
+/// The issue title for `report.md`, one line (`gh issue create --title "$(cat title.txt)"`).
+pub const TITLE_FILE: &str = "title.txt";
 
-/// Writes every per-run report next to the run's evidence: `result.json`, `report.md` and
-/// `timeline.svg`, each redacted and written atomically.
+/// Writes every per-run report next to the run's evidence: `result.json`, `report.md`,
+/// `title.txt` and `timeline.svg`, each redacted and written atomically.
 pub fn write_run_reports(
     dir: &Path,
     redactor: &Redactor,
@@ -57,7 +60,15 @@ pub fn write_run_reports(
     );
     store::write_atomic(
         &dir.join(PICTURE_FILE),
-        redactor.text(&svg::render(timeline, &title)).as_bytes(),
+        redactor
+            .text(&svg::render(timeline, &svg::Caption::of(&title, result)))
+            .as_bytes(),
+    )?;
+    store::write_atomic(
+        &dir.join(TITLE_FILE),
+        redactor
+            .text(&(markdown::draft_title(&draft) + "\n"))
+            .as_bytes(),
     )?;
     store::write_atomic(
         &dir.join(REPORT_FILE),

@@ -14,6 +14,7 @@ mod cut_short;
 mod export;
 mod library;
 mod matrix;
+mod outputs;
 mod readme;
 mod real_cli;
 mod safety;
