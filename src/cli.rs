@@ -89,6 +89,25 @@ pub enum Command {
     Supervise(SuperviseArgs),
 }
 
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum MessageFormat {
+    /// Tables and prose on stdout.
+    #[default]
+    Human,
+    /// One JSON object a line on stdout; the human output goes to stderr.
+    Json,
+}
+
+/// The output format of a subcommand that scripts read.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// `json`: one JSON object a line on stdout (run started, run finished with its verdict
+    /// and report, summary); the human output moves to stderr.
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BackendChoice {
     /// The real Claude Code CLI.
@@ -157,6 +176,8 @@ pub struct RunArgs {
     pub backend: BackendArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +185,8 @@ pub struct ListArgs {
     /// Folder holding the scenario files.
     #[arg(long, default_value = "scenarios")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -192,6 +215,8 @@ pub struct MatrixArgs {
     pub sim_versions: Vec<(String, String)>,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -212,6 +237,8 @@ pub struct BisectArgs {
     pub sim_versions: Vec<(String, String)>,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

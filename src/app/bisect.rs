@@ -13,6 +13,7 @@ use crate::cli::{self, exit};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
 use crate::report::junit::ExtraCase;
+use crate::report::messages::{self, Message};
 
 /// `wakeprobe bisect SCENARIO --good V1 --bad V2`
 pub async fn bisect(args: cli::BisectArgs) -> AppResult {
@@ -68,7 +69,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     let case = bisect_case(&title, &found);
     let execution = std::mem::take(&mut *probes.lock().expect("probe list"));
     let interrupted = cancel.borrow().is_some();
-    invocation::finish(
+    let summary = invocation::finish(
         &Outputs {
             dir: &run_dir,
             junit: args.exec.junit.as_deref(),
@@ -81,9 +82,13 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     let report = found.map_err(|e| match e {
         BisectError::Run { .. } => AppError::setup(e.to_string()),
         other => AppError::bad_input(other.to_string()),
-    })?;
-    print_report(&report, &title);
-    Ok(exit::OK)
+    });
+    let code = report.as_ref().map(|_| exit::OK).unwrap_or_else(|e| e.code);
+    if let Ok(report) = &report {
+        print_report(report, &title);
+    }
+    invocation::emit_summary(&run_dir, None, &summary, code);
+    report.map(|_| code)
 }
 
 /// The versions to search, oldest first: the mapped ones, the listed ones, or npm's.
@@ -115,6 +120,11 @@ fn probe_of(version: &str, execution: &Execution, interrupted: bool) -> Result<P
         .collect();
     let (outcome, agreement) = crate::classify::agreement(&outcomes);
     eprintln!("wakeprobe: {version}: {agreement}");
+    messages::emit(&Message::BisectStep {
+        version,
+        verdict: outcome,
+        agreement: &agreement,
+    });
     Ok(Probe {
         version: version.to_string(),
         outcome,
@@ -144,14 +154,20 @@ fn bisect_case(title: &str, found: &Result<BisectReport, BisectError>) -> ExtraC
 }
 
 fn print_report(report: &BisectReport, title: &str) {
-    println!(
+    messages::say(format!(
         "first version whose verdict differs: {}",
         report.first_bad.version
-    );
-    println!("steps:");
+    ));
+    messages::say("steps:");
     for p in &report.steps {
-        println!("  {} {}", p.version, p.agreement);
+        messages::say(format!("  {} {}", p.version, p.agreement));
     }
-    println!();
-    println!("{}", report.paragraph(title));
+    messages::say("");
+    messages::say(report.paragraph(title));
+    messages::emit(&Message::Bisected {
+        scenario: title,
+        last_good: &report.last_good,
+        first_bad: &report.first_bad.version,
+        paragraph: report.paragraph(title),
+    });
 }

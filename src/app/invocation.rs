@@ -11,7 +11,7 @@ use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
 use crate::report::json::{RunResult, SetupError, Summary};
-use crate::report::{redact::Redactor, saved, store};
+use crate::report::{messages, redact::Redactor, saved, store};
 use crate::scenario::Scenario;
 
 /// One judged run of the invocation: its result, its timeline, its folder.
@@ -145,19 +145,26 @@ fn rerender_repeated(out: &Outputs, summary: &Summary, ran: &Ran) -> Result<(), 
 }
 
 fn print_table(summary: &Summary, ran: &Ran) {
-    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = messages::human_is_terminal();
     let pairs: Vec<(&RunResult, &Timeline)> =
         ran.rows.iter().map(|r| (&r.result, &r.timeline)).collect();
-    println!(
-        "{}",
-        crate::report::terminal::summary(summary, &pairs, color)
-    );
+    messages::say(crate::report::terminal::summary(summary, &pairs, color));
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
-            println!("{}", crate::report::terminal::verdict_lines(&row.result));
-            println!("issue draft: {}", issue_command(&row.dir));
+            messages::say(crate::report::terminal::verdict_lines(&row.result));
+            messages::say(format!("issue draft: {}", issue_command(&row.dir)));
         }
     }
+}
+
+/// The `summary` message that ends an invocation's JSON output.
+pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_code: i32) {
+    messages::emit(&messages::Message::Summary {
+        dir: dir.display().to_string(),
+        matrix: matrix.map(|m| m.display().to_string()),
+        summary,
+        exit_code,
+    });
 }
 
 /// The command that files a run's draft as a GitHub issue.

@@ -2,6 +2,7 @@
 
 use super::{AppResult, resolve};
 use crate::cli::{self, exit};
+use crate::report::messages::{self, Message};
 use crate::scenario;
 
 /// `wakeprobe list`
@@ -22,7 +23,14 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
             s.variants().join(", "),
             s.summary.clone(),
         ]);
+        messages::emit(&Message::Scenario {
+            name: &s.name,
+            seed: s.seed.as_deref(),
+            variants: s.variants(),
+            summary: &s.summary,
+            path: s.path.display().to_string(),
+        });
     }
-    println!("{table}");
+    messages::say(table);
     Ok(exit::OK)
 }

@@ -12,7 +12,7 @@ use crate::cli::{self, exit};
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix, take_shard};
 use crate::matrix::shards::{CellKey, Identity, ShardPos};
-use crate::report::{redact::Redactor, store};
+use crate::report::{messages, redact::Redactor, store};
 use crate::scenario::Scenario;
 
 /// `wakeprobe matrix`
@@ -58,6 +58,14 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             shard.map(|s| s.to_string()).unwrap_or_default()
         );
         write_matrix(&run_dir, &whole.matrix(&[]), None)?;
+        let id = run_dir.file_name().unwrap_or_default().to_string_lossy();
+        let summary = crate::report::json::Summary::build(&id, &[], &[], false);
+        invocation::emit_summary(
+            &run_dir,
+            Some(&run_dir.join("matrix.json")),
+            &summary,
+            exit::OK,
+        );
         return Ok(exit::OK);
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
@@ -73,10 +81,12 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     )?;
     let compared = finish_matrix(&run_dir, &ran, &whole, baseline.as_ref())?;
     let code = invocation::exit_code(&summary, &ran);
-    Ok(match compared {
+    let code = match compared {
         Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
         _ => code,
-    })
+    };
+    invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);
+    Ok(code)
 }
 
 /// The whole matrix an invocation asks for, whichever shard of it runs: every cell of every
@@ -133,17 +143,14 @@ pub fn finish_matrix(
     let comparison = baseline.map(|base| Comparison::of(&grid, base));
     let compared = comparison.as_ref().map(comparison_code);
     write_matrix(dir, &grid, comparison.as_ref())?;
-    println!(
-        "{}",
-        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-    );
+    messages::say(grid.table(messages::human_is_terminal()));
     Ok(compared)
 }
 
 /// Prints the comparison's changed cells and maps it to the documented exit code.
 pub fn comparison_code(comparison: &Comparison) -> i32 {
     for line in comparison.lines() {
-        println!("{line}");
+        messages::say(line);
     }
     if comparison.regressions() > 0 {
         exit::REGRESSION

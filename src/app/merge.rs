@@ -130,8 +130,8 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) // not the `latest` link
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
         .collect();
     entries.sort();
     entries.into_iter().find_map(|p| find_file(&p, name))

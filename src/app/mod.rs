@@ -94,6 +94,15 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     if stale > 0 {
         tracing::info!(stale, "removed sandboxes left by harnesses that died");
     }
+    let json = match &command {
+        Command::Run(a) => Some(&a.output),
+        Command::List(a) => Some(&a.output),
+        Command::Matrix(a) => Some(&a.output),
+        Command::Bisect(a) => Some(&a.output),
+        _ => None,
+    }
+    .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
+    crate::report::messages::set_json(json);
     match command {
         Command::Run(args) => run::run(args).await,
         Command::List(args) => list::list(&args),

@@ -288,9 +288,18 @@ pub fn scenario_reference(scenario: &Scenario) -> String {
 /// A new run-id folder under `out`, created exclusively (no two invocations share one).
 pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
     for _ in 0..100 {
-        let dir = out.join(matrix::new_run_id());
+        let id = matrix::new_run_id();
+        let dir = out.join(&id);
         match crate::report::store::create_exclusive(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => {
+                // `OUT/latest` names the newest run folder (a symlink, replaced atomically).
+                if let Err(e) =
+                    crate::report::store::point_link(&out.join("latest"), Path::new(&id))
+                {
+                    eprintln!("wakeprobe: warning: {e}");
+                }
+                return Ok(dir);
+            }
             Err(e) if e.source.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(AppError::bad_input(format!(

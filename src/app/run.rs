@@ -22,5 +22,7 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
         },
         &ran,
     )?;
-    Ok(invocation::exit_code(&summary, &ran))
+    let code = invocation::exit_code(&summary, &ran);
+    invocation::emit_summary(&run_dir, None, &summary, code);
+    Ok(code)
 }

@@ -19,6 +19,7 @@ use crate::classify;
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
+use crate::report::messages::{self, Message};
 use crate::report::redact::Redactor;
 use crate::report::{self, json::RunResult};
 use crate::scenario::{Plan, Scenario, ScenarioError};
@@ -136,11 +137,18 @@ pub async fn execute(
                 .lock()
                 .expect("status list")
                 .push((job.title(), status.clone()));
+            messages::emit(&Message::RunStarted {
+                scenario: &job.scenario.name,
+                variant: &job.variant,
+                cli: job.cli.label(),
+                repetition: job.repetition,
+            });
             let outcome = run_cell(&job, plan, &opts, cancel, status.clone()).await;
             statuses
                 .lock()
                 .expect("status list")
                 .retain(|(_, s)| !Arc::ptr_eq(s, &status));
+            emit_finished(&job, &outcome);
             board.finished(&job.title(), outcome.as_ref().ok().map(|(_, r, _)| r));
             Some(match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
@@ -164,6 +172,32 @@ pub async fn execute(
     }
     board.stop();
     Ok(execution)
+}
+
+/// The `run-finished` (or `run-failed`) message of a cell.
+fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), String>) {
+    let (scenario, variant, cli) = (&job.scenario.name, &job.variant, job.cli.label());
+    messages::emit(&match outcome {
+        Ok((dir, result, _)) => Message::RunFinished {
+            scenario,
+            variant,
+            cli,
+            repetition: job.repetition,
+            verdict: result.judgement.outcome,
+            expect: result.expect,
+            matches_expect: result.matches_expect,
+            duration_s: result.run.duration_s,
+            dir: dir.display().to_string(),
+            report: dir.join(report::REPORT_FILE).display().to_string(),
+        },
+        Err(message) => Message::RunFailed {
+            scenario,
+            variant,
+            cli,
+            repetition: job.repetition,
+            message,
+        },
+    });
 }
 
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.

@@ -8,6 +8,7 @@ pub mod junit;
 pub mod lanes;
 pub mod markdown;
 pub mod mermaid;
+pub mod messages;
 pub mod redact;
 pub mod saved;
 pub mod store;

@@ -71,3 +71,158 @@ fn the_repro_command_never_names_an_absolute_path_and_the_draft_has_its_title() 
         assert!(said.contains(&gh), "{gh} in:\n{said}");
     }
 }
+
+/// Every stdout line as a JSON object with a `type`.
+fn messages(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+            assert!(v["type"].is_string(), "{l}");
+            v
+        })
+        .collect()
+}
+
+fn types(messages: &[serde_json::Value]) -> Vec<&str> {
+    messages
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn message_format_json_puts_one_object_a_line_on_stdout_and_people_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-bg-turn-end",
+            "--backend",
+            "sim",
+            "--set",
+            "bg_seconds=1",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ]),
+        LIMIT,
+    );
+    let all = messages(&out);
+    let kinds = types(&all);
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "run-started").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "run-finished").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"summary"), "{kinds:?}");
+    for finished in all.iter().filter(|m| m["type"] == "run-finished") {
+        assert!(finished["verdict"].is_string(), "{finished}");
+        let report = std::path::Path::new(finished["report"].as_str().unwrap());
+        assert!(report.is_file(), "{finished}");
+    }
+    let summary = all.last().unwrap();
+    assert_eq!(
+        summary["exit_code"].as_i64(),
+        out.status.code().map(i64::from)
+    );
+    assert_eq!(summary["summary"]["cells"].as_array().unwrap().len(), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("┆ verdict"),
+        "the table moved to stderr:\n{stderr}"
+    );
+
+    // list: one scenario a line, as many as the library holds.
+    let out = output_within(wakeprobe(&["list", "--message-format", "json"]), LIMIT);
+    let all = messages(&out);
+    let library = std::fs::read_dir(root().join("scenarios")).unwrap().count();
+    assert_eq!(all.len(), library);
+    assert!(
+        all.iter()
+            .all(|m| m["type"] == "scenario" && m["variants"].is_array())
+    );
+
+    // bisect: each version judged, the finding, the summary.
+    let out = output_within(
+        wakeprobe(&[
+            "bisect",
+            "top-level-control",
+            "--variant",
+            "session",
+            "--good",
+            "1.0.0",
+            "--bad",
+            "1.0.1",
+            "--sim-version",
+            "1.0.0=fixed",
+            "--sim-version",
+            "1.0.1=child-error",
+            "--set",
+            "bg_seconds=1",
+            "--out",
+            dir.path().join("bisect").to_str().unwrap(),
+            "--message-format",
+            "json",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = messages(&out);
+    let kinds: Vec<&str> = types(&all)
+        .into_iter()
+        .filter(|k| !k.starts_with("run-"))
+        .collect();
+    assert_eq!(kinds, ["bisect-step", "bisect-step", "bisected", "summary"]);
+    assert_eq!(all[all.len() - 2]["first_bad"], "1.0.1");
+}
+
+#[test]
+fn latest_names_the_newest_run_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("reports");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = output_within(
+            wakeprobe(&[
+                "run",
+                "top-level-control",
+                "--variant",
+                "session",
+                "--backend",
+                "sim",
+                "--set",
+                "bg_seconds=1",
+                "--quiet",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ]),
+            LIMIT,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let latest = std::fs::read_link(out_dir.join("latest")).expect("latest is a symlink");
+        assert!(latest.is_relative(), "{latest:?}");
+        assert!(!ids.contains(&latest), "a new run folder");
+        assert!(out_dir.join("latest/summary.json").is_file());
+        ids.push(latest);
+    }
+    let newest = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name())
+        .max()
+        .unwrap();
+    assert_eq!(ids[1].as_os_str(), newest);
+    // Reading the whole folder sees each run once, not again through `latest`.
+    let out = output_within(wakeprobe(&["report", out_dir.to_str().unwrap()]), LIMIT);
+    assert!(text(&out).contains("re-rendered 2 runs"), "{}", text(&out));
+}
