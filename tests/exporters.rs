@@ -102,8 +102,38 @@ fn terminal_table() {
     let (p, pr) = load("seed000-print");
     let (s, sr) = load("seed000-session");
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
-    let table = terminal::summary(&sum, &[(&pr, &p.timeline), (&sr, &s.timeline)], false);
+    let table = terminal::summary(
+        &sum,
+        &[(&pr, &p.timeline), (&sr, &s.timeline)],
+        false,
+        terminal::DEFAULT_WIDTH,
+    );
     insta::assert_snapshot!("terminal_seed000", table);
+}
+
+#[test]
+fn terminal_table_at_80_columns_fits_with_whole_verdicts() {
+    let (p, pr) = load("seed000-print");
+    let (s, sr) = load("seed000-session");
+    let sum = summary(&[(&pr, "print"), (&sr, "session")]);
+    let pairs = [(&pr, &p.timeline), (&sr, &s.timeline)];
+    let table = terminal::summary(&sum, &pairs, false, 80);
+    for line in table.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}\n{table}");
+    }
+    // The handoffs would wrap a word a row: left out. The verdict, its expectation mark and
+    // the times are never cut; a run takes at most two rows.
+    assert!(!table.contains("key handoffs"), "{table}");
+    assert!(
+        table.contains("┆ not-resumable ✓ ┆ -       ┆ 6.9s"),
+        "{table}"
+    );
+    assert!(
+        table.contains("┆ woke ✓          ┆ 0.06s   ┆ 11.8s"),
+        "{table}"
+    );
+    assert!(table.lines().count() <= 4 + 2 * 2, "{table}");
+    insta::assert_snapshot!("terminal_seed000_80_columns", table);
 }
 
 #[test]

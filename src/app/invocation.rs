@@ -148,7 +148,10 @@ fn print_table(summary: &Summary, ran: &Ran) {
     let color = messages::human_is_terminal();
     let pairs: Vec<(&RunResult, &Timeline)> =
         ran.rows.iter().map(|r| (&r.result, &r.timeline)).collect();
-    messages::say(crate::report::terminal::summary(summary, &pairs, color));
+    let width = messages::human_width().unwrap_or(crate::report::terminal::DEFAULT_WIDTH);
+    messages::say(crate::report::terminal::summary(
+        summary, &pairs, color, width,
+    ));
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
             messages::say(crate::report::terminal::verdict_lines(&row.result));

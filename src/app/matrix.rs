@@ -143,7 +143,10 @@ pub fn finish_matrix(
     let comparison = baseline.map(|base| Comparison::of(&grid, base));
     let compared = comparison.as_ref().map(comparison_code);
     write_matrix(dir, &grid, comparison.as_ref())?;
-    messages::say(grid.table(messages::human_is_terminal()));
+    messages::say(grid.table(
+        messages::human_is_terminal(),
+        messages::human_width().unwrap_or(170),
+    ));
     Ok(compared)
 }
 

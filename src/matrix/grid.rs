@@ -205,14 +205,14 @@ impl Matrix {
         s
     }
 
-    /// The matrix as a terminal table.
-    pub fn table(&self, color: bool) -> String {
+    /// The matrix as a terminal table, arranged to `width` columns.
+    pub fn table(&self, color: bool, width: u16) -> String {
         use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
         let mut table = Table::new();
         table
             .load_style(presets::UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(170);
+            .set_width(width);
         if color {
             table.enforce_styling();
         } else {

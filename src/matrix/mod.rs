@@ -120,11 +120,21 @@ pub async fn execute(
     cancel: Cancel,
 ) -> Result<Execution, ExecError> {
     let limit = Arc::new(Semaphore::new(opts.jobs.max(1)));
-    let statuses: Arc<Mutex<Vec<(String, StatusHandle)>>> = Arc::default();
-    let board = progress::Board::start(statuses.clone(), jobs.len(), opts.progress);
+    let statuses: progress::Statuses = Arc::default();
+    let plans = jobs
+        .iter()
+        .map(|job| job.scenario.plan(&job.variant, &job.overrides))
+        .collect::<Result<Vec<Plan>, _>>()?;
+    let board = progress::Board::start(
+        statuses.clone(),
+        progress::Plan {
+            ceilings: plans.iter().map(|p| p.driver.ceiling).collect(),
+            slots: opts.jobs.max(1),
+        },
+        opts.progress,
+    );
     let mut handles = Vec::new();
-    for job in jobs {
-        let plan = job.scenario.plan(&job.variant, &job.overrides)?;
+    for (job, plan) in jobs.into_iter().zip(plans) {
         let (limit, cancel, statuses) = (limit.clone(), cancel.clone(), statuses.clone());
         let (board, opts) = (board.clone(), opts.clone());
         handles.push(tokio::spawn(async move {
@@ -132,7 +142,11 @@ pub async fn execute(
             if cancel.borrow().is_some() {
                 return None;
             }
-            let status: StatusHandle = Arc::new(Mutex::new(LiveStatus::default()));
+            let status: StatusHandle = Arc::new(Mutex::new(LiveStatus {
+                ceiling_s: plan.driver.ceiling.as_secs_f64(),
+                ..LiveStatus::default()
+            }));
+            board.started(&job.title());
             statuses
                 .lock()
                 .expect("status list")

@@ -118,3 +118,16 @@ pub fn human_is_terminal() -> bool {
         std::io::stdout().is_terminal()
     }
 }
+
+/// The width of the terminal the human output goes to, when it goes to one.
+pub fn human_width() -> Option<u16> {
+    if !human_is_terminal() {
+        return None;
+    }
+    let size = if json() {
+        rustix::termios::tcgetwinsize(std::io::stderr())
+    } else {
+        rustix::termios::tcgetwinsize(std::io::stdout())
+    };
+    size.ok().map(|w| w.ws_col).filter(|c| *c > 0)
+}

@@ -69,6 +69,12 @@ fn the_repro_command_never_names_an_absolute_path_and_the_draft_has_its_title() 
             run.display()
         );
         assert!(said.contains(&gh), "{gh} in:\n{said}");
+        // stderr is no terminal: plain lines as each run starts and ends, no redraws.
+        let err = String::from_utf8_lossy(&out.stderr);
+        let started = err.find("[start 1/1] subagent-bg-turn-end/session\n");
+        let done = err.find("[1/1] subagent-bg-turn-end/session done (");
+        assert!(started.is_some() && started < done, "{err}");
+        assert!(!err.contains('\r') && !err.contains("\x1b["), "{err:?}");
     }
 }
 
@@ -225,4 +231,118 @@ fn latest_names_the_newest_run_folder() {
     // Reading the whole folder sees each run once, not again through `latest`.
     let out = output_within(wakeprobe(&["report", out_dir.to_str().unwrap()]), LIMIT);
     assert!(text(&out).contains("re-rendered 2 runs"), "{}", text(&out));
+}
+
+/// Every row the terminal showed, trailing blanks trimmed. The program draws for the pty's
+/// size; the emulated screen is as wide, and tall enough that nothing scrolls away, so every
+/// row it ever left is still there to read (the progress display moves the cursor only
+/// relative to itself, so the extra height changes nothing it draws). Rows, not lines: the
+/// display pads its lines to the width and lets the terminal wrap.
+fn terminal_rows(bytes: &[u8], cols: u16) -> Vec<String> {
+    const TALL: u16 = 5000;
+    let nonzero = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+    let mut parser = vt100::Parser::new(nonzero(TALL), nonzero(cols), 0);
+    parser.process(bytes);
+    let screen = parser.screen();
+    assert!(
+        screen.cursor_position().0 < TALL - 1,
+        "the emulated screen is tall enough"
+    );
+    let mut rows: Vec<String> = screen
+        .rows(0, cols)
+        .map(|r| r.trim_end().to_string())
+        .collect();
+    while rows.last().is_some_and(|l| l.is_empty()) {
+        rows.pop();
+    }
+    rows
+}
+
+#[test]
+fn a_library_run_in_an_80_column_terminal_leaves_no_stale_lines() {
+    use std::io::Read;
+    let (rows, cols) = (24, 80);
+    let pty = wakeprobe::driver::pty::PtyPair::open_sized(rows, cols).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = wakeprobe(&[
+        "run",
+        "--backend",
+        "sim",
+        "--set",
+        "bg_seconds=1",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    cmd.stdin(pty.child_stdio().unwrap())
+        .stdout(pty.child_stdio().unwrap())
+        .stderr(pty.child_stdio().unwrap())
+        .env("TERM", "xterm-256color")
+        .env_remove("COLUMNS");
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd); // its copies of the terminal end: the reader sees EIO once the run is gone
+    let mut master = std::fs::File::from(pty.into_master());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 8192];
+        // EIO once every holder of the terminal end is gone.
+        while let Ok(n @ 1..) = master.read(&mut buf) {
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        let _ = tx.send(bytes);
+    });
+    let Ok(bytes) = rx.recv_timeout(Duration::from_secs(300)) else {
+        let _ = child.kill();
+        panic!("the library run did not finish within 300 s");
+    };
+    let status = child.wait().unwrap();
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    let rows = terminal_rows(&bytes, cols);
+    let all = rows.join("\n");
+    // No progress line anywhere: the display cleared every one it drew.
+    for row in &rows {
+        let progress = row.contains("(ceilings)")
+            || row.contains(" · req ")
+            || row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
+        assert!(!progress, "a progress line left behind: {row:?}\n{all}");
+    }
+    // Above the results table: only the finish lines, one per run, each whole on its row.
+    let table = rows
+        .iter()
+        .position(|r| r.starts_with('┌'))
+        .unwrap_or_else(|| panic!("no results table:\n{all}"));
+    let mut titles: Vec<&str> = Vec::new();
+    for row in rows[..table].iter().filter(|r| !r.is_empty()) {
+        let title = finish_line_title(row)
+            .unwrap_or_else(|| panic!("not a finish line above the table: {row:?}\n{all}"));
+        titles.push(title);
+    }
+    let runs = runs(&run_dir(dir.path())).len();
+    titles.sort();
+    titles.dedup();
+    assert_eq!(titles.len(), runs, "one finish line per run:\n{all}");
+    // The table is whole and fits: each of its rows a table row, as wide as the terminal.
+    let end = table
+        + rows[table..]
+            .iter()
+            .position(|r| r.starts_with('└'))
+            .unwrap();
+    for row in &rows[table..=end] {
+        assert!(row.starts_with(['┌', '│', '╞', '├', '└']), "{row:?}\n{all}");
+        assert!(row.chars().count() <= cols as usize, "{row:?}");
+    }
+    assert!(rows.last().unwrap().starts_with("reports: "), "{all}");
+}
+
+/// The run's title in `[3/21] scenario/variant done (verdict …, 1.2s)` (cut with `…` when
+/// the terminal is narrower than the line).
+fn finish_line_title(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('[')?;
+    let (count, rest) = rest.split_once("] ")?;
+    let (a, b) = count.split_once('/')?;
+    a.parse::<u32>().ok()?;
+    b.parse::<u32>().ok()?;
+    let (title, detail) = rest.split_once(" done (")?;
+    let whole = detail.ends_with(')') || detail.ends_with('…');
+    (title.contains('/') && !title.contains(' ') && whole).then_some(title)
 }
