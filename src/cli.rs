@@ -47,6 +47,14 @@ Exit codes:
     after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// The scenario library to use, before `./scenarios` and the library built into the binary.
+    #[arg(
+        long,
+        global = true,
+        env = "WAKEPROBE_SCENARIOS_DIR",
+        value_name = "DIR"
+    )]
+    pub scenarios_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -78,6 +86,12 @@ pub enum Command {
     Cache(CacheCommand),
     /// Write a scenario as one standalone Node script reproducing it (for upstream reports).
     Export(ExportArgs),
+    /// Write the built-in scenario library and sandbox-project into DIR, for editing.
+    Init(InitArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one per subcommand into a folder.
+    Man(ManArgs),
     /// (internal) Record a hook payload from stdin.
     #[command(hide = true)]
     HookRecord(HelperSocket),
@@ -182,11 +196,35 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Folder holding the scenario files.
-    #[arg(long, default_value = "scenarios")]
-    pub dir: PathBuf,
+    /// Folder holding the scenario files (default: the invocation's library, as
+    /// `--scenarios-dir` chooses it).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The folder to write `scenarios/` and `sandbox-project/` into (created if needed).
+    pub dir: PathBuf,
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `wakeprobe.1` and one `wakeprobe-SUBCOMMAND.1` per subcommand into this folder
+    /// (default: print `wakeprobe.1` on stdout).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

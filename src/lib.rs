@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod export;
 pub mod fake_api;
 pub mod guard;
+pub mod library;
 pub mod matrix;
 pub mod procs;
 pub mod report;

@@ -1,16 +1,21 @@
 //! `wakeprobe list`: the scenario library, one line each.
 
-use super::{AppResult, resolve};
+use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
 use crate::report::messages::{self, Message};
 use crate::scenario;
 
 /// `wakeprobe list`
 pub fn list(args: &cli::ListArgs) -> AppResult {
-    let dir = if args.dir.is_dir() {
-        args.dir.clone()
-    } else {
-        resolve::scenarios_dir()
+    let dir = match &args.dir {
+        Some(dir) if !dir.is_dir() => {
+            return Err(AppError::bad_input(format!(
+                "--dir {}: not a folder",
+                dir.display()
+            )));
+        }
+        Some(dir) => dir.clone(),
+        None => resolve::scenarios_dir()?,
     };
     let scenarios = scenario::load_dir(&dir)?;
     let mut table = comfy_table::Table::new();

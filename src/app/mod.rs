@@ -7,8 +7,10 @@ mod baseline;
 mod bisect;
 mod cache;
 mod conform;
+mod docs;
 mod export;
 mod guard;
+mod init;
 mod invocation;
 mod list;
 mod matrix;
@@ -116,6 +118,9 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Bisect(args) => bisect::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
+        Command::Init(args) => init::init(&args),
+        Command::Completions(args) => docs::completions(&args),
+        Command::Man(args) => docs::man(&args),
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,

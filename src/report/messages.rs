@@ -100,13 +100,14 @@ pub fn emit(message: &Message) {
     let _ = out.flush();
 }
 
-/// Prints a line of human output: on stdout, or on stderr when stdout carries JSON.
+/// Prints a line of human output: on stdout, or on stderr when stdout carries JSON. A reader
+/// that went away (`wakeprobe list | head`) is no error.
 pub fn say(text: impl std::fmt::Display) {
-    if json() {
-        eprintln!("{text}");
+    let _ = if json() {
+        writeln!(std::io::stderr().lock(), "{text}")
     } else {
-        println!("{text}");
-    }
+        writeln!(std::io::stdout().lock(), "{text}")
+    };
 }
 
 /// Whether human output goes to a terminal (for colour).

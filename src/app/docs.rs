@@ -1,0 +1,41 @@
+//! `wakeprobe completions SHELL` and `wakeprobe man`: generated from the command-line
+//! definition itself (clap_complete, clap_mangen), so they never drift from it.
+
+use std::io::Write;
+
+use clap::CommandFactory;
+
+use super::{AppError, AppResult};
+use crate::cli::{Cli, CompletionsArgs, ManArgs, exit};
+
+/// `wakeprobe completions SHELL`: the script on stdout.
+pub fn completions(args: &CompletionsArgs) -> AppResult {
+    let mut command = Cli::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(args.shell, &mut command, "wakeprobe", &mut out);
+    out.flush()
+        .map_err(|e| AppError::setup(format!("cannot write the completions: {e}")))?;
+    Ok(exit::OK)
+}
+
+/// `wakeprobe man [--dir DIR]`: `wakeprobe.1` on stdout, or every page into DIR.
+pub fn man(args: &ManArgs) -> AppResult {
+    let command = Cli::command();
+    let written = match &args.dir {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .and_then(|()| clap_mangen::generate_to(command, dir))
+            .map(|()| format!("man pages: {}", dir.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(command)
+                .render(&mut out)
+                .and_then(|()| out.flush())
+                .map(|()| String::new())
+        }
+    }
+    .map_err(|e| AppError::setup(format!("cannot write the man page: {e}")))?;
+    if !written.is_empty() {
+        eprintln!("{written}");
+    }
+    Ok(exit::OK)
+}
