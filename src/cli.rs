@@ -177,7 +177,7 @@ pub struct ExecArgs {
     /// The project template copied into every sandbox.
     #[arg(long, value_name = "DIR")]
     pub template: Option<PathBuf>,
-    /// Do not draw the progress line.
+    /// No progress display, and no start and finish lines.
     #[arg(long)]
     pub quiet: bool,
 }

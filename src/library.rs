@@ -97,10 +97,29 @@ pub fn materialized(cache: &Path) -> io::Result<PathBuf> {
 /// What `write_out` did not do.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteOutError {
-    #[error("{} already exist{} (pass --force to overwrite): {}", .0.len(), if .0.len() == 1 { "s" } else { "" }, .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("{} (pass --force to overwrite)", already(.0))]
     Exists(Vec<PathBuf>),
     #[error("{0}")]
     Io(#[from] io::Error),
+}
+
+/// `2 files already exist: a, b`, `14 files already exist: a, b, c and 11 more`
+fn already(paths: &[PathBuf]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = match paths.len() {
+        1 => "1 file already exists: ".to_string(),
+        n => format!("{n} files already exist: "),
+    };
+    let shown: Vec<String> = paths
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    text.push_str(&shown.join(", "));
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
 }
 
 /// Writes the library under `root` (`root/scenarios/`, `root/sandbox-project/`) and returns
