@@ -896,6 +896,8 @@ mod tests {
                 spawn: Some("worker".into()),
                 track: None,
                 teammate: None,
+                target: None,
+                inserted: false,
             },
         );
         let stop = ev(
@@ -943,6 +945,7 @@ mod tests {
                     task_id: "a1".into(),
                     status: Some("completed".into()),
                     tool_use_id: None,
+                    event: None,
                 }],
                 injected: None,
                 tool_errors: vec![],

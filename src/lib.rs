@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod checks;
 pub mod classify;
 pub mod cli;
 pub mod conform;
@@ -12,6 +13,7 @@ pub mod evidence;
 pub mod export;
 pub mod fake_api;
 pub mod guard;
+pub mod import;
 pub mod library;
 pub mod matrix;
 pub mod procs;

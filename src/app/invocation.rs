@@ -158,6 +158,9 @@ fn print_table(summary: &Summary, ran: &Ran) {
             messages::say(format!("issue draft: {}", issue_command(&row.dir)));
         }
     }
+    if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
+        messages::say(lines);
+    }
 }
 
 /// The `summary` message that ends an invocation's JSON output.

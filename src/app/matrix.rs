@@ -80,6 +80,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         &ran,
     )?;
     let compared = finish_matrix(&run_dir, &ran, &whole, baseline.as_ref())?;
+    if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
+        messages::say(lines);
+    }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
         Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,

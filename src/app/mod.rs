@@ -10,11 +10,13 @@ mod conform;
 mod docs;
 mod export;
 mod guard;
+mod import;
 mod init;
 mod invocation;
 mod list;
 mod matrix;
 mod merge;
+mod minimize;
 mod report;
 pub mod resolve;
 mod run;
@@ -118,6 +120,8 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Bisect(args) => bisect::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
+        Command::Import(args) => import::import(&args),
+        Command::Minimize(args) => minimize::minimize(args).await,
         Command::Init(args) => init::init(&args),
         Command::Completions(args) => docs::completions(&args),
         Command::Man(args) => docs::man(&args),

@@ -5,6 +5,7 @@
 use super::facts::{self, Facts, WorkEnd};
 use super::rules::{Decision, Woken};
 use super::{Outcome, Verdict, Witness};
+use crate::evidence::secs;
 use crate::evidence::{Event, EventKind, HookName, InputReason, Timeline};
 
 impl Outcome {
@@ -23,16 +24,7 @@ impl Outcome {
 }
 
 pub fn witness(e: &Event, what: impl Into<String>) -> Witness {
-    Witness {
-        t_ms: e.t_ms,
-        source: e.source,
-        agent: e.agent.clone(),
-        what: what.into(),
-    }
-}
-
-pub fn secs(t_ms: f64) -> String {
-    format!("{:.2} s", t_ms / 1000.0)
+    Witness::of(e, what)
 }
 
 /// Everything the wording reads besides the decision.
@@ -58,10 +50,13 @@ pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
         facts: vec![],
     };
     let Some(started) = scene.started else {
-        return unknown(
-            v,
-            format!("`{k}` never started (no tool call, task or process for it)"),
-        );
+        let why = scene
+            .tl
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::ToolUnavailable { .. }))
+            .map(|e| format!(": {}", cut_what(e)))
+            .unwrap_or_else(|| " (no tool call, task or process for it)".into());
+        return unknown(v, format!("`{k}` never started{why}"));
     };
     v.witness.push(witness(
         started,
@@ -490,6 +485,9 @@ fn run_end_what(e: &Event) -> String {
         EventKind::WorkOverdue { work, bound_s } => {
             format!("`{work}` passes its {bound_s:.1} s hang bound; the harness ends the run")
         }
+        EventKind::ToolUnavailable { .. } => {
+            format!("{}; the harness ends the run", cut_what(e))
+        }
         _ => "the run ends".into(),
     }
 }
@@ -502,6 +500,10 @@ fn cut_what(e: &Event) -> String {
         EventKind::Interrupted { signal: None } => "an interruption".into(),
         EventKind::HarnessFailed { what } => format!("the harness failed: {what}"),
         EventKind::WorkOverdue { work, .. } => format!("`{work}` passed its hang bound"),
+        EventKind::ToolUnavailable { tool, cli } => format!(
+            "{} offers no {tool} tool, which the script calls",
+            cli.as_deref().unwrap_or("this CLI")
+        ),
         EventKind::CliExited { exit } => {
             format!("a signal, as the CLI exited ({})", exit.describe())
         }

@@ -157,17 +157,6 @@ fn work_end<'a>(
     }
 }
 
-pub fn is_request_by(e: &Event, agent: &str) -> bool {
-    e.agent.as_deref() == Some(agent)
-        && matches!(
-            e.kind,
-            EventKind::ModelRequest {
-                route: Route::Turn | Route::ScriptExhausted,
-                ..
-            }
-        )
-}
-
 fn is_hook(e: &Event, name: HookName) -> bool {
     matches!(&e.kind, EventKind::Hook { hook, .. } if *hook == name)
 }
@@ -193,7 +182,7 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
     let reactivated = timeline.iter().any(|e| {
         e.t_ms > stop.t_ms
             && e.t_ms <= t
-            && (is_request_by(e, waiter)
+            && (e.is_request_by(waiter)
                 || (e.agent.as_deref() == Some(waiter) && is_hook(e, HookName::SubagentStart)))
     });
     (!reactivated).then_some(stop)
@@ -203,9 +192,10 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
 pub fn delivery<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
     tl.iter().find(|e| {
         e.t_ms >= from
-            && is_request_by(e, f.waiter)
+            && e.is_request_by(f.waiter)
+                        // A Monitor's event is news from running work, not the notice of its end.
             && matches!(&e.kind, EventKind::ModelRequest { notifications, .. }
-                if notifications.iter().any(|n| f.task_ids.contains(&n.task_id)))
+                if notifications.iter().any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)))
     })
 }
 
@@ -236,7 +226,7 @@ pub fn silent_input<'a>(
             )
             && !tl
                 .iter()
-                .any(|r| r.t_ms > end_t && r.t_ms < e.t_ms && is_request_by(r, w))
+                .any(|r| r.t_ms > end_t && r.t_ms < e.t_ms && r.is_request_by(w))
     })
 }
 
@@ -286,9 +276,9 @@ pub fn blocked_stop<'a>(
             let next = tl.iter().find(|e| {
                 e.t_ms > stop.t_ms
                     && e.agent.as_deref() == Some(w)
-                    && (is_request_by(e, w) || is_hook(e, HookName::SubagentStart))
+                    && (e.is_request_by(w) || is_hook(e, HookName::SubagentStart))
             })?;
-            is_request_by(next, w).then_some((stop, next))
+            next.is_request_by(w).then_some((stop, next))
         })
 }
 

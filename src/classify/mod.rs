@@ -31,30 +31,20 @@
 //! carrying the notification is. The run's outcome is the first pair's that is not `woke`
 //! (declared pairs in file order), else `woke`.
 
-pub mod checks;
 mod explain;
 mod facts;
 mod rules;
 
 use serde::{Deserialize, Serialize};
 
+use crate::checks::{self, CheckResult};
 use crate::evidence::run::{EndReason, RunInfo};
 use crate::evidence::{EventKind, ExitDesc, Timeline};
+pub use crate::evidence::{Witness, secs};
 use crate::scenario::{Check, MAIN_AGENT, Plan, Watch};
-pub use explain::{secs, witness};
-pub use facts::is_request_by;
+pub use explain::witness;
 
 pub use crate::scenario::{ALL_OUTCOMES, Outcome};
-
-/// One event that decides a verdict, described.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Witness {
-    pub t_ms: f64,
-    pub source: crate::evidence::Source,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    pub what: String,
-}
 
 /// The verdict for one waiter and its background work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -80,6 +70,10 @@ pub struct Input<'a> {
     pub cli_exit: Option<&'a ExitDesc>,
     pub watch: &'a [Watch],
     pub checks: &'a [Check],
+    /// The folder's invariants: judged like checks, reported apart.
+    pub invariants: &'a [Check],
+    /// Raw hook payloads, by the index hook events carry (for checks' `payload.` paths).
+    pub payloads: &'a [serde_json::Value],
     pub settle_ms: f64,
 }
 
@@ -88,7 +82,10 @@ pub struct Input<'a> {
 pub struct Judgement {
     pub outcome: Outcome,
     pub verdicts: Vec<Verdict>,
-    pub checks: Vec<checks::CheckResult>,
+    pub checks: Vec<CheckResult>,
+    /// Whether each invariant of the scenario's folder holds in this run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invariants: Vec<CheckResult>,
 }
 
 impl Judgement {
@@ -127,11 +124,13 @@ pub fn judge(input: &Input) -> Judgement {
         } else {
             Outcome::Woke
         });
-    let checks = input
-        .checks
-        .iter()
-        .map(|c| checks::run_check(input.timeline, c))
-        .collect();
+    let evidence = checks::Evidence {
+        timeline: input.timeline,
+        payloads: input.payloads,
+        end: *input.end,
+    };
+    let checks = checks::run_all(&evidence, input.checks);
+    let invariants = checks::run_all(&evidence, input.invariants);
     if verdicts.is_empty() {
         verdicts.push(Verdict {
             waiter: MAIN_AGENT.into(),
@@ -150,17 +149,25 @@ pub fn judge(input: &Input) -> Judgement {
         outcome,
         verdicts,
         checks,
+        invariants,
     }
 }
 
 /// Judges a saved or finished run with its plan: the one way every command judges.
-pub fn judge_run(info: &RunInfo, timeline: &Timeline, plan: &Plan) -> Judgement {
+pub fn judge_run(
+    info: &RunInfo,
+    timeline: &Timeline,
+    plan: &Plan,
+    payloads: &[serde_json::Value],
+) -> Judgement {
     judge(&Input {
         timeline,
         end: &info.end,
         cli_exit: info.cli_exit.as_ref(),
         watch: &plan.watch,
         checks: &plan.checks,
+        invariants: &plan.invariants,
+        payloads,
         settle_ms: plan.driver.settle.as_secs_f64() * 1000.0,
     })
 }

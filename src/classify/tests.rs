@@ -28,6 +28,7 @@ fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
                     task_id: id.to_string(),
                     status: Some("completed".into()),
                     tool_use_id: None,
+                    event: None,
                 })
                 .collect(),
         },
@@ -63,6 +64,8 @@ fn start(waiter: &str, t0: f64, t1: f64) -> Vec<Event> {
                 spawn: None,
                 track: Some("bg".into()),
                 teammate: None,
+                target: None,
+                inserted: false,
             },
         ),
         ev(
@@ -144,6 +147,8 @@ fn judge_events(events: Vec<Event>, waiter: &str, end: EndReason) -> Judgement {
         cli_exit: Some(&ExitDesc::Code(0)),
         watch: &watch,
         checks: &[],
+        invariants: &[],
+        payloads: &[],
         settle_ms: 2000.0,
     })
 }
@@ -257,6 +262,8 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
         cli_exit: Some(&ExitDesc::Signal(11)),
         watch: &watch,
         checks: &[],
+        invariants: &[],
+        payloads: &[],
         settle_ms: 2000.0,
     });
     assert_eq!(j.outcome, Outcome::Unknown);
@@ -300,6 +307,8 @@ fn no_background_work_is_unknown() {
         cli_exit: None,
         watch: &[],
         checks: &[],
+        invariants: &[],
+        payloads: &[],
         settle_ms: 1000.0,
     });
     assert_eq!(j.outcome, Outcome::Unknown);
@@ -597,7 +606,7 @@ proptest! {
         if !started {
             prop_assert_eq!(j.outcome, Outcome::Unknown);
         }
-        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], settle_ms: 0.0 });
+        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], payloads: &[], settle_ms: 0.0 });
     }
 }
 
@@ -619,6 +628,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
                     task_id: "b1".into(),
                     status: None,
                     tool_use_id: None,
+                    event: None,
                 }]
             } else {
                 vec![]
@@ -631,7 +641,9 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             background: b,
             spawn: None,
             track: Some("bg".into()),
-            teammate: None
+            teammate: None,
+            target: None,
+            inserted: false,
         }),
         Just(EventKind::TaskStarted {
             task_id: "b1".into(),

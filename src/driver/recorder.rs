@@ -33,6 +33,8 @@ pub struct Live {
     pub cli_exit: Option<(ExitDesc, f64)>,
     /// A signal from outside that stopped the supervisor (its number, its time in ns).
     pub supervisor_stopped: Option<(i32, u64)>,
+    /// The script called a tool this CLI does not offer: the run cannot go on as written.
+    pub tool_unavailable: Option<String>,
 }
 
 impl Live {
@@ -46,6 +48,7 @@ impl Live {
             task_ids: HashMap::new(),
             work_started: HashMap::new(),
             awaiting_turn: false,
+            tool_unavailable: None,
             results: 0,
             turn_ends: HashMap::new(),
             requests: 0,
@@ -107,6 +110,11 @@ impl Live {
                 }
             }
             EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
+            EventKind::ToolUnavailable { tool, cli } => {
+                let cli = cli.as_deref().unwrap_or("this CLI");
+                self.tool_unavailable
+                    .get_or_insert_with(|| format!("{cli} offers no {tool} tool"));
+            }
             _ => {}
         }
     }

@@ -137,6 +137,9 @@ pub async fn drive(
         {
             break hung(rec, plan, &work);
         }
+        if let Some(why) = &rec.live.tool_unavailable {
+            break (EndReason::ToolUnavailable, Some(why.clone()));
+        }
         if rec.live.cli_exit.is_some() {
             let reason = if schedule.closed() {
                 EndReason::Finished

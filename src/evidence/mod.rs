@@ -6,7 +6,7 @@
 //! stamped in milliseconds since the run started on [`clock::RunClock`].
 
 pub mod clock;
-pub mod hook;
+pub mod describe;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
@@ -14,7 +14,7 @@ pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
-pub use hook::HookName;
+pub use crate::scenario::HookName;
 
 /// Bumped when the timeline's JSON shape changes incompatibly.
 pub const TIMELINE_SCHEMA: u32 = 1;
@@ -89,6 +89,14 @@ pub enum EventKind {
         /// The `name` given to a spawned agent (a teammate, where the CLI supports them).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         teammate: Option<String>,
+        /// The spawned agent this call's input names (a TaskStop's `task_id`, filled from
+        /// `{{@agent-id:NAME}}`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+        /// The fake API made this call itself, not the script: a `ToolSearch` that loads a
+        /// deferred tool before the scripted call that needs it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        inserted: bool,
     },
     /// The fake API answered with text that ends the agent's turn.
     TurnEnded { seq: u64, text: String },
@@ -201,6 +209,14 @@ pub enum EventKind {
     TranscriptFact { fact: String, detail: String },
     /// What the pseudo-terminal showed at a moment.
     Screen { text: String },
+    /// The script calls a tool this CLI does not offer (neither directly nor deferred): the
+    /// agent's turn was ended there, and what follows is not the script's scenario.
+    ToolUnavailable {
+        tool: String,
+        /// The CLI's version, from its user agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cli: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -233,6 +249,9 @@ pub struct Notification {
     pub status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
+    /// A Monitor's event (one line of its command's output), when the notification is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
 }
 
 /// An entry of a Stop/SubagentStop payload's `background_tasks`.
@@ -353,6 +372,46 @@ pub fn injected_gist(text: &str) -> &str {
         .unwrap_or(text)
 }
 
+/// One event that decides a verdict or a check, described.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Witness {
+    pub t_ms: f64,
+    pub source: Source,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub what: String,
+}
+
+impl Event {
+    /// A model request of `agent`'s own turn (not a side call).
+    pub fn is_request_by(&self, agent: &str) -> bool {
+        self.agent.as_deref() == Some(agent)
+            && matches!(
+                self.kind,
+                EventKind::ModelRequest {
+                    route: Route::Turn | Route::ScriptExhausted,
+                    ..
+                }
+            )
+    }
+}
+
+impl Witness {
+    pub fn of(e: &Event, what: impl Into<String>) -> Witness {
+        Witness {
+            t_ms: e.t_ms,
+            source: e.source,
+            agent: e.agent.clone(),
+            what: what.into(),
+        }
+    }
+}
+
+/// A time on the run's clock as prose: `1.23 s`.
+pub fn secs(t_ms: f64) -> String {
+    format!("{:.2} s", t_ms / 1000.0)
+}
+
 /// A run's events in time order, with what the run was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timeline {
@@ -403,6 +462,7 @@ impl EventKind {
         matches!(
             self,
             EventKind::CeilingHit { .. }
+                | EventKind::ToolUnavailable { .. }
                 | EventKind::Interrupted { .. }
                 | EventKind::HarnessFailed { .. }
                 | EventKind::WorkOverdue { .. }

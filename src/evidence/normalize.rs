@@ -422,6 +422,8 @@ mod tests {
                 spawn: Some("worker".into()),
                 track: None,
                 teammate: None,
+                target: None,
+                inserted: false,
             },
         });
         n.learn_api(&Event {
@@ -436,6 +438,8 @@ mod tests {
                 spawn: None,
                 track: Some("bg".into()),
                 teammate: None,
+                target: None,
+                inserted: false,
             },
         });
         n

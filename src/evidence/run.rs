@@ -56,6 +56,9 @@ pub enum EndReason {
     /// Watched work outlived the bound its scenario declares (`hang_seconds`): the run was
     /// ended on purpose, and that work counts as hung.
     WorkHung,
+    /// The script called a tool this CLI does not offer at all: the run was ended there, and
+    /// it decides nothing about this version.
+    ToolUnavailable,
 }
 
 impl EndReason {
@@ -64,7 +67,10 @@ impl EndReason {
     pub fn cut_short(self) -> bool {
         matches!(
             self,
-            EndReason::Ceiling | EndReason::Interrupted | EndReason::HarnessFailed
+            EndReason::Ceiling
+                | EndReason::Interrupted
+                | EndReason::HarnessFailed
+                | EndReason::ToolUnavailable
         )
     }
 
@@ -76,6 +82,7 @@ impl EndReason {
             EndReason::Interrupted => "interrupted",
             EndReason::HarnessFailed => "harness-failed",
             EndReason::WorkHung => "work-hung",
+            EndReason::ToolUnavailable => "tool-unavailable",
         }
     }
 }

@@ -66,6 +66,11 @@ struct Cursor {
     /// retry of that step.
     last_count: Option<usize>,
     repeats: u32,
+    /// The answer to the last request was a `ToolSearch` the API inserted: the next request
+    /// carries its result and gets the same step again.
+    hold: bool,
+    /// Tools searched for at the current step (each at most once).
+    searched: Vec<String>,
 }
 
 /// One line of `api-journal.jsonl`.
@@ -165,7 +170,9 @@ impl ApiState {
         match cursor.last_count {
             None => {}
             Some(count) if count == view.assistant_messages => {}
+            Some(_) if cursor.hold => cursor.hold = false,
             Some(_) => {
+                cursor.searched.clear();
                 let current = steps.get(cursor.step);
                 let repeat = current.is_some_and(|s| {
                     s.until == Some(Until::Notified)
@@ -182,6 +189,19 @@ impl ApiState {
         }
         cursor.last_count = Some(view.assistant_messages);
         (cursor.step < steps.len()).then_some(cursor.step)
+    }
+
+    /// Whether to insert a `ToolSearch` for `tool` at the agent's current step: once only, so
+    /// a search that does not load the tool cannot loop.
+    fn search_once(&self, agent: &str, tool: &str) -> bool {
+        let mut cursors = self.cursors.lock().expect("cursor lock");
+        let cursor = cursors.entry(agent.to_string()).or_default();
+        if cursor.searched.iter().any(|t| t == tool) {
+            return false;
+        }
+        cursor.searched.push(tool.to_string());
+        cursor.hold = true;
+        true
     }
 }
 
@@ -348,9 +368,35 @@ async fn messages(
         (Route::Turn, Some(index)) => {
             let agent = agent.as_deref().expect("a turn has an agent");
             let step = &state.config.script[agent][index];
+            let offer = step.call.as_ref().map(|c| offer(&view, &c.tool));
             let spawned = state.spawned.lock().expect("spawn lock").clone();
-            let (answer, events, alias) =
-                scripted_answer(&state.config, agent, step, seq, &view, &body, &spawned);
+            let (answer, events, alias) = match offer {
+                Some(Offer::Deferred(tool)) if state.search_once(agent, &tool) => {
+                    search_answer(agent, seq, &view, &tool)
+                }
+                Some(Offer::Deferred(tool) | Offer::Missing(tool)) => {
+                    unavailable_answer(seq, &view, &tool, &header_text("user-agent"), step.line)
+                }
+                Some(Offer::Direct(name, alias)) => {
+                    let (answer, events, unfilled) = scripted_answer(
+                        &state.config,
+                        (agent, step, seq),
+                        &name,
+                        &view,
+                        &body,
+                        &spawned,
+                    );
+                    (answer, events, unfilled.or(alias))
+                }
+                None => scripted_answer(
+                    &state.config,
+                    (agent, step, seq),
+                    "",
+                    &view,
+                    &body,
+                    &spawned,
+                ),
+            };
             for e in &events {
                 if let EventKind::ToolCall {
                     spawn: Some(s),
@@ -480,13 +526,119 @@ fn describe(answer: &Answer) -> String {
 /// other.
 const TOOL_ALIASES: &[(&str, &str)] = &[("Agent", "Task"), ("Task", "Agent")];
 
-/// Builds a scripted step's answer, the events to emit once it is sent, and a note when a tool
-/// name had to be translated to the CLI's name for it.
+/// How the CLI offers the tool a step calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Offer {
+    /// In the request's `tools`, under this name (a note when it is an alias).
+    Direct(String, Option<String>),
+    /// Deferred: named in the request, loaded by a `ToolSearch` first.
+    Deferred(String),
+    /// Not offered at all.
+    Missing(String),
+}
+
+fn offer(view: &RequestView, tool: &str) -> Offer {
+    // A request with no tools says nothing about them: call the tool as written.
+    if view.tool_names.is_empty() || view.tool_names.iter().any(|t| t == tool) {
+        return Offer::Direct(tool.to_string(), None);
+    }
+    let names = std::iter::once(tool).chain(
+        TOOL_ALIASES
+            .iter()
+            .filter(|(from, _)| *from == tool)
+            .map(|(_, to)| *to),
+    );
+    for name in names {
+        if view.tool_names.iter().any(|t| t == name) {
+            let note = format!("tool `{tool}` offered as `{name}` by this CLI");
+            return Offer::Direct(name.to_string(), Some(note));
+        }
+        if view.deferred_tools.iter().any(|t| t == name)
+            && view.tool_names.iter().any(|t| t == "ToolSearch")
+        {
+            return Offer::Deferred(name.to_string());
+        }
+    }
+    Offer::Missing(tool.to_string())
+}
+
+/// A `ToolSearch` that loads a deferred tool, inserted before the step that calls it.
+fn search_answer(
+    agent: &str,
+    seq: u64,
+    view: &RequestView,
+    tool: &str,
+) -> (Answer, Vec<EventKind>, Option<String>) {
+    let tool_use_id = format!("toolu_wp{seq:04}_{}_search", agent.replace('-', "_"));
+    let answer = Answer {
+        id: format!("msg_wakeprobe_{seq:04}"),
+        model: view.model.clone(),
+        blocks: vec![Block::ToolUse {
+            id: tool_use_id.clone(),
+            name: "ToolSearch".into(),
+            input: json!({"query": format!("select:{tool}")}),
+        }],
+        stop_reason: "tool_use",
+        stop_sequence: None,
+        input_tokens: 10,
+    };
+    let event = EventKind::ToolCall {
+        seq,
+        tool: "ToolSearch".into(),
+        tool_use_id,
+        background: false,
+        spawn: None,
+        track: None,
+        teammate: None,
+        target: None,
+        inserted: true,
+    };
+    let note =
+        format!("inserted: this CLI defers `{tool}`; loading it with ToolSearch select:{tool}");
+    (answer, vec![event], Some(note))
+}
+
+/// The answer when the CLI does not offer a tool the step calls: the turn ends there, and the
+/// event says why, so the run ends as `unknown` instead of following a broken script.
+fn unavailable_answer(
+    seq: u64,
+    view: &RequestView,
+    tool: &str,
+    user_agent: &Option<String>,
+    line: usize,
+) -> (Answer, Vec<EventKind>, Option<String>) {
+    let cli = user_agent
+        .as_deref()
+        .and_then(cli_version)
+        .map(|v| format!("{v} offers"))
+        .unwrap_or_else(|| "this CLI offers".into());
+    let text = format!(
+        "(wakeprobe: {cli} no `{tool}` tool, which the script's step at line {line} calls; ending the turn.)"
+    );
+    let event = EventKind::ToolUnavailable {
+        tool: tool.to_string(),
+        cli: user_agent.as_deref().and_then(cli_version),
+    };
+    let note = format!("{cli} no `{tool}` tool");
+    (text_answer(seq, view, &text), vec![event], Some(note))
+}
+
+/// The version in a `claude-cli/2.1.332 (external, sdk-cli)` user agent.
+fn cli_version(user_agent: &str) -> Option<String> {
+    let rest = user_agent.strip_prefix("claude-cli/")?;
+    let version: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+        .collect();
+    (!version.is_empty()).then_some(version)
+}
+
+/// Builds a scripted step's answer (calling its tool as `name`, the CLI's name for it), the
+/// events to emit once it is sent, and a note when a placeholder could not be filled.
 fn scripted_answer(
     config: &ApiConfig,
-    agent: &str,
-    step: &Step,
-    seq: u64,
+    (agent, step, seq): (&str, &Step, u64),
+    name: &str,
     view: &RequestView,
     body: &Value,
     spawned: &HashMap<String, String>,
@@ -499,20 +651,11 @@ fn scripted_answer(
     }
     let stop_reason = match &step.call {
         Some(call) => {
-            let mut name = call.tool.clone();
-            if !view.tool_names.is_empty() && !view.tool_names.contains(&name) {
-                if let Some((_, alias)) = TOOL_ALIASES
-                    .iter()
-                    .find(|(from, to)| *from == name && view.tool_names.iter().any(|t| t == to))
-                {
-                    note = Some(format!("tool `{name}` offered as `{alias}` by this CLI"));
-                    name = alias.to_string();
-                } else {
-                    note = Some(format!("tool `{name}` is not among the request's tools"));
-                }
-            }
+            let name = name.to_string();
             let mut input = call.input.clone();
-            if let Err(missing) = fill_runtime(&mut input, body, spawned) {
+            // A placeholder that cannot be filled stays as written: the CLI's answer shows it.
+            let mut targets = Vec::new();
+            if let Err(missing) = fill_runtime(&mut input, body, spawned, &mut targets) {
                 note = Some(format!(
                     "cannot fill `{{{{@{missing}}}}}` from this request"
                 ));
@@ -546,6 +689,8 @@ fn scripted_answer(
                 spawn: call.spawn.clone(),
                 track: call.track.clone(),
                 teammate,
+                target: targets.into_iter().next(),
+                inserted: false,
             });
             blocks.push(Block::ToolUse {
                 id: tool_use_id,
@@ -575,11 +720,13 @@ fn scripted_answer(
 
 /// Fills run-time placeholders in a tool input: `{{@agent-id:NAME}}` becomes the CLI's id for
 /// the spawned agent NAME, read from the Agent call's tool result in this request (`agentId: X`
-/// or, for teammates, `agent_id: X`). Returns the first placeholder it could not fill.
+/// or, for teammates, `agent_id: X`), and NAME joins `filled`. Returns the first placeholder
+/// it could not fill.
 fn fill_runtime(
     input: &mut Value,
     body: &Value,
     spawned: &HashMap<String, String>,
+    filled: &mut Vec<String>,
 ) -> Result<(), String> {
     match input {
         Value::String(s) => {
@@ -588,21 +735,22 @@ fn fill_runtime(
                     break;
                 };
                 let inner = s[start + 3..start + len].trim().to_string();
-                let value = inner
-                    .strip_prefix("agent-id:")
+                let name = inner.strip_prefix("agent-id:");
+                let value = name
                     .and_then(|name| spawned.get(name))
                     .and_then(|tool_use_id| agent_id_in_result(body, tool_use_id))
                     .ok_or_else(|| inner.clone())?;
+                filled.extend(name.map(str::to_string));
                 s.replace_range(start..start + len + 2, &value);
             }
             Ok(())
         }
         Value::Array(items) => items
             .iter_mut()
-            .try_for_each(|v| fill_runtime(v, body, spawned)),
+            .try_for_each(|v| fill_runtime(v, body, spawned, filled)),
         Value::Object(map) => map
             .values_mut()
-            .try_for_each(|v| fill_runtime(v, body, spawned)),
+            .try_for_each(|v| fill_runtime(v, body, spawned, filled)),
         _ => Ok(()),
     }
 }

@@ -37,6 +37,9 @@ pub struct RequestView {
     /// Tool results in this request that are errors (the CLI refused or the tool failed),
     /// shortened.
     pub tool_errors: Vec<String>,
+    /// Tools the CLI defers: named in the request ("available via ToolSearch") but not in
+    /// `tools` until a `ToolSearch` with `select:NAME` loads them.
+    pub deferred_tools: Vec<String>,
 }
 
 impl RequestView {
@@ -72,7 +75,22 @@ impl RequestView {
             Some(other) => collect_text(Some(other)),
             None => String::new(),
         };
+        let mut deferred_tools = deferred_tools(&format!("{system_head}\n{all_text}"));
+        let tool_names: Vec<String> = body
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        deferred_tools.retain(|t| !tool_names.contains(t));
         RequestView {
+            deferred_tools,
+            tool_names,
             injected: injected_text(trailing),
             tool_errors: tool_errors(trailing),
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
@@ -87,17 +105,6 @@ impl RequestView {
                 .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
                 .count(),
             message_count: messages.len(),
-            tool_names: body
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|tools| {
-                    tools
-                        .iter()
-                        .filter_map(|t| t.get("name").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
             stop_sequences: body
                 .get("stop_sequences")
                 .and_then(Value::as_array)
@@ -116,6 +123,31 @@ impl RequestView {
                 .collect(),
         }
     }
+}
+
+/// The tools a request lists as deferred: after each "available via ToolSearch", the lines
+/// that follow the colon up to the first blank line, one tool name each.
+fn deferred_tools(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices("available via ToolSearch") {
+        let after = &text[at..];
+        let Some(colon) = after.find(":\n") else {
+            continue;
+        };
+        for line in after[colon + 2..].lines() {
+            let name = line.trim();
+            let is_name = !name.is_empty()
+                && name.len() <= 64
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !is_name {
+                break;
+            }
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
 }
 
 /// The error tool results in `messages`, each shortened to its first words.
@@ -195,7 +227,8 @@ fn find_tag(text: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
-/// Extracts `<task-notification>` blocks: their `<task-id>`, `<status>` and `<tool-use-id>`.
+/// Extracts `<task-notification>` blocks: their `<task-id>`, `<status>`, `<tool-use-id>` and a
+/// Monitor's `<event>`.
 pub fn parse_notifications(text: &str) -> Vec<Notification> {
     let mut found = Vec::new();
     let mut rest = text;
@@ -211,6 +244,7 @@ pub fn parse_notifications(text: &str) -> Vec<Notification> {
                 task_id,
                 status: element(body, "status"),
                 tool_use_id: element(body, "tool-use-id"),
+                event: element(body, "event"),
             };
             if !found.contains(&n) {
                 found.push(n);
@@ -260,6 +294,25 @@ mod tests {
         assert_eq!(v.new_notifications.len(), 1);
         assert_eq!(v.new_notifications[0].task_id, "b1");
         assert_eq!(v.new_notifications[0].status.as_deref(), Some("completed"));
+    }
+
+    #[test]
+    fn deferred_tools_are_read_from_the_reminder_and_leave_when_loaded() {
+        // The shape 2.1.332 sends (its first user message), shortened.
+        let reminder = "The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u{2014} calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\nMonitor\nSendMessage\nTaskStop\n\nAvailable agent types for the Agent tool:\n- claude: Catch-all";
+        let body = |tools: Value| {
+            json!({"tools": tools, "messages": [
+                {"role": "user", "content": [{"type": "text", "text": reminder},
+                    {"type": "text", "text": "go [wakeprobe:agent=main]"}]}]})
+        };
+        let v = RequestView::parse(&body(json!([{"name": "Bash"}, {"name": "ToolSearch"}])));
+        assert_eq!(v.deferred_tools, vec!["Monitor", "SendMessage", "TaskStop"]);
+        let loaded =
+            RequestView::parse(&body(json!([{"name": "ToolSearch"}, {"name": "TaskStop"}])));
+        assert_eq!(loaded.deferred_tools, vec!["Monitor", "SendMessage"]);
+        let older = RequestView::parse(&json!({"tools": [{"name": "TaskStop"}],
+            "messages": [{"role": "user", "content": "go [wakeprobe:agent=main]"}]}));
+        assert!(older.deferred_tools.is_empty());
     }
 
     #[test]

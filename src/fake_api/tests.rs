@@ -235,3 +235,170 @@ async fn other_endpoints_are_clear_errors_and_count_tokens_works() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
 }
+
+/// A script whose main agent stops a task by `TaskStop`, then ends its turn.
+fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut s = IndexMap::new();
+    s.insert(
+        "main".to_string(),
+        vec![
+            step(
+                None,
+                Some(ToolCall {
+                    tool: "TaskStop".into(),
+                    input: json!({"task_id": "b1"}),
+                    spawn: None,
+                    track: None,
+                }),
+            ),
+            step(Some("Stopped."), None),
+        ],
+    );
+    let config = ApiConfig {
+        script: s,
+        track_command: "wp-track".into(),
+        evidence_dir: None,
+    };
+    (ApiState::new(config, RunClock::start(), tx), rx)
+}
+
+/// A main-agent request at step `assistants`, offering `tools` and deferring `deferred`.
+fn offering(assistants: usize, tools: &[&str], deferred: &[&str]) -> Value {
+    let mut body = request(Some("main"), assistants, "", true);
+    body["tools"] = tools.iter().map(|t| json!({"name": t})).collect();
+    if !deferred.is_empty() {
+        let reminder = format!(
+            "The following deferred tools are now available via ToolSearch. Use ToolSearch to load them:\n{}\n\nMore.",
+            deferred.join("\n")
+        );
+        body["messages"][0]["content"] = json!(format!("{reminder}\n[wakeprobe:agent=main]"));
+    }
+    body
+}
+
+async fn drain(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<EventKind> {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        out.push(e.kind);
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_deferred_tool_is_loaded_with_tool_search_first_and_the_step_waits() {
+    let (state, mut rx) = stop_state();
+    // 2.1.332: TaskStop deferred, ToolSearch offered.
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &offering(0, &["Bash", "ToolSearch"], &["Monitor", "TaskStop"]),
+    )
+    .await;
+    assert!(body.contains("\"name\":\"ToolSearch\""), "{body}");
+    assert!(body.contains("select:TaskStop"), "{body}");
+    let events = drain(&mut rx).await;
+    assert!(events.iter().any(|k| matches!(k, EventKind::ToolCall { tool, inserted: true, .. } if tool == "ToolSearch")), "{events:?}");
+    let journal = state.journal();
+    assert_eq!(journal[0].answer, "tool_use:ToolSearch");
+    assert!(
+        journal[0].note.as_deref().unwrap().starts_with("inserted:"),
+        "{:?}",
+        journal[0].note
+    );
+    // The next request carries the loaded tool: the same step now calls it.
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &offering(1, &["Bash", "ToolSearch", "TaskStop"], &["Monitor"]),
+    )
+    .await;
+    assert!(body.contains("\"name\":\"TaskStop\""), "{body}");
+    assert_eq!(
+        state.journal()[1].step,
+        Some(0),
+        "the step was held for the search"
+    );
+    // And the script goes on from there.
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &offering(2, &["Bash", "ToolSearch", "TaskStop"], &["Monitor"]),
+    )
+    .await;
+    assert!(body.contains("Stopped."), "{body}");
+}
+
+#[tokio::test]
+async fn a_tool_offered_directly_is_called_with_no_search() {
+    let (state, mut rx) = stop_state();
+    // 2.1.228: TaskStop is a regular tool, there is no ToolSearch.
+    let (_, body) = call(
+        &state,
+        "/v1/messages",
+        &offering(0, &["Bash", "TaskStop"], &[]),
+    )
+    .await;
+    assert!(body.contains("\"name\":\"TaskStop\""), "{body}");
+    assert!(!body.contains("ToolSearch"), "{body}");
+    let events = drain(&mut rx).await;
+    assert!(
+        !events
+            .iter()
+            .any(|k| matches!(k, EventKind::ToolCall { inserted: true, .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_tool_not_offered_at_all_ends_the_turn_and_says_so() {
+    let (state, mut rx) = stop_state();
+    let mut body = offering(0, &["Bash"], &[]);
+    let (_, answer) = {
+        let response = app(state.clone())
+            .oneshot(
+                Request::post("/v1/messages")
+                    .header("content-type", "application/json")
+                    .header("user-agent", "claude-cli/2.1.228 (external, sdk-cli)")
+                    .body(Body::from(body.take().to_string()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        ((), String::from_utf8(bytes.to_vec()).unwrap())
+    };
+    assert!(
+        answer.contains("2.1.228 offers no `TaskStop` tool"),
+        "{answer}"
+    );
+    assert!(answer.contains("end_turn"), "{answer}");
+    let events = drain(&mut rx).await;
+    assert!(
+        events.iter().any(|k| matches!(k, EventKind::ToolUnavailable { tool, cli } if tool == "TaskStop" && cli.as_deref() == Some("2.1.228"))),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_search_that_does_not_load_the_tool_is_not_repeated() {
+    let (state, mut rx) = stop_state();
+    let deferred = offering(0, &["Bash", "ToolSearch"], &["TaskStop"]);
+    let (_, first) = call(&state, "/v1/messages", &deferred).await;
+    assert!(first.contains("select:TaskStop"), "{first}");
+    // Still deferred after the search: the tool cannot be had, and the run says so.
+    let (_, second) = call(
+        &state,
+        "/v1/messages",
+        &offering(1, &["Bash", "ToolSearch"], &["TaskStop"]),
+    )
+    .await;
+    assert!(!second.contains("select:TaskStop"), "{second}");
+    let events = drain(&mut rx).await;
+    assert!(
+        events
+            .iter()
+            .any(|k| matches!(k, EventKind::ToolUnavailable { .. })),
+        "{events:?}"
+    );
+}

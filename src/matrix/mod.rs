@@ -6,6 +6,7 @@
 
 pub mod bisect;
 pub mod grid;
+pub mod minimize;
 pub mod progress;
 pub mod shards;
 
@@ -234,10 +235,12 @@ async fn run_cell(
     })
     .await
     .map_err(|e| e.to_string())?;
-    let judgement = classify::judge_run(&output.info, &output.timeline, &plan);
+    let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
+    // Checks read the payloads as `hooks.jsonl` keeps them, so a saved run judges the same.
+    let payloads = report::hook_payloads(&output.raw.hooks, &redactor);
+    let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &payloads);
     let result = RunResult::new(&output.info, judgement);
     let dir = opts.run_dir.join(job.folder());
-    let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
     report::write_run(
         &dir,
         &redactor,

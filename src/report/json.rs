@@ -69,6 +69,64 @@ pub struct CellSummary {
     pub latency_ms: Option<f64>,
     /// Run folders relative to the summary.
     pub dirs: Vec<String>,
+    /// How each invariant of the scenario's folder fared in the cell's runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invariants: Vec<InvariantCell>,
+}
+
+/// One invariant in one cell: what its runs observed, and whether it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InvariantCell {
+    pub name: String,
+    /// The distinct observed values, in run order.
+    pub observed: Vec<String>,
+    /// `false` when a run broke it, `true` when every run kept it; `None` when it states no
+    /// expectation, does not apply (nothing it speaks of happened), or a run was cut short
+    /// before it was settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holds: Option<bool>,
+}
+
+impl InvariantCell {
+    fn of(runs: &[&RunResult]) -> Vec<InvariantCell> {
+        let Some(first) = runs.first() else {
+            return vec![];
+        };
+        first
+            .judgement
+            .invariants
+            .iter()
+            .map(|inv| {
+                let results: Vec<&crate::checks::CheckResult> = runs
+                    .iter()
+                    .filter_map(|r| r.judgement.invariants.iter().find(|i| i.name == inv.name))
+                    .collect();
+                let mut observed: Vec<String> = Vec::new();
+                for r in &results {
+                    if !observed.contains(&r.observed) {
+                        observed.push(r.observed.clone());
+                    }
+                }
+                // `not-observed`: nothing the invariant speaks of happened; it does not apply.
+                let applying: Vec<&&crate::checks::CheckResult> = results
+                    .iter()
+                    .filter(|r| r.observed != "not-observed")
+                    .collect();
+                let holds = if applying.iter().any(|r| r.passed == Some(false)) {
+                    Some(false)
+                } else if !applying.is_empty() && applying.iter().all(|r| r.passed == Some(true)) {
+                    Some(true)
+                } else {
+                    None
+                };
+                InvariantCell {
+                    name: inv.name.clone(),
+                    observed,
+                    holds,
+                }
+            })
+            .collect()
+    }
 }
 
 /// A cell that could not run: its CLI did not start, or its folder could not be written.
@@ -156,6 +214,7 @@ impl Summary {
                 matches_expect: stats.matches_expect,
                 latency_ms: stats.latency_ms,
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
+                invariants: InvariantCell::of(&group.iter().map(|(r, _)| r).collect::<Vec<_>>()),
             });
         }
         Summary {

@@ -211,6 +211,16 @@ fn system_out(cell: &CellSummary, runs: &[&&RunResult]) -> String {
     if let Some(v) = runs.first().and_then(|r| r.judgement.primary()) {
         out.push_str(&format!("{}: {}\n", v.outcome, v.explanation));
     }
+    for c in runs
+        .first()
+        .map(|r| r.judgement.checks.as_slice())
+        .unwrap_or_default()
+    {
+        out.push_str(&format!("{}\n", super::check_line(c)));
+        for w in &c.witness {
+            out.push_str(&format!("  {}\n", super::witness_line(w)));
+        }
+    }
     for dir in &cell.dirs {
         out.push_str(&format!("report: {dir}/report.md\n"));
     }

@@ -7,11 +7,12 @@
 
 use std::fmt::Write;
 
-use super::describe::{describe, is_notable, secs};
 use super::gfm::{self, cell, fence, tag};
 use super::json::RunResult;
 use super::mermaid;
 use crate::classify::{Outcome, Verdict};
+use crate::evidence::describe::{describe, is_notable};
+use crate::evidence::secs;
 use crate::evidence::{Event, Timeline};
 use crate::scenario::{DriverMode, Plan};
 
@@ -438,14 +439,7 @@ fn sub_facts(s: &mut String, d: &Draft) {
             let _ = writeln!(s, "- {f}");
         }
     }
-    for c in &j.checks {
-        let _ = writeln!(
-            s,
-            "- check `{}` ({}): {}",
-            c.name, c.observed, c.explanation
-        );
-    }
-    if j.verdicts.iter().all(|v| v.facts.is_empty()) && j.checks.is_empty() {
+    if j.verdicts.iter().all(|v| v.facts.is_empty()) {
         let _ = writeln!(s, "- (none beyond the verdict)");
     }
     let _ = writeln!(s);
@@ -486,10 +480,11 @@ fn checks(s: &mut String, d: &Draft) {
         "### Checks\n\n| check | observed | expected | result |\n|---|---|---|---|"
     );
     for c in &j.checks {
-        let result = match c.passed {
-            Some(true) => "pass",
-            Some(false) => "**fail**",
-            None => "recorded",
+        let result = match (c.passed, &c.expected) {
+            (Some(true), _) => "pass",
+            (Some(false), _) => "**fail**",
+            (None, Some(_)) => "open (the run was cut short)",
+            (None, None) => "recorded",
         };
         let _ = writeln!(
             s,
@@ -500,6 +495,15 @@ fn checks(s: &mut String, d: &Draft) {
         );
     }
     let _ = writeln!(s);
+    for c in &j.checks {
+        let _ = writeln!(s, "`{}`: {}\n", c.name, c.explanation);
+        for w in &c.witness {
+            let _ = writeln!(s, "- {}", super::witness_line(w));
+        }
+        if !c.witness.is_empty() {
+            let _ = writeln!(s);
+        }
+    }
 }
 
 /// The shown events on one clock; what the harness's cleanup did after a cut is shown, and

@@ -1,7 +1,6 @@
 //! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture) and
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
-pub mod describe;
 pub mod gfm;
 pub mod json;
 pub mod junit;
@@ -111,4 +110,44 @@ pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), 
         None,
     )?;
     store::end_run(dir, redactor, &run.result.run)
+}
+
+/// Hook payloads as `hooks.jsonl` keeps them (redacted; text that is not JSON as a string), in
+/// the order hook events index them.
+pub fn hook_payloads(hooks: &[(f64, String)], redactor: &Redactor) -> Vec<serde_json::Value> {
+    hooks
+        .iter()
+        .map(|(_, payload)| {
+            let text = redactor.text(payload.trim());
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+        })
+        .collect()
+}
+
+/// `check `NAME` (query:count): observed 2, expected >= 1: pass`, the same in every exporter.
+pub fn check_line(c: &crate::checks::CheckResult) -> String {
+    let verdict = match (c.passed, &c.expected) {
+        (Some(true), Some(e)) => format!(", expected {e}: pass"),
+        (Some(false), Some(e)) => format!(", expected {e}: FAIL"),
+        (None, Some(e)) => format!(", expected {e}: open (the run was cut short)"),
+        _ => String::new(),
+    };
+    format!(
+        "check `{}` ({}): observed {}{verdict}",
+        c.name, c.kind, c.observed
+    )
+}
+
+/// `1.23 s · hook · worker · SubagentStop ...`: one witness event.
+pub fn witness_line(w: &crate::evidence::Witness) -> String {
+    let source = serde_json::to_value(w.source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    format!(
+        "{} · {source} · {} · {}",
+        crate::evidence::secs(w.t_ms),
+        w.agent.as_deref().unwrap_or("-"),
+        w.what
+    )
 }

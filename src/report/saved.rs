@@ -32,6 +32,8 @@ pub struct SavedRun {
     pub timeline: Timeline,
     pub plan: Plan,
     pub scenario_source: Option<String>,
+    /// The hook payloads of `hooks.jsonl`, in order (empty when it is missing).
+    pub payloads: Vec<serde_json::Value>,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SavedError> {
@@ -57,12 +59,13 @@ impl SavedRun {
             timeline: read_json(&dir.join("timeline.json"))?,
             plan: read_json(&dir.join("plan.json"))?,
             scenario_source: std::fs::read_to_string(dir.join("scenario.toml")).ok(),
+            payloads: read_payloads(&dir.join("hooks.jsonl")),
         })
     }
 
     /// Judges the saved timeline with the saved plan's watch list and checks.
     pub fn judge(&self) -> RunResult {
-        let judgement = classify::judge_run(&self.info, &self.timeline, &self.plan);
+        let judgement = classify::judge_run(&self.info, &self.timeline, &self.plan, &self.payloads);
         RunResult::new(&self.info, judgement)
     }
 
@@ -79,6 +82,22 @@ impl SavedRun {
         )?;
         Ok(())
     }
+}
+
+/// The payloads of a saved `hooks.jsonl` (`{"t_ms":..,"payload":..}` lines), in order; a line
+/// that does not parse keeps its place as `null`, so hook events still find theirs.
+fn read_payloads(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .and_then(|v| v.get("payload").cloned())
+                .unwrap_or(serde_json::Value::Null)
+        })
+        .collect()
 }
 
 /// Run folders under `dir` (itself, a run-id folder, or anything above), sorted.

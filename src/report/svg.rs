@@ -8,9 +8,9 @@
 
 use std::fmt::Write;
 
-use super::describe::describe;
 use super::json::RunResult;
 use super::lanes::{Lane, LaneMap};
+use crate::evidence::describe::describe;
 use crate::evidence::{Event, EventKind, ExitDesc, Route, Timeline};
 
 const LEFT: f64 = 130.0;

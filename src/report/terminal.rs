@@ -4,7 +4,7 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use super::json::{RunResult, Summary};
+use super::json::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::classify::Outcome;
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
@@ -305,5 +305,106 @@ pub fn verdict_lines(result: &RunResult) -> String {
         text.push_str(&format!("\n  {unsent}"));
     }
     text.push_str(&format!("\n  {}", v.explanation));
+    for c in &result.judgement.checks {
+        text.push_str(&format!(
+            "\n  {}\n    {}",
+            super::check_line(c),
+            c.explanation
+        ));
+    }
     text
+}
+
+/// Each invariant at a glance: the cells where it held, and the ones where it broke.
+pub fn invariant_lines(summary: &Summary) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for inv in summary.cells.iter().flat_map(|c| &c.invariants) {
+        if !names.contains(&inv.name.as_str()) {
+            names.push(&inv.name);
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let many_clis = summary.cells.iter().any(|c| c.cli != summary.cells[0].cli);
+    let mut text = String::from("invariants:");
+    for name in names {
+        let cells: Vec<(&CellSummary, &InvariantCell)> = summary
+            .cells
+            .iter()
+            .filter_map(|c| c.invariants.iter().find(|i| i.name == name).map(|i| (c, i)))
+            .collect();
+        let held = cells.iter().filter(|(_, i)| i.holds == Some(true)).count();
+        let broke: Vec<String> = cells
+            .iter()
+            .filter(|(_, i)| i.holds == Some(false))
+            .map(|(c, _)| match many_clis {
+                true => format!("{}/{} on {}", c.scenario, c.variant, c.cli),
+                false => format!("{}/{}", c.scenario, c.variant),
+            })
+            .collect();
+        let moot = cells
+            .iter()
+            .filter(|(_, i)| i.observed.iter().all(|o| o == "not-observed"))
+            .count();
+        let open = cells.len() - held - broke.len() - moot;
+        text.push_str(&format!(
+            "\n  {} {name}: holds in {held} of {} cells",
+            if broke.is_empty() { "✓" } else { "✗" },
+            cells.len()
+        ));
+        if moot > 0 {
+            text.push_str(&format!(", {moot} where it does not apply"));
+        }
+        if open > 0 {
+            text.push_str(&format!(", {open} not settled"));
+        }
+        if !broke.is_empty() {
+            text.push_str(&format!("; breaks in {}", broke.join(", ")));
+        }
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(variant: &str, cli: &str, observed: &str, holds: Option<bool>) -> serde_json::Value {
+        serde_json::json!({
+            "scenario": "s", "variant": variant, "cli": cli, "outcome": null, "agreement": "",
+            "runs": 1, "expect": null, "matches_expect": null, "latency_ms": null, "dirs": [],
+            "invariants": [{ "name": "pairs", "observed": [observed], "holds": holds }]
+        })
+    }
+
+    fn lines(cells: Vec<serde_json::Value>) -> String {
+        let summary: Summary = serde_json::from_value(serde_json::json!({
+            "schema": 1, "run_id": "r", "cells": cells, "interrupted": false
+        }))
+        .unwrap();
+        invariant_lines(&summary).unwrap()
+    }
+
+    /// Each cell counts once in one of: holds, breaks, does not apply, not settled; a break is
+    /// named with its CLI when the cells span several.
+    #[test]
+    fn invariant_lines_count_every_cell_once_and_name_the_breaks() {
+        let text = lines(vec![
+            cell("a", "claude-2.1.228", "yes", Some(true)),
+            cell("b", "claude-2.1.228", "no", Some(false)),
+            cell("c", "claude-2.1.332", "not-observed", None),
+            cell("d", "claude-2.1.332", "no", None),
+        ]);
+        assert_eq!(
+            text,
+            "invariants:\n  ✗ pairs: holds in 1 of 4 cells, 1 where it does not apply, \
+             1 not settled; breaks in s/b on claude-2.1.228"
+        );
+        let one_cli = lines(vec![
+            cell("a", "claude-2.1.332", "yes", Some(true)),
+            cell("b", "claude-2.1.332", "no", Some(false)),
+        ]);
+        assert!(one_cli.ends_with("breaks in s/b"), "{one_cli}");
+    }
 }

@@ -5,14 +5,20 @@
 //! variant with `--set` overrides into a [`Plan`]: concrete durations, substituted texts, and the
 //! model script of every agent. This module never spawns anything.
 
+mod checks;
+pub mod edit;
+mod hook;
+mod invariants;
 mod outcome;
 mod plan;
+pub mod query;
 mod raw;
 mod resolve;
 pub mod template;
 
 use std::path::{Path, PathBuf};
 
+pub use hook::HookName;
 pub use outcome::{ALL_OUTCOMES, Outcome};
 pub use plan::*;
 use raw::RawScenario;
@@ -52,11 +58,21 @@ pub struct Scenario {
     pub seed: Option<String>,
     pub reproduces: Option<String>,
     raw: RawScenario,
+    /// The folder's `invariants.toml`, when it has one.
+    invariants: Option<invariants::Invariants>,
 }
 
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        if path.file_name().is_some_and(|n| n == invariants::FILE) {
+            return Err(ScenarioError::File {
+                path: path.display().to_string(),
+                message:
+                    "this file holds the invariants of the scenarios beside it, not a scenario"
+                        .into(),
+            });
+        }
         let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::File {
             path: path.display().to_string(),
             message: format!("cannot read: {e}"),
@@ -95,6 +111,7 @@ impl Scenario {
             reproduces: raw.reproduces.clone(),
             raw,
             source,
+            invariants: invariants::beside(path)?,
         };
         scenario.validate()?;
         Ok(scenario)
@@ -254,6 +271,8 @@ impl Scenario {
                 title: &self.title,
                 expect: self.expected(variant),
                 want: self.wanted(variant),
+                variants: self.variants(),
+                invariants: self.invariants.as_ref(),
             },
             params,
         )
@@ -319,6 +338,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| p.file_name().is_none_or(|n| n != invariants::FILE))
         .collect();
     paths.sort();
     paths.iter().map(|p| Scenario::load(p)).collect()

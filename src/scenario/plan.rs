@@ -28,6 +28,9 @@ pub struct Plan {
     pub want: Option<Outcome>,
     pub watch: Vec<Watch>,
     pub checks: Vec<Check>,
+    /// The folder's invariants (`invariants.toml`), judged like checks and reported apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invariants: Vec<Check>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -221,11 +224,17 @@ impl CheckKind {
     }
 }
 
+/// A fact a scenario checks besides the wake-up: a built-in preset (`kind`) or a query over the
+/// timeline (see `scenario::query` and `crate::checks`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     pub name: String,
-    pub kind: CheckKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CheckKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<super::query::Query>,
     pub expect: Option<String>,
 }
 

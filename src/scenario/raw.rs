@@ -175,15 +175,104 @@ pub struct RawWatch {
     pub hang_seconds: Option<Spanned<NumExpr>>,
 }
 
+/// A check: a preset (`kind`) or one relation over selectors (see `query`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCheck {
     pub name: String,
-    pub kind: Spanned<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
-    #[serde(default)]
-    pub expect: Option<Spanned<String>>,
+    pub kind: Option<Spanned<String>>,
+    pub agent: Option<Spanned<String>>,
+    /// A string, or a table of strings by variant (see `scenario::checks`).
+    pub expect: Option<Spanned<toml::Value>>,
+    pub count: Option<Spanned<RawSelector>>,
+    pub exists: Option<Spanned<RawSelector>>,
+    pub absent: Option<Spanned<RawSelector>>,
+    pub before: Option<Spanned<RawBefore>>,
+    pub within: Option<Spanned<RawWithin>>,
+    pub pairs: Option<Spanned<RawPairs>>,
+    #[serde(rename = "while")]
+    pub while_: Option<Spanned<RawWhile>>,
+    pub value: Option<Spanned<RawValue>>,
+    pub followed: Option<Spanned<RawFollowed>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSelector {
+    pub source: Option<Spanned<String>>,
+    pub kind: Option<Spanned<String>>,
+    pub agent: Option<Spanned<String>>,
+    pub work: Option<Spanned<String>>,
+    pub hook: Option<Spanned<String>>,
+    #[serde(rename = "type")]
+    pub line_type: Option<Spanned<String>>,
+    pub subtype: Option<Spanned<String>>,
+    pub tool: Option<Spanned<String>>,
+    pub status: Option<Spanned<String>>,
+    #[serde(rename = "where")]
+    pub predicates: Option<Vec<Spanned<RawPredicate>>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPredicate {
+    pub path: Spanned<String>,
+    pub equals: Option<Spanned<toml::Value>>,
+    pub contains: Option<Spanned<String>>,
+    pub matches: Option<Spanned<String>>,
+    pub exists: Option<Spanned<bool>>,
+    pub gt: Option<Spanned<NumExpr>>,
+    pub ge: Option<Spanned<NumExpr>>,
+    pub lt: Option<Spanned<NumExpr>>,
+    pub le: Option<Spanned<NumExpr>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBefore {
+    pub first: Spanned<RawSelector>,
+    pub then: Spanned<RawSelector>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWithin {
+    pub after: Spanned<RawSelector>,
+    pub then: Spanned<RawSelector>,
+    pub seconds: Option<Spanned<NumExpr>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPairs {
+    pub each: Spanned<RawSelector>,
+    pub with: Spanned<RawSelector>,
+    pub by: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWhile {
+    pub count: Spanned<RawSelector>,
+    pub from: Spanned<RawSelector>,
+    pub until: Option<Spanned<RawSelector>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawValue {
+    pub at: Spanned<RawSelector>,
+    pub path: Spanned<String>,
+    pub which: Option<Spanned<String>>,
+    pub capture: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFollowed {
+    pub each: Spanned<RawSelector>,
+    pub by: Spanned<RawSelector>,
+    pub unless: Option<Spanned<RawSelector>>,
 }
 
 /// A number of seconds, or a string holding `{{param}}` arithmetic.

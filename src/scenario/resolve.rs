@@ -81,6 +81,9 @@ pub(super) struct VariantSource<'a> {
     pub title: &'a str,
     pub expect: Option<Outcome>,
     pub want: Option<Outcome>,
+    /// Every variant of the scenario, for expectations given per variant.
+    pub variants: Vec<String>,
+    pub invariants: Option<&'a super::invariants::Invariants>,
 }
 
 pub(super) fn plan(
@@ -88,7 +91,7 @@ pub(super) fn plan(
     src: VariantSource,
     params: Params,
 ) -> Result<Plan, ScenarioError> {
-    let driver = resolve_driver(at, &src.driver, &src.raw.driver, &params)?;
+    let mut driver = resolve_driver(at, &src.driver, &src.raw.driver, &params)?;
     let effective: IndexMap<String, &Spanned<raw::RawAgent>> = src
         .raw
         .agents
@@ -106,6 +109,15 @@ pub(super) fn plan(
             .collect::<Result<Vec<_>, _>>()?;
         agents.insert(name.clone(), steps);
     }
+    if src.driver.allowed_tools.is_none() {
+        // By default the CLI may run what the script calls, whatever it is.
+        let called = agents.values().flatten().filter_map(|s| s.call.as_ref());
+        for call in called {
+            if !driver.allowed_tools.contains(&call.tool) {
+                driver.allowed_tools.push(call.tool.clone());
+            }
+        }
+    }
     let names = Names::of(&agents);
     check_inputs(at, &src.driver, &names)?;
     let watch = src
@@ -118,9 +130,14 @@ pub(super) fn plan(
         .raw
         .checks
         .iter()
-        .map(|c| resolve_check(at, c))
+        .map(|c| super::checks::resolve_check(at, c, (&names, &src)))
         .collect::<Result<Vec<_>, _>>()?;
+    let invariants = match src.invariants {
+        Some(inv) => inv.resolve(&names, &src)?,
+        None => vec![],
+    };
     Ok(Plan {
+        invariants,
         scenario: src.name.to_string(),
         title: src.title.to_string(),
         variant: src.variant.to_string(),
@@ -135,7 +152,7 @@ pub(super) fn plan(
 }
 
 /// The names a variant's script defines: its agents, and its tracked commands.
-struct Names {
+pub(super) struct Names {
     agents: BTreeSet<String>,
     tracks: BTreeSet<String>,
 }
@@ -152,8 +169,16 @@ impl Names {
         }
     }
 
+    pub(super) fn has_agent(&self, name: &str) -> bool {
+        self.agents.contains(name)
+    }
+
+    pub(super) fn agent_list(&self) -> String {
+        Names::list(&self.agents)
+    }
+
     /// Work a watch or a stop can name: a spawned agent or a tracked command.
-    fn is_work(&self, name: &str) -> bool {
+    pub(super) fn is_work(&self, name: &str) -> bool {
         self.tracks.contains(name) || (name != MAIN_AGENT && self.agents.contains(name))
     }
 
@@ -165,7 +190,7 @@ impl Names {
         }
     }
 
-    fn works(&self) -> String {
+    pub(super) fn works(&self) -> String {
         let mut all: BTreeSet<String> = self.tracks.clone();
         all.extend(self.agents.iter().filter(|a| *a != MAIN_AGENT).cloned());
         Names::list(&all)
@@ -203,26 +228,6 @@ fn resolve_watch(
         waiter: w.waiter.get_ref().clone(),
         work: work.clone(),
         hang_after,
-    })
-}
-
-fn resolve_check(at: &Locator, check: &Spanned<raw::RawCheck>) -> Result<Check, ScenarioError> {
-    let c = check.get_ref();
-    let kind = CheckKind::parse(c.kind.get_ref()).ok_or_else(|| {
-        at.error(
-            c.kind.span(),
-            format!(
-                "unknown check kind `{}`, expected one of: {}",
-                c.kind.get_ref(),
-                CheckKind::ALL.map(CheckKind::as_str).join(", ")
-            ),
-        )
-    })?;
-    Ok(Check {
-        name: c.name.clone(),
-        kind,
-        agent: c.agent.clone(),
-        expect: c.expect.as_ref().map(|e| e.get_ref().clone()),
     })
 }
 
@@ -645,16 +650,23 @@ fn check_track(
     track: &Spanned<String>,
     input: &serde_json::Value,
 ) -> Result<(), ScenarioError> {
-    if tool.get_ref() != "Bash" {
+    // Both run a shell command the harness can wrap: Monitor's lines are its events.
+    if !matches!(tool.get_ref().as_str(), "Bash" | "Monitor") {
         return Err(at.error(
             track.span(),
-            format!("`track` needs `call = \"Bash\"`, not `{}`", tool.get_ref()),
+            format!(
+                "`track` needs `call = \"Bash\"` or `\"Monitor\"`, not `{}`",
+                tool.get_ref()
+            ),
         ));
     }
     if !input.get("command").is_some_and(|c| c.is_string()) {
         return Err(at.error(
             track.span(),
-            "a tracked Bash call needs a string `command` in `input`".into(),
+            format!(
+                "a tracked {} call needs a string `command` in `input`",
+                tool.get_ref()
+            ),
         ));
     }
     let name = track.get_ref();

@@ -165,6 +165,133 @@ fn references_to_nothing_and_deep_nesting_are_located() {
     }
 }
 
+/// A scenario whose script spawns `worker`, with one check appended.
+const WITH_CHECK: &str = r#"name = "broken"
+title = "t"
+summary = "s"
+
+[driver]
+mode = "print"
+prompt = "go"
+ceiling_seconds = 10
+
+[[agents.main.steps]]
+call = "Agent"
+spawn = "worker"
+input = { description = "w", prompt = "p", run_in_background = true }
+
+[[agents.worker.steps]]
+say = "done"
+
+[[checks]]
+name = "q"
+"#;
+
+/// Every kind of mistake in a query is one located line, exit 2, before anything runs.
+#[test]
+fn each_kind_of_query_mistake_is_one_located_line_and_exit_2() {
+    let cases = [
+        (
+            r#"countt = { kind = "hook" }"#,
+            "broken.toml:20:1: unknown field `countt`, expected one of `name`, `kind`, `agent`, `expect`, `count`",
+        ),
+        (
+            "count = { kind = \"hook\" }\nexists = { kind = \"hook\" }",
+            "broken.toml:21:10: a check has one relation; `exists` is a second one (write two checks)",
+        ),
+        (
+            "kind = \"tool-errors\"\ncount = { kind = \"hook\" }",
+            "broken.toml:20:8: a check is a preset (`kind`) or a query (`count`), not both",
+        ),
+        (
+            r#"expect = "yes""#,
+            "broken.toml:18:1: a check needs a preset (`kind = \"...\"`) or a relation: count, exists",
+        ),
+        (
+            r#"count = { source = "apii" }"#,
+            "broken.toml:20:20: unknown source `apii`, expected one of: api, hook, stream, os, driver, transcript, screen",
+        ),
+        (
+            r#"count = { kind = "hooks" }"#,
+            "broken.toml:20:18: unknown event kind `hooks`, expected one of: cli_spawned",
+        ),
+        (
+            r#"count = { hook = "SubagentStopp" }"#,
+            "broken.toml:20:18: unknown hook `SubagentStopp`, expected one of: SessionStart",
+        ),
+        (
+            r#"count = { agent = "ghost" }"#,
+            "broken.toml:20:19: `agent` names no agent: `ghost` (agents: main, worker)",
+        ),
+        (
+            r#"count = { work = "ghost" }"#,
+            "broken.toml:20:18: `work` names no spawned agent or tracked command: `ghost` (this variant has: worker)",
+        ),
+        (
+            r#"count = { knd = "hook" }"#,
+            "broken.toml:20:11: unknown field `knd`, expected one of `source`, `kind`",
+        ),
+        (
+            r#"count = { where = [{ path = "background_tasks[x]", exists = true }] }"#,
+            "broken.toml:20:29: `background_tasks[x]`: `[x]` is not an index (a number or `*`)",
+        ),
+        (
+            r#"count = { where = [{ path = "text", matches = "(unclosed" }] }"#,
+            "broken.toml:20:47: not a regular expression: unclosed group",
+        ),
+        (
+            r#"count = { where = [{ path = "text", contains = "a", exists = true }] }"#,
+            "broken.toml:20:20: a `where` entry has one test; write one entry per test",
+        ),
+        (
+            r#"count = { where = [{ path = "text" }] }"#,
+            "broken.toml:20:20: a `where` entry needs one test: equals, contains, matches, exists, gt, ge, lt or le",
+        ),
+        (
+            "count = { kind = \"hook\" }\nexpect = \"yes\"",
+            "broken.toml:21:10: `count` observes a number or a comparison such as `>= 1`, not `yes`",
+        ),
+        (
+            "exists = { kind = \"hook\" }\nexpect = \">= 1\"",
+            "broken.toml:21:10: `exists` observes `yes`, `no` or `not-observed`, not `>= 1`",
+        ),
+        (
+            r#"value = { at = { kind = "hook" }, path = "detail", capture = "\\w+" }"#,
+            "broken.toml:20:62: a `capture` needs a group, such as `status (\\w+)`",
+        ),
+        (
+            r#"within = { after = { kind = "hook" }, then = { kind = "hook" }, seconds = 0 }"#,
+            "broken.toml:20:75: expected a number of seconds above zero",
+        ),
+        (
+            r#"pairs = { each = { kind = "hook" }, with = { kind = "hook" }, by = "agnt" }"#,
+            "broken.toml:20:68: unknown `by` `agnt`, expected `agent` or `work`",
+        ),
+        (
+            r#"before = { first = { kind = "hook" } }"#,
+            "broken.toml:20:10: missing field `then`",
+        ),
+        (
+            r#"value = { at = { kind = "hook" }, path = "detail", which = "middle" }"#,
+            "broken.toml:20:60: unknown `which` `middle`, expected `first` or `last`",
+        ),
+    ];
+    for (check, expected) in cases {
+        let (code, stderr) = run_file(&format!("{WITH_CHECK}{check}\n"));
+        assert_eq!(code, 2, "{check}: {stderr}");
+        let errors: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .collect();
+        assert_eq!(errors.len(), 1, "{check}: {stderr}");
+        assert!(
+            errors[0].starts_with(&format!("error: {expected}")),
+            "{check}:\nexpected `{expected}`\ngot      `{}`",
+            errors[0]
+        );
+    }
+}
+
 /// Argument mistakes that used to run and fail late are caught before anything runs.
 #[test]
 fn argument_mistakes_fail_before_anything_runs() {

@@ -153,3 +153,134 @@ fn seed_000_stall_on_the_pinned_cli() {
     }
     assert!(scanned > 20, "scanned every written file ({scanned})");
 }
+
+/// One scenario file that calls `TaskStop` runs unchanged on a CLI that offers the tool
+/// directly (2.1.228) and on one that defers it behind `ToolSearch` (2.1.332): the fake API
+/// inserts the search on 2.1.332 only, says so in the journal and the timeline, and the stop
+/// reaches the worker on both.
+#[test]
+fn a_taskstop_script_runs_unchanged_on_a_cli_that_defers_the_tool_and_one_that_does_not() {
+    let _cli = cli_slots(2);
+    let out = tempfile::tempdir().unwrap();
+    let output = output_within(
+        wakeprobe(&[
+            "matrix",
+            "--versions",
+            "2.1.228,2.1.332",
+            "--scenarios",
+            "model-stops-subagent",
+            "--set",
+            "bg_seconds=7",
+            "--quiet",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(400),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let runs = runs(&run_dir(out.path()));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for run in runs {
+        let version = json(&run.join("run.json"))["cli_version"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let journal: Vec<Value> = std::fs::read_to_string(run.join("api-journal.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let searches: Vec<&Value> = journal
+            .iter()
+            .filter(|j| j["answer"] == "tool_use:ToolSearch")
+            .collect();
+        let events = events(&run);
+        let inserted = events
+            .iter()
+            .filter(|e| e["kind"] == "tool_call" && e["inserted"] == true)
+            .count();
+        match version.as_str() {
+            "2.1.332" => {
+                assert_eq!(searches.len(), 1, "{journal:?}");
+                assert!(
+                    searches[0]["note"]
+                        .as_str()
+                        .unwrap()
+                        .contains("defers `TaskStop`"),
+                    "{}",
+                    searches[0]
+                );
+                assert_eq!(inserted, 1);
+            }
+            _ => {
+                assert!(searches.is_empty(), "{version}: {journal:?}");
+                assert_eq!(inserted, 0);
+            }
+        }
+        // The scripted stop itself, aimed at the worker, on both.
+        let stop = events
+            .iter()
+            .find(|e| e["kind"] == "tool_call" && e["tool"] == "TaskStop")
+            .unwrap_or_else(|| panic!("{version}: a TaskStop call"));
+        assert_eq!(stop["target"], "worker", "{stop}");
+        assert!(
+            journal.iter().any(|j| j["answer"] == "tool_use:TaskStop"),
+            "{version}"
+        );
+    }
+}
+
+/// A version that does not offer a tool the script calls ends the run as `unknown`, saying
+/// which version lacks which tool, never a confusing error or a wrong verdict: 2.1.228 has no
+/// Monitor.
+#[test]
+fn a_tool_the_version_does_not_offer_ends_the_run_as_unknown_with_the_reason() {
+    let _cli = cli_slots(1);
+    let out = tempfile::tempdir().unwrap();
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-monitor",
+            "--variant",
+            "idle",
+            "--claude-version",
+            "2.1.228",
+            "--quiet",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(200),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The pinned CLI's expectation (woke) does not hold here: exit 1, not a crash.
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("2.1.228 offers no Monitor tool"),
+        "{stdout}"
+    );
+    let run = runs(&run_dir(out.path())).remove(0);
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["end"], "tool-unavailable");
+    let result = json(&run.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "unknown");
+    let reason = result["judgement"]["verdicts"][0]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("2.1.228 offers no Monitor tool"),
+        "{reason}"
+    );
+    let events = events(&run);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "tool_unavailable" && e["tool"] == "Monitor"),
+        "the timeline says so"
+    );
+}

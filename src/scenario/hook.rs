@@ -1,5 +1,6 @@
 //! Hook event names: the ones this harness reads meaning into, and any other the CLI sends,
-//! kept as it came. In files they are the CLI's own strings.
+//! kept as it came. In files they are the CLI's own strings. They live with the scenario
+//! format because scenario files name them (checks select events by hook).
 
 use std::fmt;
 

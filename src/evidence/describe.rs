@@ -1,8 +1,8 @@
 //! One-line descriptions of events, shared by every exporter so the Markdown table, the
 //! picture's tooltips and the terminal say the same thing.
 
-use crate::evidence::normalize::truncate;
-use crate::evidence::{Event, EventKind, HookName, InputReason, Route};
+use super::normalize::truncate;
+use super::{Event, EventKind, HookName, InputReason, Route};
 
 /// Whether an event is worth a row in a human-facing timeline (stream lines of no consequence
 /// and tool hooks are left to `timeline.json`).
@@ -62,6 +62,12 @@ pub fn describe(e: &Event) -> String {
         }
         EventKind::Hook { .. } => describe_hook(&e.kind),
         EventKind::AgentFinalized { hook } => format!("finalized ({hook})"),
+        EventKind::ToolUnavailable { tool, cli } => format!(
+            "{} no `{tool}` tool: the script cannot go on",
+            cli.as_deref()
+                .map(|v| format!("{v} offers"))
+                .unwrap_or_else(|| "the CLI offers".into())
+        ),
         EventKind::TurnResult {
             subtype, num_turns, ..
         } => match num_turns {
@@ -127,11 +133,6 @@ fn label_part_paren(label: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// `0.69 s`
-pub fn secs(t_ms: f64) -> String {
-    format!("{:.2} s", t_ms / 1000.0)
-}
-
 fn describe_request(kind: &EventKind) -> String {
     let EventKind::ModelRequest {
         seq,
@@ -184,12 +185,20 @@ fn describe_tool_call(kind: &EventKind) -> String {
         spawn,
         track,
         teammate,
+        target,
+        inserted,
         ..
     } = kind
     else {
         return String::new();
     };
+    if *inserted {
+        return format!("calls {tool} (inserted by the fake API to load a deferred tool)");
+    }
     let mut s = format!("calls {tool}");
+    if let Some(t) = target {
+        s.push_str(&format!(" on `{t}`"));
+    }
     if *background {
         s.push_str(" in the background");
     }

@@ -1,0 +1,176 @@
+//! Checks: facts a scenario states about its run besides the wake-up, each observed from the
+//! timeline with a witness and a paragraph of prose. A check is a *query* written in the
+//! scenario file (one relation over selectors of events, see `scenario::query`) or one of the
+//! built-in *presets*; most presets are themselves queries evaluated by the same engine.
+//!
+//! Checks read what the run observed of the CLI (`Timeline::observed`). In a run the harness
+//! cut short, an observation the unseen rest of the run could still change is reported as it
+//! stood, and its pass/fail is left open (`passed` is empty) instead of guessed.
+
+mod presets;
+mod prose;
+mod relations;
+pub mod stops;
+mod view;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::evidence::run::EndReason;
+use crate::evidence::{Timeline, Witness};
+use crate::scenario::query::Comparison;
+use crate::scenario::{Check, MAIN_AGENT};
+
+pub use presets::{Preset, preset};
+pub use view::EventView;
+
+/// What a check observed, judged against its expectation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CheckResult {
+    pub name: String,
+    /// The preset's name, or `query:RELATION` for a query.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub observed: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// `None` when the scenario states no expectation, or when the run was cut short before
+    /// the observation was settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    pub witness: Vec<Witness>,
+    pub explanation: String,
+}
+
+/// What a relation observed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub observed: String,
+    pub witness: Vec<Witness>,
+    pub explanation: String,
+    /// Whether the rest of the run, had it been seen, could not change the value: a count
+    /// can only grow, an absence can end. Matters only for runs cut short.
+    pub settled: Settled,
+}
+
+/// How far the unseen rest of a run could change an observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Nothing later could change it (an event was seen, an order was seen).
+    Final,
+    /// Later events could change it (an absence, a universal statement).
+    Open,
+    /// A count: later events could only make it grow.
+    Growing,
+}
+
+/// Everything checks read: the timeline, the hook payloads (for `payload.` paths) and how the
+/// run ended.
+pub struct Evidence<'a> {
+    pub timeline: &'a Timeline,
+    /// The raw hook payloads, by the index a hook event carries (`raw`); empty when not kept.
+    pub payloads: &'a [Value],
+    pub end: EndReason,
+}
+
+/// Runs every check of a plan.
+pub fn run_all(ev: &Evidence, checks: &[Check]) -> Vec<CheckResult> {
+    let observed = ev.timeline.observed(ev.end);
+    let seen = Evidence {
+        timeline: &observed,
+        payloads: ev.payloads,
+        end: ev.end,
+    };
+    checks.iter().map(|c| run(&seen, c)).collect()
+}
+
+/// Observes one check and judges it against its expectation.
+pub fn run(ev: &Evidence, check: &Check) -> CheckResult {
+    let agent = check.agent.as_deref().unwrap_or(MAIN_AGENT);
+    let (kind, observation) = match (&check.query, check.kind) {
+        (Some(query), _) => (
+            format!("query:{}", query.name()),
+            relations::evaluate(ev, query),
+        ),
+        (None, Some(kind)) => (kind.as_str().to_string(), preset(kind).observe(ev, agent)),
+        (None, None) => (
+            "none".into(),
+            Observation {
+                observed: "not-observed".into(),
+                witness: vec![],
+                explanation: "The check states neither a preset nor a query.".into(),
+                settled: Settled::Final,
+            },
+        ),
+    };
+    judge(check, kind, observation, ev.end)
+}
+
+fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckResult {
+    let verdict = check.expect.as_deref().map(|e| meets(e, &o.observed));
+    let unseen_rest = end.cut_short() || end == EndReason::WorkHung;
+    let open = unseen_rest && verdict.is_some() && !conclusive(&o, check);
+    let mut explanation = o.explanation;
+    if open {
+        explanation.push_str(&format!(
+            " The run was cut short ({}), so the rest of it, which was not seen, could still change this: whether it meets `{}` is left open.",
+            cut_words(end),
+            check.expect.as_deref().unwrap_or_default()
+        ));
+    }
+    CheckResult {
+        name: check.name.clone(),
+        kind,
+        agent: check.agent.clone(),
+        passed: if open { None } else { verdict },
+        expected: check.expect.clone(),
+        observed: o.observed,
+        witness: o.witness,
+        explanation,
+    }
+}
+
+/// What cut a run short, in a few words.
+fn cut_words(end: EndReason) -> &'static str {
+    match end {
+        EndReason::Ceiling => "by its ceiling",
+        EndReason::Interrupted => "by a signal to the harness",
+        EndReason::HarnessFailed => "by a failure of the harness",
+        EndReason::WorkHung => "when watched work passed its hang bound",
+        EndReason::ToolUnavailable => "where the script called a tool this CLI does not offer",
+        EndReason::Finished | EndReason::CliEnded => "early",
+    }
+}
+
+/// Whether an observation meets an expectation: the same text, or a comparison a number holds.
+pub fn meets(expect: &str, observed: &str) -> bool {
+    if expect == observed {
+        return true;
+    }
+    match (Comparison::parse(expect), observed.parse::<f64>()) {
+        (Some(cmp), Ok(n)) => cmp.holds(n),
+        _ => false,
+    }
+}
+
+/// Whether a verdict on a cut-short run's observation stands whatever the rest would show.
+fn conclusive(o: &Observation, check: &Check) -> bool {
+    match o.settled {
+        Settled::Final => true,
+        Settled::Open => false,
+        // A count can only grow: the verdict stands when every larger count gives the same.
+        Settled::Growing => {
+            match (
+                check.expect.as_deref().and_then(Comparison::parse),
+                o.observed.parse::<f64>(),
+            ) {
+                (Some(c), Ok(n)) => c.settled_by_growth(n),
+                _ => false,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
