@@ -205,6 +205,7 @@ fn copy_source(to: &Path) {
             std::fs::copy(from, to).unwrap();
         }
     }
+    std::fs::create_dir_all(to).unwrap();
     for part in [
         "Cargo.toml",
         "Cargo.lock",
