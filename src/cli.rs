@@ -23,6 +23,9 @@ pub mod exit {
     /// `history`: stopped before every change point was pinned down (`--max-installs`); what
     /// was found is written.
     pub const INCOMPLETE: i32 = 6;
+    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing, a shard
+    /// given twice, shards of different matrices).
+    pub const INCOMPLETE_MERGE: i32 = 6;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -35,7 +38,9 @@ Exit codes:
   3    setup failed (CLI install, sandbox, spawn)
   4    matrix/merge --baseline, history --append: a verdict regressed
   5    matrix/merge --baseline, history --append: no regression, an improvement
-  6    history: stopped by --max-installs before every change was pinned down
+  6    merge: a shard or a cell is missing, a shard is given twice, or the shards
+       belong to different matrices (nothing is written); history: stopped by
+       --max-installs before every change was pinned down (what was found is written)
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]
@@ -46,6 +51,14 @@ Exit codes:
     after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// The scenario library to use, before `./scenarios` and the library built into the binary.
+    #[arg(
+        long,
+        global = true,
+        env = "WAKEPROBE_SCENARIOS_DIR",
+        value_name = "DIR"
+    )]
+    pub scenarios_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -85,6 +98,12 @@ pub enum Command {
     Import(ImportArgs),
     /// Shrink a scenario to the few steps that still give the same verdict (delta debugging).
     Minimize(MinimizeArgs),
+    /// Write the built-in scenario library and sandbox-project into DIR, for editing.
+    Init(InitArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one per subcommand into a folder.
+    Man(ManArgs),
     /// (internal) Record a hook payload from stdin.
     #[command(hide = true)]
     HookRecord(HelperSocket),
@@ -94,6 +113,25 @@ pub enum Command {
     /// (internal) Supervise a CLI process tree.
     #[command(hide = true, name = "__supervise")]
     Supervise(SuperviseArgs),
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum MessageFormat {
+    /// Tables and prose on stdout.
+    #[default]
+    Human,
+    /// One JSON object a line on stdout; the human output goes to stderr.
+    Json,
+}
+
+/// The output format of a subcommand that scripts read.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// `json`: one JSON object a line on stdout (run started, run finished with its verdict
+    /// and report, summary); the human output moves to stderr.
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -155,7 +193,7 @@ pub struct ExecArgs {
     /// The project template copied into every sandbox.
     #[arg(long, value_name = "DIR")]
     pub template: Option<PathBuf>,
-    /// Do not draw the progress line.
+    /// No progress display, and no start and finish lines.
     #[arg(long)]
     pub quiet: bool,
 }
@@ -168,13 +206,41 @@ pub struct RunArgs {
     pub backend: BackendArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Folder holding the scenario files.
-    #[arg(long, default_value = "scenarios")]
+    /// Folder holding the scenario files (default: the invocation's library, as
+    /// `--scenarios-dir` chooses it).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The folder to write `scenarios/` and `sandbox-project/` into (created if needed).
     pub dir: PathBuf,
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `wakeprobe.1` and one `wakeprobe-SUBCOMMAND.1` per subcommand into this folder
+    /// (default: print `wakeprobe.1` on stdout).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -203,6 +269,8 @@ pub struct MatrixArgs {
     pub sim_versions: Vec<(String, String)>,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -223,6 +291,8 @@ pub struct BisectArgs {
     pub sim_versions: Vec<(String, String)>,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

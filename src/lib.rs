@@ -14,6 +14,7 @@ pub mod export;
 pub mod fake_api;
 pub mod guard;
 pub mod import;
+pub mod library;
 pub mod matrix;
 pub mod procs;
 pub mod report;

@@ -51,6 +51,12 @@ fn main() {
             std::process::exit(exit::SETUP);
         }
     };
+    if let Err(AppError { code, message }) =
+        app::resolve::choose_scenarios_dir(cli.scenarios_dir.clone())
+    {
+        eprintln!("error: {message}");
+        std::process::exit(code);
+    }
     let code = match runtime.block_on(app::dispatch(cli.command)) {
         Ok(code) => code,
         Err(AppError { code, message }) => {

@@ -102,14 +102,44 @@ fn terminal_table() {
     let (p, pr) = load("seed000-print");
     let (s, sr) = load("seed000-session");
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
-    let table = terminal::summary(&sum, &[(&pr, &p.timeline), (&sr, &s.timeline)], false);
+    let table = terminal::summary(
+        &sum,
+        &[(&pr, &p.timeline), (&sr, &s.timeline)],
+        false,
+        terminal::DEFAULT_WIDTH,
+    );
     insta::assert_snapshot!("terminal_seed000", table);
 }
 
 #[test]
+fn terminal_table_at_80_columns_fits_with_whole_verdicts() {
+    let (p, pr) = load("seed000-print");
+    let (s, sr) = load("seed000-session");
+    let sum = summary(&[(&pr, "print"), (&sr, "session")]);
+    let pairs = [(&pr, &p.timeline), (&sr, &s.timeline)];
+    let table = terminal::summary(&sum, &pairs, false, 80);
+    for line in table.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}\n{table}");
+    }
+    // The handoffs would wrap a word a row: left out. The verdict, its expectation mark and
+    // the times are never cut; a run takes at most two rows.
+    assert!(!table.contains("key handoffs"), "{table}");
+    assert!(
+        table.contains("┆ not-resumable ✓ ┆ -       ┆ 6.9s"),
+        "{table}"
+    );
+    assert!(
+        table.contains("┆ woke ✓          ┆ 0.06s   ┆ 11.8s"),
+        "{table}"
+    );
+    assert!(table.lines().count() <= 4 + 2 * 2, "{table}");
+    insta::assert_snapshot!("terminal_seed000_80_columns", table);
+}
+
+#[test]
 fn svg_picture() {
-    let (saved, _) = load("seed000-print");
-    let picture = svg::render(&saved.timeline, "seed000 print");
+    let (saved, result) = load("seed000-print");
+    let picture = svg::render(&saved.timeline, &svg::Caption::of("seed000 print", &result));
     assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
     insta::assert_snapshot!("svg_seed000_print", picture);
 }
@@ -122,7 +152,7 @@ fn junit_xml_follows_the_junit_structure() {
     sr.matches_expect = Some(false);
     sr.expect = wakeprobe::classify::Outcome::parse("not-resumable");
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
-    let xml = junit::render(&sum, &[&pr, &sr]);
+    let xml = junit::render(&sum, &[&pr, &sr], &[]);
     insta::assert_snapshot!("junit_seed000", xml);
     common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     // The check is strict: properties inside a testcase, a case without a name, and a
@@ -155,4 +185,295 @@ fn junit_xml_follows_the_junit_structure() {
             "{what} must be rejected"
         );
     }
+}
+
+/// The case of one cell, by its name's start.
+fn junit_case<'a>(xml: &'a str, name: &str) -> &'a str {
+    let start = xml
+        .find(&format!("<testcase name=\"{name}"))
+        .unwrap_or_else(|| panic!("no case {name} in\n{xml}"));
+    let end = xml[start..].find("</testcase>").unwrap() + start;
+    &xml[start..end]
+}
+
+#[test]
+fn junit_errors_for_undecided_and_crashed_runs_and_names_what_failed() {
+    use wakeprobe::classify::Outcome;
+    use wakeprobe::evidence::ExitDesc;
+    let (_, pr) = load("seed000-print");
+    let (_, sr) = load("seed000-session");
+    // Undecided where a verdict is expected: an error, even with no expectation stated.
+    let mut unknown = sr.clone();
+    unknown.judgement.outcome = Outcome::Unknown;
+    unknown.expect = None;
+    unknown.matches_expect = None;
+    // Crashed: the CLI died on a signal the harness did not send, whatever the verdict.
+    let mut crashed = pr.clone();
+    crashed.run.variant = "crashed".into();
+    crashed.run.cli_exit = Some(ExitDesc::Signal(11));
+    let sum = summary(&[(&unknown, "session"), (&crashed, "crashed")]);
+    let xml = junit::render(&sum, &[&unknown, &crashed], &[]);
+    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains("<error") && case.contains("type=\"undecided\""),
+        "{case}"
+    );
+    let case = junit_case(&xml, "subagent-bg-turn-end/crashed");
+    assert!(
+        case.contains("<error") && case.contains("the CLI crashed (SIGSEGV)"),
+        "{case}"
+    );
+    // A failed verdict names what was expected and what came; system-out has the report's
+    // path and the prose.
+    let mut differs = sr.clone();
+    differs.expect = Some(Outcome::NotResumable);
+    differs.matches_expect = Some(false);
+    let sum = summary(&[(&differs, "session")]);
+    let xml = junit::render(&sum, &[&differs], &[]);
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains("<failure") && case.contains("expected not-resumable, got woke 1/1"),
+        "{case}"
+    );
+    assert!(case.contains("report: session/report.md"), "{case}");
+    let prose = &differs.judgement.primary().unwrap().explanation;
+    let escaped = prose
+        .replace('&', "&amp;")
+        .replace('\'', "&apos;")
+        .replace('"', "&quot;");
+    assert!(
+        case.contains(&format!("woke: {}", escaped.split('<').next().unwrap())),
+        "{case}"
+    );
+}
+
+fn draft<'a>(saved: &'a SavedRun, result: &'a RunResult) -> markdown::Draft<'a> {
+    markdown::Draft {
+        result,
+        timeline: &saved.timeline,
+        plan: &saved.plan,
+        scenario_source: saved.scenario_source.as_deref(),
+        agreement: None,
+        picture: Some("timeline.svg"),
+    }
+}
+
+/// What GitHub would read as raw HTML in a Markdown document (a GFM parse: tables,
+/// strikethrough, task lists), and the text it would show.
+fn gfm_html_and_text(md: &str) -> (Vec<String>, String) {
+    use pulldown_cmark::{Event, Options, Parser};
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let (mut html, mut text) = (Vec::new(), String::new());
+    for event in Parser::new_ext(md, options) {
+        match event {
+            Event::Html(h) | Event::InlineHtml(h) => html.push(h.trim().to_string()),
+            Event::Text(t) | Event::Code(t) => text.push_str(&t),
+            _ => {}
+        }
+    }
+    (html, text)
+}
+
+const INTENDED_HTML: [&str; 5] = [
+    "<details><summary>",
+    "</summary>",
+    "</details>",
+    "<sub>",
+    "</sub>",
+];
+
+#[test]
+fn report_md_shows_html_from_agents_and_the_cli_as_text() {
+    // The CLI's own injected `<system-reminder>` (in the captured run's requests), and an
+    // agent's text made of tags.
+    let (mut saved, _) = load("interrupt-stop");
+    for e in saved.timeline.events.iter_mut() {
+        if let wakeprobe::evidence::EventKind::TurnEnded { text, .. } = &mut e.kind {
+            *text = "<b>done</b> & <img src=x onerror=alert(1)>\n| not a row".into();
+        }
+    }
+    let result = saved.judge();
+    let md = markdown::render(&draft(&saved, &result));
+    let (html, text) = gfm_html_and_text(&md);
+    for h in &html {
+        assert!(
+            INTENDED_HTML.iter().any(|i| h.starts_with(i)),
+            "raw HTML GitHub would hide or render: {h}"
+        );
+    }
+    for visible in [
+        "<system-reminder>",
+        "<b>done</b> & <img src=x onerror=alert(1)>",
+    ] {
+        assert!(text.contains(visible), "`{visible}` is not shown as text");
+    }
+}
+
+#[test]
+fn report_md_says_each_thing_once_and_links_nothing_an_issue_cannot_reach() {
+    let (saved, result) = load("seed000-print");
+    let md = markdown::render(&draft(&saved, &result));
+    let explanation = &result.judgement.primary().unwrap().explanation;
+    assert_eq!(md.matches(explanation.as_str()).count(), 1, "{md}");
+    let paragraphs: Vec<&str> = md
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| p.len() > 40)
+        .collect();
+    for (i, p) in paragraphs.iter().enumerate() {
+        assert!(!paragraphs[i + 1..].contains(p), "repeated: {p}");
+    }
+    // Links: only absolute URLs would work in an issue, and the draft needs none.
+    use pulldown_cmark::{Event, Parser, Tag};
+    for event in Parser::new(&md) {
+        if let Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) = event {
+            panic!("a link an issue cannot follow: {dest_url}");
+        }
+    }
+    assert!(md.contains("attach `timeline.svg`"), "{md}");
+    assert!(!md.contains("(s)"), "plurals are written out: {md}");
+}
+
+#[test]
+fn pictures_draw_control_and_injected_inputs() {
+    let (saved, result) = load("interrupt-stop");
+    let diagram = mermaid::diagram(&saved.timeline);
+    mermaid::check(&diagram).unwrap_or_else(|e| panic!("{e}\n{diagram}"));
+    let worker = diagram
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("participant ")?
+                .strip_suffix(" as worker")
+        })
+        .expect("a worker participant")
+        .to_string();
+    assert!(
+        diagram.contains(&format!(
+            "P0->>{worker}: stop_task control request (2.46 s)"
+        )),
+        "{diagram}"
+    );
+    assert!(
+        diagram.contains("Note over P1: injected text: system-reminder"),
+        "{diagram}"
+    );
+    let picture = svg::render(
+        &saved.timeline,
+        &svg::Caption::of("interrupt-stop", &result),
+    );
+    // The stop_task mark sits in the worker's lane, labelled.
+    let control = picture
+        .lines()
+        .find(|l| l.contains(r#"data-mark="control""#))
+        .expect("a control mark");
+    assert!(
+        control.contains("worker: control request stop_task"),
+        "{control}"
+    );
+    assert!(picture.contains(r#"data-mark="injected""#));
+    assert!(picture.contains(">stop_task</text>"));
+    // The verdict is on it, and every kind of mark drawn has a legend entry.
+    assert!(
+        picture.contains(&format!("verdict: {}", result.judgement.outcome)),
+        "{picture}"
+    );
+    for kind in picture.split(r#"data-mark=""#).skip(1) {
+        let kind = &kind[..kind.find('"').unwrap()];
+        assert!(
+            picture.contains(&format!(r#"data-legend="{kind}""#)),
+            "no legend for `{kind}`"
+        );
+    }
+}
+
+#[test]
+fn close_key_moments_get_a_zoomed_inset() {
+    // seed000-print: the worker ends its turn at 1.43 s and is finalized at 1.46 s, on a 6.9 s
+    // run: 4 px apart on the run's scale.
+    let (saved, result) = load("seed000-print");
+    let picture = svg::render(&saved.timeline, &svg::Caption::of("seed000 print", &result));
+    assert!(picture.contains("data-zoom"), "an inset is drawn");
+    let finalized: Vec<f64> = picture
+        .lines()
+        .filter(|l| l.contains(r#"data-mark="finalized""#) && l.contains("<title>"))
+        .map(|l| {
+            let x = l.split("x=\"").nth(1).unwrap();
+            x[..x.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    let turn_end: Vec<f64> = picture
+        .lines()
+        .filter(|l| {
+            l.contains(r#"data-mark="turn-end""#) && l.contains("1.43") && l.contains("worker")
+        })
+        .map(|l| {
+            let x = l.split("x=\"").nth(1).unwrap();
+            x[..x.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        (finalized.len(), turn_end.len()),
+        (2, 2),
+        "drawn in both panels"
+    );
+    let gaps: Vec<f64> = (0..2).map(|i| (finalized[i] - turn_end[i]).abs()).collect();
+    assert!(
+        gaps[0] < 14.0 && gaps[1] > 30.0,
+        "apart in the inset: {gaps:?}"
+    );
+}
+
+#[test]
+fn a_huge_timeline_fits_github_with_the_witness_kept() {
+    use wakeprobe::evidence::{Event, EventKind, ExitDesc, Source};
+    let (mut saved, _) = load("seed000-print");
+    for i in 0..10_000u32 {
+        saved.timeline.events.push(Event {
+            t_ms: 2000.0 + i as f64 * 0.4,
+            source: Source::Os,
+            agent: None,
+            kind: EventKind::ProcessExited {
+                pid: 100_000 + i,
+                exit: ExitDesc::Code(0),
+                command: Some(format!("helper-{i} <with> a long & noisy command line")),
+            },
+        });
+    }
+    saved.timeline = wakeprobe::evidence::Timeline::new(saved.timeline.events);
+    let result = saved.judge();
+    assert_eq!(result.judgement.outcome.as_str(), "not-resumable");
+    let md = markdown::render(&draft(&saved, &result));
+    assert!(
+        md.chars().count() <= markdown::BODY_LIMIT,
+        "{} characters",
+        md.chars().count()
+    );
+    for kept in [
+        "finalized (SubagentStop)",
+        "ends its turn: “The run will re-invoke me",
+    ] {
+        assert!(md.contains(kept), "the witness is kept: {kept}");
+    }
+    assert!(
+        md.contains("notable events are left out"),
+        "the cut is said"
+    );
+    assert!(md.contains("attached `timeline.json`"));
+    let block = md
+        .split("```mermaid\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    mermaid::check(block).unwrap();
+    let (html, _) = gfm_html_and_text(&md);
+    assert!(
+        html.iter()
+            .all(|h| INTENDED_HTML.iter().any(|i| h.starts_with(i))),
+        "{html:?}"
+    );
 }

@@ -1,12 +1,19 @@
 //! `wakeprobe bisect SCENARIO --good V1 --bad V2`: the first published version whose verdict
-//! differs, by binary search over the versions between.
+//! differs, by binary search over the versions between. Every probe's runs are kept under the
+//! run folder, with a `summary.json`, and with `--junit` a JUnit file holding each probe's
+//! cell and one case for the bisection itself.
 
+use std::sync::{Arc, Mutex};
+
+use super::invocation::{self, Outputs, Ran};
 use super::matrix::{clis_for, published_versions};
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::cli::{self, exit};
-use crate::matrix::bisect::{self, Probe};
-use crate::matrix::{self};
+use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
+use crate::matrix::{self, Execution};
+use crate::report::junit::ExtraCase;
+use crate::report::messages::{self, Message};
 
 /// `wakeprobe bisect SCENARIO --good V1 --bad V2`
 pub async fn bisect(args: cli::BisectArgs) -> AppResult {
@@ -22,26 +29,20 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             ));
         }
     };
-    let mut versions: Vec<String> = if !args.sim_versions.is_empty() {
-        args.sim_versions.iter().map(|(v, _)| v.clone()).collect()
-    } else if !args.versions.is_empty() {
-        args.versions.clone()
-    } else {
-        published_versions().await?
-    };
-    versions.sort_by_key(|v| install::version_key(v));
-    versions.dedup();
+    let versions = versions(&args).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let mut exec = args.exec.clone();
     exec.variants = vec![variant.clone()];
     let cancel = resolve::cancel_on_signals();
+    let probes: Arc<Mutex<Execution>> = Arc::default();
     let judge = |version: String| {
-        let (exec, sims, scenario, run_dir, cancel) = (
+        let (exec, sims, scenario, run_dir, cancel, probes) = (
             exec.clone(),
             args.sim_versions.clone(),
             scenario.clone(),
             run_dir.clone(),
             cancel.clone(),
+            probes.clone(),
         );
         async move {
             let pair = (version.clone(), version.clone());
@@ -56,45 +57,117 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             let execution = matrix::execute(jobs, &opts, cancel.clone())
                 .await
                 .map_err(|e| e.to_string())?;
-            if cancel.borrow().is_some() {
-                return Err("interrupted".to_string());
-            }
-            if let Some(failure) = execution.failures.first() {
-                return Err(failure.message.clone());
-            }
-            let outcomes: Vec<_> = execution
-                .cells
-                .iter()
-                .map(|c| c.result.judgement.outcome)
-                .collect();
-            let (outcome, agreement) = crate::classify::agreement(&outcomes);
-            eprintln!("wakeprobe: {version}: {agreement}");
-            Ok(Probe {
-                version,
-                outcome,
-                agreement,
-            })
+            let probe = probe_of(&version, &execution, cancel.borrow().is_some());
+            let mut all = probes.lock().expect("probe list");
+            all.cells.extend(execution.cells);
+            all.failures.extend(execution.failures);
+            probe
         }
     };
-    let report = bisect::bisect(&versions, &args.good, &args.bad, judge)
-        .await
-        .map_err(|e| match e {
-            bisect::BisectError::Run { .. } => AppError::setup(e.to_string()),
-            other => AppError::bad_input(other.to_string()),
-        })?;
-    println!(
+    let found = bisect::bisect(&versions, &args.good, &args.bad, judge).await;
+    let title = format!("{}/{}", scenario.name, variant);
+    let case = bisect_case(&title, &found);
+    let execution = std::mem::take(&mut *probes.lock().expect("probe list"));
+    let interrupted = cancel.borrow().is_some();
+    let summary = invocation::finish(
+        &Outputs {
+            dir: &run_dir,
+            junit: args.exec.junit.as_deref(),
+            table: false,
+            summary: true,
+            extra_cases: std::slice::from_ref(&case),
+        },
+        &Ran::from_execution(execution, interrupted),
+    )?;
+    let report = found.map_err(|e| match e {
+        BisectError::Run { .. } => AppError::setup(e.to_string()),
+        other => AppError::bad_input(other.to_string()),
+    });
+    let code = report.as_ref().map(|_| exit::OK).unwrap_or_else(|e| e.code);
+    if let Ok(report) = &report {
+        print_report(report, &title);
+    }
+    invocation::emit_summary(&run_dir, None, &summary, code);
+    report.map(|_| code)
+}
+
+/// The versions to search, oldest first: the mapped ones, the listed ones, or npm's.
+async fn versions(args: &cli::BisectArgs) -> Result<Vec<String>, AppError> {
+    let mut versions: Vec<String> = if !args.sim_versions.is_empty() {
+        args.sim_versions.iter().map(|(v, _)| v.clone()).collect()
+    } else if !args.versions.is_empty() {
+        args.versions.clone()
+    } else {
+        published_versions().await?
+    };
+    versions.sort_by_key(|v| install::version_key(v));
+    versions.dedup();
+    Ok(versions)
+}
+
+/// One version's verdict from its runs, or why it has none.
+fn probe_of(version: &str, execution: &Execution, interrupted: bool) -> Result<Probe, String> {
+    if interrupted {
+        return Err("interrupted".to_string());
+    }
+    if let Some(failure) = execution.failures.first() {
+        return Err(failure.message.clone());
+    }
+    let outcomes: Vec<_> = execution
+        .cells
+        .iter()
+        .map(|c| c.result.judgement.outcome)
+        .collect();
+    let (outcome, agreement) = crate::classify::agreement(&outcomes);
+    eprintln!("wakeprobe: {version}: {agreement}");
+    messages::emit(&Message::BisectStep {
+        version,
+        verdict: outcome,
+        agreement: &agreement,
+    });
+    Ok(Probe {
+        version: version.to_string(),
+        outcome,
+        agreement,
+    })
+}
+
+/// The bisection as a JUnit case: passed with its paragraph, or failed with why it stopped.
+fn bisect_case(title: &str, found: &Result<BisectReport, BisectError>) -> ExtraCase {
+    let (failure, system_out) = match found {
+        Ok(report) => (
+            None,
+            format!(
+                "first version whose verdict differs: {}\n{}\n",
+                report.first_bad.version,
+                report.paragraph(title)
+            ),
+        ),
+        Err(e) => (Some(("bisect".to_string(), e.to_string())), String::new()),
+    };
+    ExtraCase {
+        name: format!("bisect {title}"),
+        classname: "wakeprobe.bisect".into(),
+        failure,
+        system_out,
+    }
+}
+
+fn print_report(report: &BisectReport, title: &str) {
+    messages::say(format!(
         "first version whose verdict differs: {}",
         report.first_bad.version
-    );
-    println!("steps:");
+    ));
+    messages::say("steps:");
     for p in &report.steps {
-        println!("  {} {}", p.version, p.agreement);
+        messages::say(format!("  {} {}", p.version, p.agreement));
     }
-    println!();
-    println!(
-        "{}",
-        report.paragraph(&format!("{}/{}", scenario.name, variant))
-    );
-    eprintln!("reports: {}", run_dir.display());
-    Ok(exit::OK)
+    messages::say("");
+    messages::say(report.paragraph(title));
+    messages::emit(&Message::Bisected {
+        scenario: title,
+        last_good: &report.last_good,
+        first_bad: &report.first_bad.version,
+        paragraph: report.paragraph(title),
+    });
 }

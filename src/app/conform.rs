@@ -6,6 +6,7 @@ use std::path::Path;
 use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
+use crate::report::junit::ExtraCase;
 use crate::report::{json::RunResult, store};
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
@@ -24,12 +25,14 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
         .collect();
     let comparisons =
         crate::conform::compare_cells(&cells).map_err(|e| AppError::setup(e.to_string()))?;
+    let extra: Vec<ExtraCase> = comparisons.iter().map(conform_case).collect();
     let summary = invocation::finish(
         &Outputs {
             dir: &run_dir,
             junit: args.exec.junit.as_deref(),
             table: false,
             summary: true,
+            extra_cases: &extra,
         },
         &ran,
     )?;
@@ -52,4 +55,31 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
     } else {
         exit::MISMATCH
     })
+}
+
+/// A comparison as a JUnit case: failed when the shapes part, with where they part.
+fn conform_case(c: &crate::conform::Comparison) -> ExtraCase {
+    let differences = c.differences.len();
+    ExtraCase {
+        name: format!(
+            "conform {}/{}: {} vs {}",
+            c.scenario, c.variant, c.real, c.sim
+        ),
+        classname: format!("wakeprobe.conform.{}", c.scenario),
+        failure: (!c.matches()).then(|| {
+            let first = c
+                .differences
+                .first()
+                .map(|d| format!(": first at {}", d.place))
+                .unwrap_or_default();
+            (
+                "shape".to_string(),
+                format!(
+                    "{differences} difference{}{first}",
+                    if differences == 1 { "" } else { "s" }
+                ),
+            )
+        }),
+        system_out: c.render(),
+    }
 }

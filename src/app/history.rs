@@ -285,6 +285,7 @@ impl Oracle<'_> {
             let target = &self.setup.targets[i];
             jobs.extend(
                 (asked.first..asked.first + asked.count).map(|repetition| Job {
+                    reference: resolve::scenario_reference(&target.scenario),
                     scenario: target.scenario.clone(),
                     variant: target.variant.clone(),
                     cli: cli.clone(),

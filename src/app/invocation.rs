@@ -11,7 +11,7 @@ use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
 use crate::report::json::{RunResult, SetupError, Summary};
-use crate::report::{redact::Redactor, saved, store};
+use crate::report::{messages, redact::Redactor, saved, store};
 use crate::scenario::Scenario;
 
 /// One judged run of the invocation: its result, its timeline, its folder.
@@ -73,6 +73,8 @@ pub struct Outputs<'a> {
     pub table: bool,
     /// Write `summary.json` (not when `dir` is a single run's own folder).
     pub summary: bool,
+    /// JUnit cases beyond the cells (conformance comparisons, a bisection's finding).
+    pub extra_cases: &'a [crate::report::junit::ExtraCase],
 }
 
 /// Writes the invocation's outputs and prints its table; returns the summary.
@@ -100,7 +102,7 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
         let results: Vec<&RunResult> = ran.rows.iter().map(|r| &r.result).collect();
         store::write_atomic(
             path,
-            crate::report::junit::render(&summary, &results).as_bytes(),
+            crate::report::junit::render(&summary, &results, out.extra_cases).as_bytes(),
         )?;
     }
     for failure in &errors {
@@ -143,20 +145,53 @@ fn rerender_repeated(out: &Outputs, summary: &Summary, ran: &Ran) -> Result<(), 
 }
 
 fn print_table(summary: &Summary, ran: &Ran) {
-    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = messages::human_is_terminal();
     let pairs: Vec<(&RunResult, &Timeline)> =
         ran.rows.iter().map(|r| (&r.result, &r.timeline)).collect();
-    println!(
-        "{}",
-        crate::report::terminal::summary(summary, &pairs, color)
-    );
+    let width = messages::human_width().unwrap_or(crate::report::terminal::DEFAULT_WIDTH);
+    messages::say(crate::report::terminal::summary(
+        summary, &pairs, color, width,
+    ));
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
-            println!("{}", crate::report::terminal::verdict_lines(&row.result));
+            messages::say(crate::report::terminal::verdict_lines(&row.result));
+            messages::say(format!("issue draft: {}", issue_command(&row.dir)));
         }
     }
     if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
-        println!("{lines}");
+        messages::say(lines);
+    }
+}
+
+/// The `summary` message that ends an invocation's JSON output.
+pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_code: i32) {
+    messages::emit(&messages::Message::Summary {
+        dir: dir.display().to_string(),
+        matrix: matrix.map(|m| m.display().to_string()),
+        summary,
+        exit_code,
+    });
+}
+
+/// The command that files a run's draft as a GitHub issue.
+pub fn issue_command(dir: &Path) -> String {
+    let quoted = |file: &str| shell_quote(&dir.join(file).display().to_string());
+    format!(
+        "gh issue create --title \"$(cat {})\" --body-file {}",
+        quoted(crate::report::TITLE_FILE),
+        quoted(crate::report::REPORT_FILE)
+    )
+}
+
+/// A word for sh: as is when it is plain, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain && !word.is_empty() {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

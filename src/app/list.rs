@@ -1,15 +1,21 @@
 //! `wakeprobe list`: the scenario library, one line each.
 
-use super::{AppResult, resolve};
+use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
+use crate::report::messages::{self, Message};
 use crate::scenario;
 
 /// `wakeprobe list`
 pub fn list(args: &cli::ListArgs) -> AppResult {
-    let dir = if args.dir.is_dir() {
-        args.dir.clone()
-    } else {
-        resolve::scenarios_dir()
+    let dir = match &args.dir {
+        Some(dir) if !dir.is_dir() => {
+            return Err(AppError::bad_input(format!(
+                "--dir {}: not a folder",
+                dir.display()
+            )));
+        }
+        Some(dir) => dir.clone(),
+        None => resolve::scenarios_dir()?,
     };
     let scenarios = scenario::load_dir(&dir)?;
     let mut table = comfy_table::Table::new();
@@ -22,7 +28,14 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
             s.variants().join(", "),
             s.summary.clone(),
         ]);
+        messages::emit(&Message::Scenario {
+            name: &s.name,
+            seed: s.seed.as_deref(),
+            variants: s.variants(),
+            summary: &s.summary,
+            path: s.path.display().to_string(),
+        });
     }
-    println!("{table}");
+    messages::say(table);
     Ok(exit::OK)
 }

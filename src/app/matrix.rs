@@ -11,7 +11,8 @@ use crate::backend::{Cli, install};
 use crate::cli::{self, exit};
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix, take_shard};
-use crate::report::{redact::Redactor, store};
+use crate::matrix::shards::{CellKey, Identity, ShardPos};
+use crate::report::{messages, redact::Redactor, store};
 use crate::scenario::Scenario;
 
 /// `wakeprobe matrix`
@@ -24,23 +25,15 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     // compares like with like); each resolves to an exact version to install and record.
     let resolved = resolve_specs(&args.versions, &args.sim_versions).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _)| s.clone()).collect();
+    let identity = identity_of(&args, &scenarios, &specs);
+    let shard = args.shard.map(|(index, count)| ShardPos { index, count });
     // Cells of this shard, decided by key before anything is installed.
-    let all: Vec<(Arc<Scenario>, String, String)> = scenarios
-        .iter()
-        .flat_map(|s| s.variants().into_iter().map(move |v| (s.clone(), v)))
-        .filter(|(_, v)| args.exec.variants.is_empty() || args.exec.variants.contains(v))
-        .flat_map(|(s, v)| {
-            specs
-                .iter()
-                .map(move |spec| (s.clone(), v.clone(), spec.clone()))
-        })
-        .collect();
-    let wanted = take_shard(all, args.shard, |(s, v, spec)| {
-        (s.name.clone(), v.clone(), spec.clone())
+    let wanted = take_shard(identity.cells.clone(), args.shard, |c| {
+        (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
     });
     let needed: Vec<(String, String)> = resolved
         .iter()
-        .filter(|(s, _)| wanted.iter().any(|w| &w.2 == s))
+        .filter(|(s, _)| wanted.iter().any(|w| &w.cli_spec == s))
         .cloned()
         .collect();
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
@@ -50,13 +43,29 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
     }
     jobs.retain(|j| {
-        wanted
-            .iter()
-            .any(|(s, v, spec)| s.name == j.scenario.name && *v == j.variant && *spec == j.cli.spec)
+        wanted.iter().any(|c| {
+            c.scenario == j.scenario.name && c.variant == j.variant && c.cli_spec == j.cli.spec
+        })
     });
+    let whole = MatrixOf {
+        columns: &specs,
+        identity: Some(&identity),
+        shard,
+    };
     if jobs.is_empty() {
-        eprintln!("wakeprobe: shard {:?} holds no cell", args.shard);
-        write_matrix(&run_dir, &Matrix::build(&[], &specs), None)?;
+        eprintln!(
+            "wakeprobe: shard {} holds no cell",
+            shard.map(|s| s.to_string()).unwrap_or_default()
+        );
+        write_matrix(&run_dir, &whole.matrix(&[]), None)?;
+        let id = run_dir.file_name().unwrap_or_default().to_string_lossy();
+        let summary = crate::report::json::Summary::build(&id, &[], &[], false);
+        invocation::emit_summary(
+            &run_dir,
+            Some(&run_dir.join("matrix.json")),
+            &summary,
+            exit::OK,
+        );
         return Ok(exit::OK);
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
@@ -66,18 +75,63 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: false,
             summary: true,
+            extra_cases: &[],
         },
         &ran,
     )?;
-    let compared = finish_matrix(&run_dir, &ran, &specs, baseline.as_ref())?;
+    let compared = finish_matrix(&run_dir, &ran, &whole, baseline.as_ref())?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
-        println!("{lines}");
+        messages::say(lines);
     }
     let code = invocation::exit_code(&summary, &ran);
-    Ok(match compared {
+    let code = match compared {
         Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
         _ => code,
-    })
+    };
+    invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);
+    Ok(code)
+}
+
+/// The whole matrix an invocation asks for, whichever shard of it runs: every cell of every
+/// shard, and what chose them.
+fn identity_of(args: &cli::MatrixArgs, scenarios: &[Arc<Scenario>], specs: &[String]) -> Identity {
+    let mut cells: Vec<CellKey> = scenarios
+        .iter()
+        .flat_map(|s| s.variants().into_iter().map(move |v| (s.name.clone(), v)))
+        .filter(|(_, v)| args.exec.variants.is_empty() || args.exec.variants.contains(v))
+        .flat_map(|(scenario, variant)| {
+            specs.iter().map(move |spec| CellKey {
+                scenario: scenario.clone(),
+                variant: variant.clone(),
+                cli_spec: spec.clone(),
+            })
+        })
+        .collect();
+    cells.sort();
+    let pairs = |v: &[(String, String)]| v.iter().map(|(k, x)| format!("{k}={x}")).collect();
+    Identity {
+        versions: specs.to_vec(),
+        scenarios: scenarios.iter().map(|s| s.name.clone()).collect(),
+        variants: args.exec.variants.clone(),
+        sets: pairs(&args.exec.sets),
+        sim_versions: pairs(&args.sim_versions),
+        repeat: args.exec.repeat,
+        cells,
+    }
+}
+
+/// Which matrix a set of runs is: its columns, and (for `matrix` and `merge`) the whole it
+/// belongs to and the shard it is.
+pub struct MatrixOf<'a> {
+    pub columns: &'a [String],
+    pub identity: Option<&'a Identity>,
+    pub shard: Option<ShardPos>,
+}
+
+impl MatrixOf<'_> {
+    fn matrix(&self, results: &[crate::report::json::RunResult]) -> Matrix {
+        Matrix::build(results, self.columns).of_matrix(self.identity.cloned(), self.shard)
+    }
 }
 
 /// Builds, writes and prints the matrix of what ran (the changed cells first when there is a
@@ -85,24 +139,24 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
 pub fn finish_matrix(
     dir: &Path,
     ran: &Ran,
-    columns: &[String],
+    of: &MatrixOf,
     baseline: Option<&Matrix>,
 ) -> Result<Option<i32>, AppError> {
-    let grid = Matrix::build(&ran.results(), columns);
+    let grid = of.matrix(&ran.results());
     let comparison = baseline.map(|base| Comparison::of(&grid, base));
     let compared = comparison.as_ref().map(comparison_code);
     write_matrix(dir, &grid, comparison.as_ref())?;
-    println!(
-        "{}",
-        grid.table(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-    );
+    messages::say(grid.table(
+        messages::human_is_terminal(),
+        messages::human_width().unwrap_or(170),
+    ));
     Ok(compared)
 }
 
 /// Prints the comparison's changed cells and maps it to the documented exit code.
 pub fn comparison_code(comparison: &Comparison) -> i32 {
     for line in comparison.lines() {
-        println!("{line}");
+        messages::say(line);
     }
     if comparison.regressions() > 0 {
         exit::REGRESSION

@@ -1,64 +1,82 @@
 //! `wakeprobe merge DIR...`: shard outputs combined into one matrix, one summary and one
-//! JUnit file, optionally compared with a baseline.
+//! JUnit file, optionally compared with a baseline. The shards are checked first: every shard
+//! of the matrix given once, all of one matrix, and every cell with its runs; otherwise the
+//! merge fails with exit code 6 (a CI must not read a partial matrix as a whole one).
 
 use std::path::{Path, PathBuf};
 
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::{finish_matrix, read_matrix};
+use super::matrix::{MatrixOf, finish_matrix, read_matrix};
 use super::{AppError, AppResult};
 use crate::cli::{self, exit};
-use crate::report::saved;
+use crate::matrix::grid::Matrix;
+use crate::matrix::shards::{self, CellKey, MergeError, ShardOutput};
+use crate::report::plural;
+
+impl From<MergeError> for AppError {
+    fn from(e: MergeError) -> AppError {
+        AppError {
+            code: exit::INCOMPLETE_MERGE,
+            message: e.to_string(),
+        }
+    }
+}
 
 /// `wakeprobe merge DIR...`
 pub fn merge(args: &cli::MergeArgs) -> AppResult {
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
+    let matrices = read_shards(&args.dirs)?;
+    let outputs: Vec<ShardOutput> = matrices
+        .iter()
+        .map(|(dir, m)| ShardOutput {
+            dir: dir.display().to_string(),
+            identity: m.identity.as_ref(),
+            shard: m.shard,
+        })
+        .collect();
+    let identity = shards::check_shards(&outputs)?;
     let mut ran = Ran {
         rows: vec![],
         failures: vec![],
         interrupted: false,
     };
-    let mut columns: Vec<String> = Vec::new();
-    for dir in &args.dirs {
-        if let Some(m) = find_file(dir, "matrix.json") {
-            for c in read_matrix(&m)?.columns {
-                if !columns.contains(&c) {
-                    columns.push(c);
-                }
-            }
+    for (dir, matrix) in &matrices {
+        if matrix.cells.is_empty() {
+            continue; // a shard that held no cell
         }
-        match super::report::load_runs(dir) {
-            Ok(shard) => ran.rows.extend(shard.rows),
-            Err(_) if saved::find_runs(dir).is_err() => continue, // a shard with no cell
-            Err(e) => return Err(e),
-        }
+        ran.rows.extend(super::report::load_runs(dir)?.rows);
     }
-    if ran.rows.is_empty() {
-        return Err(AppError::bad_input("no runs in the given folders"));
-    }
-    crate::report::store::create_exclusive(&args.out).or_else(|e| {
-        if e.source.kind() == std::io::ErrorKind::AlreadyExists && args.out.is_dir() {
-            Ok(())
-        } else {
-            Err(AppError::bad_input(format!(
-                "--out {}: {}",
-                args.out.display(),
-                e.source
-            )))
-        }
-    })?;
+    let present: Vec<CellKey> = ran
+        .rows
+        .iter()
+        .map(|r| CellKey {
+            scenario: r.result.run.scenario.clone(),
+            variant: r.result.run.variant.clone(),
+            cli_spec: r.result.run.column(),
+        })
+        .collect();
+    shards::check_cells(identity, &present)?;
+    create_out(&args.out)?;
     let summary = invocation::finish(
         &Outputs {
             dir: &args.out,
             junit: args.junit.as_deref(),
             table: false,
             summary: true,
+            extra_cases: &[],
         },
         &ran,
     )?;
-    let compared = finish_matrix(&args.out, &ran, &columns, baseline.as_ref())?;
+    let of = MatrixOf {
+        columns: &identity.versions,
+        identity: Some(identity),
+        shard: None,
+    };
+    let compared = finish_matrix(&args.out, &ran, &of, baseline.as_ref())?;
     eprintln!(
-        "merged {} run(s) into {}",
-        ran.rows.len(),
+        "merged {} of {} into {}",
+        plural(matrices.len(), "shard", "shards"),
+        plural(ran.rows.len(), "run", "runs"),
         args.out.display()
     );
     Ok(compared.unwrap_or(if summary.all_match() {
@@ -68,20 +86,53 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
     }))
 }
 
+/// Each folder's matrix output (its run-id folder may be nested inside): a folder without one
+/// is a missing shard.
+fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Matrix)>, AppError> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(AppError::bad_input(format!(
+                "{}: not a folder",
+                dir.display()
+            )));
+        }
+        let file = find_file(dir, "matrix.json").ok_or_else(|| MergeError::NoMatrix {
+            dir: dir.display().to_string(),
+        })?;
+        let matrix = read_matrix(&file)?;
+        let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        out.push((folder, matrix));
+    }
+    Ok(out)
+}
+
+/// The merged folder: created, or an existing folder reused.
+fn create_out(out: &Path) -> Result<(), AppError> {
+    crate::report::store::create_exclusive(out).or_else(|e| {
+        if e.source.kind() == std::io::ErrorKind::AlreadyExists && out.is_dir() {
+            Ok(())
+        } else {
+            Err(AppError::bad_input(format!(
+                "--out {}: {}",
+                out.display(),
+                e.source
+            )))
+        }
+    })
+}
+
 /// The first file called `name` under `dir` (a shard artifact may nest its run-id folder).
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     if dir.join(name).is_file() {
         return Some(dir.join(name));
     }
-    std::fs::read_dir(dir)
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .find_map(|e| {
-            let p = e.path();
-            if p.is_dir() {
-                find_file(&p, name)
-            } else {
-                None
-            }
-        })
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) // not the `latest` link
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    entries.into_iter().find_map(|p| find_file(&p, name))
 }

@@ -170,6 +170,7 @@ impl Runner {
             paths.push(scenario.path.clone());
             for repetition in 1..=self.repeat {
                 jobs.push(Job {
+                    reference: super::resolve::scenario_reference(&scenario),
                     scenario: scenario.clone(),
                     variant: self.variant.clone(),
                     cli: self.cli.clone(),

@@ -7,11 +7,13 @@ mod baseline;
 mod bisect;
 mod cache;
 mod conform;
+mod docs;
 mod export;
 mod guard;
 mod history;
 mod import;
 mod installs;
+mod init;
 mod invocation;
 mod list;
 mod matrix;
@@ -100,6 +102,15 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     if stale > 0 {
         tracing::info!(stale, "removed sandboxes left by harnesses that died");
     }
+    let json = match &command {
+        Command::Run(a) => Some(&a.output),
+        Command::List(a) => Some(&a.output),
+        Command::Matrix(a) => Some(&a.output),
+        Command::Bisect(a) => Some(&a.output),
+        _ => None,
+    }
+    .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
+    crate::report::messages::set_json(json);
     match command {
         Command::Run(args) => run::run(args).await,
         Command::List(args) => list::list(&args),
@@ -117,6 +128,9 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Export(args) => export::export(&args).await,
         Command::Import(args) => import::import(&args),
         Command::Minimize(args) => minimize::minimize(args).await,
+        Command::Init(args) => init::init(&args),
+        Command::Completions(args) => docs::completions(&args),
+        Command::Man(args) => docs::man(&args),
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,

@@ -24,12 +24,17 @@ pub fn report(args: &cli::ReportArgs) -> AppResult {
                 table: true,
                 // A single run's own folder holds no summary.
                 summary: !dir.join("run.json").is_file(),
+                extra_cases: &[],
             },
             &ran,
         )?;
         rebuild_matrix(dir, &ran)?;
         rerender_history(dir)?;
-        eprintln!("re-rendered {} run(s) in {}", ran.rows.len(), dir.display());
+        eprintln!(
+            "re-rendered {} in {}",
+            crate::report::plural(ran.rows.len(), "run", "runs"),
+            dir.display()
+        );
         worst = worst.max(invocation::exit_code(&summary, &ran));
     }
     Ok(worst)
@@ -82,7 +87,8 @@ fn rebuild_matrix(dir: &Path, ran: &Ran) -> Result<(), AppError> {
     let Ok(old) = serde_json::from_slice::<crate::matrix::grid::Matrix>(&bytes) else {
         return Ok(());
     };
-    let grid = crate::matrix::grid::Matrix::build(&ran.results(), &old.columns);
+    let grid = crate::matrix::grid::Matrix::build(&ran.results(), &old.columns)
+        .of_matrix(old.identity.clone(), old.shard);
     store::write_json(&dir.join("matrix.json"), &Redactor::basic(), &grid)?;
     store::write_atomic(&dir.join("matrix.md"), grid.markdown(None).as_bytes())?;
     Ok(())

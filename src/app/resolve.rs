@@ -46,7 +46,7 @@ pub fn cancel_on_signals() -> Cancel {
 
 /// Scenario files from names or paths; none means every file in `scenarios/`.
 pub fn scenarios(specs: &[String]) -> Result<Vec<Arc<Scenario>>, AppError> {
-    let dir = scenarios_dir();
+    let dir = scenarios_dir()?;
     if specs.is_empty() || specs.iter().any(|s| s == "all") {
         let all = scenario::load_dir(&dir)?;
         if all.is_empty() {
@@ -176,13 +176,68 @@ pub fn check_plans(
         .collect()
 }
 
-/// `scenarios/` in the working folder, else the one this binary was built from.
-pub fn scenarios_dir() -> PathBuf {
-    let local = PathBuf::from("scenarios");
-    if local.is_dir() {
-        return local;
+/// The `--scenarios-dir` the invocation was given, set once before dispatch.
+static CHOSEN_SCENARIOS_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Where the invocation's scenario library is: `--scenarios-dir` (which must be a folder).
+pub fn choose_scenarios_dir(dir: Option<PathBuf>) -> Result<(), AppError> {
+    let Some(dir) = dir else { return Ok(()) };
+    if !dir.is_dir() {
+        return Err(AppError::bad_input(format!(
+            "--scenarios-dir {}: not a folder",
+            dir.display()
+        )));
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+    let _ = CHOSEN_SCENARIOS_DIR.set(dir);
+    Ok(())
+}
+
+/// Where the scenario library comes from, in order of precedence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LibrarySource {
+    /// `--scenarios-dir DIR` (or `WAKEPROBE_SCENARIOS_DIR`).
+    Chosen(PathBuf),
+    /// `scenarios/` in the working folder (a checkout, or a folder made by `wakeprobe init`).
+    WorkingFolder,
+    /// The library built into the binary, written once into the cache.
+    Embedded,
+}
+
+impl LibrarySource {
+    pub fn current() -> LibrarySource {
+        if let Some(dir) = CHOSEN_SCENARIOS_DIR.get() {
+            return LibrarySource::Chosen(dir.clone());
+        }
+        if Path::new(crate::library::SCENARIOS_DIR).is_dir() {
+            return LibrarySource::WorkingFolder;
+        }
+        LibrarySource::Embedded
+    }
+
+    /// The scenario folder.
+    pub fn scenarios(&self) -> Result<PathBuf, AppError> {
+        Ok(match self {
+            LibrarySource::Chosen(dir) => dir.clone(),
+            LibrarySource::WorkingFolder => PathBuf::from(crate::library::SCENARIOS_DIR),
+            LibrarySource::Embedded => embedded_root()?.join(crate::library::SCENARIOS_DIR),
+        })
+    }
+}
+
+/// The embedded library's copy in the cache.
+fn embedded_root() -> Result<PathBuf, AppError> {
+    let cache = crate::backend::install::cache_root();
+    crate::library::materialized(&cache).map_err(|e| {
+        AppError::setup(format!(
+            "cannot write the built-in scenario library under {}: {e}",
+            cache.display()
+        ))
+    })
+}
+
+/// The scenario folder of this invocation (see `LibrarySource`).
+pub fn scenarios_dir() -> Result<PathBuf, AppError> {
+    LibrarySource::current().scenarios()
 }
 
 pub fn template_dir(
@@ -205,12 +260,11 @@ pub fn template_dir(
                 .map(|p| p.join("sandbox-project"))
         })
         .collect();
-    candidates.push(PathBuf::from("sandbox-project"));
-    candidates.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sandbox-project"));
-    candidates
-        .into_iter()
-        .find(|c| c.is_dir())
-        .ok_or_else(|| AppError::setup("cannot find sandbox-project/ (pass --template DIR)"))
+    candidates.push(PathBuf::from(crate::library::SANDBOX_DIR));
+    if let Some(found) = candidates.into_iter().find(|c| c.is_dir()) {
+        return Ok(found);
+    }
+    Ok(embedded_root()?.join(crate::library::SANDBOX_DIR))
 }
 
 /// The CLI a run uses, installing a Claude Code version if needed.
@@ -339,6 +393,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
             scenario.plan_with(&variant, &overrides, policy(exec))?;
             for repetition in 1..=exec.repeat {
                 jobs.push(Job {
+                    reference: scenario_reference(scenario),
                     scenario: scenario.clone(),
                     variant: variant.clone(),
                     cli: cli.clone(),
@@ -367,12 +422,47 @@ pub fn policy(exec: &ExecArgs) -> RangePolicy {
     }
 }
 
+/// How a report's repro command names a scenario: by name when it is the library's (what
+/// `wakeprobe run NAME` finds), else by its path relative to the working folder; never by an
+/// absolute path (a report travels to machines where it means nothing).
+pub fn scenario_reference(scenario: &Scenario) -> String {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let folder = scenario.path.parent().and_then(canonical);
+    let library = scenarios_dir().ok().and_then(|d| canonical(&d));
+    if folder.is_some() && folder == library {
+        return scenario.name.clone();
+    }
+    if scenario.path.is_relative() {
+        return scenario.path.display().to_string();
+    }
+    // Outside the working folder: the file's own name, as the draft's scenario-file block
+    // (and the run folder's scenario.toml) hands it over.
+    let own_name = format!("{}.toml", scenario.name);
+    let cwd = std::env::current_dir().ok().and_then(|d| canonical(&d));
+    match (cwd, canonical(&scenario.path)) {
+        (Some(cwd), Some(path)) => path
+            .strip_prefix(&cwd)
+            .map(|rel| rel.display().to_string())
+            .unwrap_or(own_name),
+        _ => own_name,
+    }
+}
+
 /// A new run-id folder under `out`, created exclusively (no two invocations share one).
 pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
     for _ in 0..100 {
-        let dir = out.join(matrix::new_run_id());
+        let id = matrix::new_run_id();
+        let dir = out.join(&id);
         match crate::report::store::create_exclusive(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => {
+                // `OUT/latest` names the newest run folder (a symlink, replaced atomically).
+                if let Err(e) =
+                    crate::report::store::point_link(&out.join("latest"), Path::new(&id))
+                {
+                    eprintln!("wakeprobe: warning: {e}");
+                }
+                return Ok(dir);
+            }
             Err(e) if e.source.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(AppError::bad_input(format!(

@@ -18,8 +18,11 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: true,
             summary: true,
+            extra_cases: &[],
         },
         &ran,
     )?;
-    Ok(invocation::exit_code(&summary, &ran))
+    let code = invocation::exit_code(&summary, &ran);
+    invocation::emit_summary(&run_dir, None, &summary, code);
+    Ok(code)
 }

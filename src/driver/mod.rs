@@ -55,10 +55,52 @@ pub struct Interrupt {
 /// Turns `Some` when the harness is told to stop (SIGINT, SIGTERM, SIGHUP).
 pub type Cancel = watch::Receiver<Option<Interrupt>>;
 
+/// Where a run is in its life, for the progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RunPhase {
+    /// The world is being built and the CLI started; no model request yet.
+    #[default]
+    Starting,
+    /// The CLI is working: its agents' turns and background work.
+    Running,
+    /// A session's input was closed (stdin, or `/exit`): waiting for the CLI to exit.
+    Closing,
+    /// The CLI is gone or being stopped: the process tree is killed and swept.
+    CleaningUp,
+}
+
+impl RunPhase {
+    /// The phase of a run still driven: `closed` when its schedule has closed the input,
+    /// `requests` the model requests so far. A print-mode run has no input to close: it runs
+    /// until the CLI exits.
+    pub fn of(mode: crate::scenario::DriverMode, closed: bool, requests: usize) -> RunPhase {
+        if closed && mode != crate::scenario::DriverMode::Print {
+            RunPhase::Closing
+        } else if requests == 0 {
+            RunPhase::Starting
+        } else {
+            RunPhase::Running
+        }
+    }
+}
+
+impl std::fmt::Display for RunPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            RunPhase::Starting => "starting",
+            RunPhase::Running => "running",
+            RunPhase::Closing => "closing",
+            RunPhase::CleaningUp => "cleaning up",
+        })
+    }
+}
+
 /// What the terminal shows while a run waits.
 #[derive(Debug, Clone, Default)]
 pub struct LiveStatus {
-    pub phase: String,
+    pub phase: RunPhase,
+    /// The run's ceiling: it ends by then at the latest.
+    pub ceiling_s: f64,
     pub elapsed_s: f64,
     pub requests: usize,
     pub hooks: usize,
@@ -95,7 +137,7 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
     let mut rec = recorder::Recorder::new(launched.clock);
     let mut cancel = req.cancel.clone();
     let ending = session::drive(&mut launched, &req.plan, &mut rec, &mut cancel, &req.status).await;
-    req.status.lock().expect("status lock").phase = "cleaning up".into();
+    req.status.lock().expect("status lock").phase = RunPhase::CleaningUp;
     shutdown::shut_down(&mut launched, &mut rec).await;
     let ending = late_interrupt(ending, &req.cancel, &mut rec, launched.clock);
     if !rec.cli_reached_the_api() && ending.reason != EndReason::Interrupted {
@@ -250,6 +292,7 @@ fn run_info(
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
         expect: plan.expect,
+        want: plan.want,
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
         os: os_description(),
         complete: true,
@@ -265,4 +308,22 @@ fn os_description() -> String {
         u.release().to_string_lossy(),
         u.machine().to_string_lossy()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunPhase;
+    use crate::scenario::DriverMode;
+
+    #[test]
+    fn a_print_run_is_never_shown_closing() {
+        // Print mode's schedule is closed from the start: it is running, not ending.
+        assert_eq!(RunPhase::of(DriverMode::Print, true, 3), RunPhase::Running);
+        assert_eq!(RunPhase::of(DriverMode::Print, true, 0), RunPhase::Starting);
+        assert_eq!(
+            RunPhase::of(DriverMode::Session, true, 3),
+            RunPhase::Closing
+        );
+        assert_eq!(RunPhase::of(DriverMode::Pty, false, 1), RunPhase::Running);
+    }
 }

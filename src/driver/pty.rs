@@ -31,7 +31,13 @@ pub struct PtyPair {
 }
 
 impl PtyPair {
+    /// A pseudo-terminal of the size the CLI is run in.
     pub fn open() -> std::io::Result<PtyPair> {
+        PtyPair::open_sized(ROWS, COLS)
+    }
+
+    /// A pseudo-terminal of `rows` x `cols`.
+    pub fn open_sized(rows: u16, cols: u16) -> std::io::Result<PtyPair> {
         use rustix::fs::{Mode, OFlags};
         use rustix::pty::OpenptFlags;
         let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
@@ -47,8 +53,8 @@ impl PtyPair {
         rustix::termios::tcsetwinsize(
             &master,
             rustix::termios::Winsize {
-                ws_row: ROWS,
-                ws_col: COLS,
+                ws_row: rows,
+                ws_col: cols,
                 ws_xpixel: 0,
                 ws_ypixel: 0,
             },
@@ -59,6 +65,12 @@ impl PtyPair {
     /// A copy of the terminal end for the child's stdin, stdout or stderr.
     pub fn child_stdio(&self) -> std::io::Result<std::process::Stdio> {
         Ok(std::process::Stdio::from(self.slave.try_clone()?))
+    }
+
+    /// Closes the terminal end and returns the master, to read the screen's bytes directly.
+    pub fn into_master(self) -> OwnedFd {
+        drop(self.slave);
+        self.master
     }
 
     /// Closes the harness's copy of the terminal end (so the master sees EOF when the child

@@ -11,7 +11,7 @@ use super::launch::Launched;
 use super::recorder::Recorder;
 use super::schedule::{Due, Schedule};
 use super::vanish::VanishWatch;
-use super::{Cancel, Interrupt, StatusHandle};
+use super::{Cancel, Interrupt, RunPhase, StatusHandle};
 use crate::evidence::run::EndReason;
 use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Source};
@@ -121,7 +121,8 @@ pub async fn drive(
         let now = Instant::now();
         if last_status + STATUS_EVERY <= now {
             last_status = now;
-            report_status(status, rec, start, schedule.closed());
+            let phase = RunPhase::of(plan.driver.mode, schedule.closed(), rec.live.requests);
+            report_status(status, rec, start, phase);
         }
         if now >= ceiling_at {
             let ceiling_s = plan.driver.ceiling.as_secs_f64();
@@ -328,11 +329,11 @@ fn supervisor_gone(
     (EndReason::HarnessFailed, Some(what))
 }
 
-fn report_status(status: &StatusHandle, rec: &Recorder, start: Instant, closed: bool) {
+fn report_status(status: &StatusHandle, rec: &Recorder, start: Instant, phase: RunPhase) {
     let mut s = status.lock().expect("status lock");
     s.elapsed_s = start.elapsed().as_secs_f64();
     s.requests = rec.live.requests;
     s.hooks = rec.live.hooks;
     s.running_tasks = rec.live.running();
-    s.phase = if closed { "ending" } else { "running" }.into();
+    s.phase = phase;
 }

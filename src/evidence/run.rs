@@ -131,6 +131,9 @@ pub struct RunInfo {
     /// The command that reproduces this run.
     pub command: String,
     pub expect: Option<Outcome>,
+    /// The verdict the CLI should give (the scenario's `want`), if it states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub want: Option<Outcome>,
     pub wakeprobe_version: String,
     /// `uname`: system, release, machine.
     pub os: String,
@@ -138,6 +141,18 @@ pub struct RunInfo {
     /// (a full disk, say): `report` and `merge` skip such folders.
     #[serde(default = "complete_by_default")]
     pub complete: bool,
+}
+
+impl RunInfo {
+    /// The matrix column this run belongs to: the CLI as asked for, or its label when the run
+    /// recorded no spec.
+    pub fn column(&self) -> String {
+        if self.cli_spec.is_empty() {
+            self.cli_label.clone()
+        } else {
+            self.cli_spec.clone()
+        }
+    }
 }
 
 fn complete_by_default() -> bool {

@@ -8,6 +8,7 @@
 use std::future::Future;
 
 use crate::classify::Outcome;
+use crate::report::plural;
 
 /// One version's judgement during the search.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,15 +127,15 @@ impl BisectReport {
                 .unwrap_or_else(|| "flaky".into())
         };
         format!(
-            "Bisected `{scenario}` between {} (`{}`, {}) and {} (`{}`, {}), both confirmed first. Over the {} published version(s) between them, {} run(s) found the change: the verdict is `{}` up to **{}** and `{}` from **{}** on ({}).",
+            "Bisected `{scenario}` between {} (`{}`, {}) and {} (`{}`, {}), both confirmed first. Over the {} between them, {} found the change: the verdict is `{}` up to **{}** and `{}` from **{}** on ({}).",
             self.good.version,
             verdict(&self.good),
             self.good.agreement,
             self.bad.version,
             verdict(&self.bad),
             self.bad.agreement,
-            self.candidates,
-            self.steps.len(),
+            plural(self.candidates, "published version", "published versions"),
+            plural(self.steps.len(), "run", "runs"),
             verdict(&self.good),
             self.last_good,
             verdict(&self.first_bad),

@@ -6,10 +6,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::shards::{CellKey, Identity, ShardPos};
 use crate::classify::Outcome;
 use crate::report::json::{CellStats, RunResult};
 
-pub const MATRIX_SCHEMA: u32 = 1;
+/// 2: the identity of the whole matrix and the shard (older files read as unsharded, with no
+/// identity).
+pub const MATRIX_SCHEMA: u32 = 2;
 
 /// One cell: a scenario variant on one CLI, over all its repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -28,9 +31,20 @@ pub struct MatrixCell {
     pub expect: Option<Outcome>,
     pub matches_expect: Option<bool>,
     pub latency_ms: Option<f64>,
+    /// The verdict the CLI should give (the scenario's `want`); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub want: Option<Outcome>,
 }
 
 impl MatrixCell {
+    pub fn cell_key(&self) -> CellKey {
+        CellKey {
+            scenario: self.scenario.clone(),
+            variant: self.variant.clone(),
+            cli_spec: self.cli_spec.clone(),
+        }
+    }
+
     pub fn key(&self) -> (String, String, String) {
         (
             self.scenario.clone(),
@@ -69,6 +83,12 @@ pub struct Matrix {
     /// Column keys in the order asked for.
     pub columns: Vec<String>,
     pub cells: Vec<MatrixCell>,
+    /// The whole matrix this output belongs to (absent in files of an older wakeprobe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// Which shard this output is (`--shard i/n`); absent for the whole matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPos>,
 }
 
 impl Matrix {
@@ -76,11 +96,7 @@ impl Matrix {
     pub fn build(results: &[RunResult], columns: &[String]) -> Matrix {
         let mut groups: BTreeMap<(String, String, String), Vec<&RunResult>> = BTreeMap::new();
         for r in results {
-            let spec = if r.run.cli_spec.is_empty() {
-                r.run.cli_label.clone()
-            } else {
-                r.run.cli_spec.clone()
-            };
+            let spec = r.run.column();
             groups
                 .entry((r.run.scenario.clone(), r.run.variant.clone(), spec))
                 .or_default()
@@ -110,13 +126,23 @@ impl Matrix {
                 expect: first.expect,
                 matches_expect: stats.matches_expect,
                 latency_ms: stats.latency_ms,
+                want: first.run.want,
             });
         }
         Matrix {
             schema: MATRIX_SCHEMA,
             columns: cols,
             cells,
+            identity: None,
+            shard: None,
         }
+    }
+
+    /// The same matrix, recorded as (shard `shard` of) the matrix `identity`.
+    pub fn of_matrix(mut self, identity: Option<Identity>, shard: Option<ShardPos>) -> Matrix {
+        self.identity = identity;
+        self.shard = shard;
+        self
     }
 
     fn rows(&self) -> Vec<String> {
@@ -179,14 +205,14 @@ impl Matrix {
         s
     }
 
-    /// The matrix as a terminal table.
-    pub fn table(&self, color: bool) -> String {
+    /// The matrix as a terminal table, arranged to `width` columns.
+    pub fn table(&self, color: bool, width: u16) -> String {
         use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
         let mut table = Table::new();
         table
             .load_style(presets::UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(170);
+            .set_width(width);
         if color {
             table.enforce_styling();
         } else {
@@ -237,6 +263,8 @@ pub struct Change {
     pub before_version: String,
     pub after_version: String,
     pub kind: ChangeKind,
+    /// Why it is that kind, in words (toward or away from the scenario's `want`).
+    pub why: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -256,6 +284,57 @@ fn is_good(c: &MatrixCell) -> Option<bool> {
     })
 }
 
+/// Whether a changed cell got better or worse, and why in words. With a `want` (the behaviour
+/// the CLI should have), a move toward it is an improvement and a move away from it, or
+/// between two verdicts neither of which is wanted, a regression. Without one, or when only
+/// the checks changed: matching the scenario's `expect` (or waking) is the good side.
+fn judge_change(before: &MatrixCell, after: &MatrixCell) -> (ChangeKind, String) {
+    let want = after.want.or(before.want);
+    if let Some(w) = want
+        && before.outcome != after.outcome
+    {
+        return match (before.outcome == Some(w), after.outcome == Some(w)) {
+            (false, true) => (
+                ChangeKind::Improvement,
+                format!("toward the behaviour the CLI should have (`{w}`)"),
+            ),
+            (true, _) => (
+                ChangeKind::Regression,
+                format!("away from the behaviour the CLI should have (`{w}`)"),
+            ),
+            (false, false) => (
+                ChangeKind::Regression,
+                format!("changed, and still not the behaviour the CLI should have (`{w}`)"),
+            ),
+        };
+    }
+    let (what, matches) = if before.outcome == after.outcome {
+        ("its checks", "match")
+    } else {
+        ("its verdict", "matches")
+    };
+    match (is_good(before), is_good(after)) {
+        (Some(false) | None, Some(true)) => (
+            ChangeKind::Improvement,
+            format!("{what} now {matches} what the scenario expects"),
+        ),
+        (Some(true), _) => (
+            ChangeKind::Regression,
+            format!("{what} no longer {matches} what the scenario expects"),
+        ),
+        // Neither side is what was expected: waking is still better than not.
+        _ if after.outcome == Some(Outcome::Woke) => (
+            ChangeKind::Improvement,
+            "it wakes now (the scenario states no `want`)".to_string(),
+        ),
+        _ => (
+            ChangeKind::Regression,
+            "it changed with nothing to say it is better (the scenario states no `want`)"
+                .to_string(),
+        ),
+    }
+}
+
 impl Comparison {
     pub fn of(current: &Matrix, baseline: &Matrix) -> Comparison {
         let mut out = Comparison::default();
@@ -270,13 +349,7 @@ impl Comparison {
             if before.outcome == cell.outcome && before.matches_expect == cell.matches_expect {
                 continue;
             }
-            let kind = match (is_good(before), is_good(cell)) {
-                (Some(false) | None, Some(true)) => ChangeKind::Improvement,
-                (Some(true), _) => ChangeKind::Regression,
-                // Neither side is what was expected: waking is still better than not.
-                _ if cell.outcome == Some(Outcome::Woke) => ChangeKind::Improvement,
-                _ => ChangeKind::Regression,
-            };
+            let (kind, why) = judge_change(before, cell);
             out.changes.push(Change {
                 scenario: cell.scenario.clone(),
                 variant: cell.variant.clone(),
@@ -286,6 +359,7 @@ impl Comparison {
                 before_version: before.cli_version.clone(),
                 after_version: cell.cli_version.clone(),
                 kind,
+                why,
             });
         }
         for b in &baseline.cells {
@@ -320,7 +394,7 @@ impl Comparison {
             .iter()
             .map(|c| {
                 format!(
-                    "{} {}/{} on {}: {} ({}) -> {} ({})",
+                    "{} {}/{} on {}: {} ({}) -> {} ({}): {}",
                     match c.kind {
                         ChangeKind::Regression => "REGRESSION",
                         ChangeKind::Improvement => "improvement",
@@ -331,7 +405,8 @@ impl Comparison {
                     c.before,
                     c.before_version,
                     c.after,
-                    c.after_version
+                    c.after_version,
+                    c.why
                 )
             })
             .collect();
@@ -396,6 +471,7 @@ mod tests {
             expect: None,
             matches_expect: matches,
             latency_ms: None,
+            want: None,
         }
     }
 
@@ -404,6 +480,8 @@ mod tests {
             schema: MATRIX_SCHEMA,
             columns: vec!["latest".into()],
             cells,
+            identity: None,
+            shard: None,
         }
     }
 
@@ -428,6 +506,56 @@ mod tests {
             Comparison::of(&before, &before).lines(),
             vec!["no change against the baseline"]
         );
+    }
+
+    #[test]
+    fn a_move_toward_want_is_an_improvement_even_against_expect() {
+        let wanted = |mut c: MatrixCell| {
+            c.want = Some(Outcome::Woke);
+            c
+        };
+        // Today's CLI finalizes the waiter, as `expect` says; the CLI should wake it.
+        let today = matrix(vec![wanted(cell(
+            "a",
+            "latest",
+            Outcome::NotResumable,
+            Some(true),
+        ))]);
+        let fixed = matrix(vec![wanted(cell(
+            "a",
+            "latest",
+            Outcome::Woke,
+            Some(false),
+        ))]);
+        let c = Comparison::of(&fixed, &today);
+        assert_eq!(
+            (c.regressions(), c.improvements()),
+            (0, 1),
+            "{:?}",
+            c.lines()
+        );
+        assert!(
+            c.lines()[0].ends_with("toward the behaviour the CLI should have (`woke`)"),
+            "{:?}",
+            c.lines()
+        );
+        let c = Comparison::of(&today, &fixed);
+        assert_eq!((c.regressions(), c.improvements()), (1, 0));
+        assert!(c.lines()[0].ends_with("away from the behaviour the CLI should have (`woke`)"));
+        let other = matrix(vec![wanted(cell(
+            "a",
+            "latest",
+            Outcome::NeverFired,
+            Some(false),
+        ))]);
+        let c = Comparison::of(&other, &today);
+        assert_eq!(
+            c.regressions(),
+            1,
+            "between two unwanted verdicts: {:?}",
+            c.lines()
+        );
+        assert!(c.lines()[0].contains("still not the behaviour"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod history;
 pub mod minimize;
 pub mod progress;
 pub mod threshold;
+pub mod shards;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use crate::classify;
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
+use crate::report::messages::{self, Message};
 use crate::report::redact::Redactor;
 use crate::report::{self, json::RunResult};
 use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
@@ -35,6 +37,9 @@ pub struct Job {
     pub overrides: Vec<(String, String)>,
     /// Values outside a parameter's range run on purpose (`--explore`).
     pub policy: RangePolicy,
+    /// How the repro command names the scenario: its name for the library's, else a path
+    /// relative to the working folder (never an absolute path).
+    pub reference: String,
 }
 
 impl Job {
@@ -56,8 +61,7 @@ impl Job {
     pub fn command(&self) -> String {
         let mut cmd = format!(
             "wakeprobe run {} --variant {}",
-            self.scenario.path.display(),
-            self.variant
+            self.reference, self.variant
         );
         for (k, v) in &self.overrides {
             cmd.push_str(&format!(" --set {k}={v}"));
@@ -124,13 +128,24 @@ pub async fn execute(
     cancel: Cancel,
 ) -> Result<Execution, ExecError> {
     let limit = Arc::new(Semaphore::new(opts.jobs.max(1)));
-    let statuses: Arc<Mutex<Vec<(String, StatusHandle)>>> = Arc::default();
-    let board = progress::Board::start(statuses.clone(), jobs.len(), opts.progress);
+    let statuses: progress::Statuses = Arc::default();
+    let plans = jobs
+        .iter()
+                .map(|job| {
+            job.scenario
+                .plan_with(&job.variant, &job.overrides, job.policy)
+        })
+        .collect::<Result<Vec<Plan>, _>>()?;
+    let board = progress::Board::start(
+        statuses.clone(),
+        progress::Plan {
+            ceilings: plans.iter().map(|p| p.driver.ceiling).collect(),
+            slots: opts.jobs.max(1),
+        },
+        opts.progress,
+    );
     let mut handles = Vec::new();
-    for job in jobs {
-        let plan = job
-            .scenario
-            .plan_with(&job.variant, &job.overrides, job.policy)?;
+    for (job, plan) in jobs.into_iter().zip(plans) {
         let (limit, cancel, statuses) = (limit.clone(), cancel.clone(), statuses.clone());
         let (board, opts) = (board.clone(), opts.clone());
         handles.push(tokio::spawn(async move {
@@ -138,16 +153,27 @@ pub async fn execute(
             if cancel.borrow().is_some() {
                 return None;
             }
-            let status: StatusHandle = Arc::new(Mutex::new(LiveStatus::default()));
+            let status: StatusHandle = Arc::new(Mutex::new(LiveStatus {
+                ceiling_s: plan.driver.ceiling.as_secs_f64(),
+                ..LiveStatus::default()
+            }));
+            board.started(&job.title());
             statuses
                 .lock()
                 .expect("status list")
                 .push((job.title(), status.clone()));
+            messages::emit(&Message::RunStarted {
+                scenario: &job.scenario.name,
+                variant: &job.variant,
+                cli: job.cli.label(),
+                repetition: job.repetition,
+            });
             let outcome = run_cell(&job, plan, &opts, cancel, status.clone()).await;
             statuses
                 .lock()
                 .expect("status list")
                 .retain(|(_, s)| !Arc::ptr_eq(s, &status));
+            emit_finished(&job, &outcome);
             board.finished(&job.title(), outcome.as_ref().ok().map(|(_, r, _)| r));
             Some(match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
@@ -171,6 +197,32 @@ pub async fn execute(
     }
     board.stop();
     Ok(execution)
+}
+
+/// The `run-finished` (or `run-failed`) message of a cell.
+fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), String>) {
+    let (scenario, variant, cli) = (&job.scenario.name, &job.variant, job.cli.label());
+    messages::emit(&match outcome {
+        Ok((dir, result, _)) => Message::RunFinished {
+            scenario,
+            variant,
+            cli,
+            repetition: job.repetition,
+            verdict: result.judgement.outcome,
+            expect: result.expect,
+            matches_expect: result.matches_expect,
+            duration_s: result.run.duration_s,
+            dir: dir.display().to_string(),
+            report: dir.join(report::REPORT_FILE).display().to_string(),
+        },
+        Err(message) => Message::RunFailed {
+            scenario,
+            variant,
+            cli,
+            repetition: job.repetition,
+            message,
+        },
+    });
 }
 
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.

@@ -13,8 +13,19 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 use super::json::{CellSummary, RunResult, SetupError, Summary};
 use crate::classify::Outcome;
 
-/// The JUnit file for an invocation's summary and the runs behind it.
-pub fn render(summary: &Summary, results: &[&RunResult]) -> String {
+/// A test case beyond the cells: a conformance comparison, a bisection's finding.
+#[derive(Debug, Clone)]
+pub struct ExtraCase {
+    /// Its suite and case name, e.g. `conform subagent-bg-turn-end/print`.
+    pub name: String,
+    pub classname: String,
+    /// `Some((type, message))` when it failed.
+    pub failure: Option<(String, String)>,
+    pub system_out: String,
+}
+
+/// The JUnit file for an invocation's summary, the runs behind it, and any extra cases.
+pub fn render(summary: &Summary, results: &[&RunResult], extra: &[ExtraCase]) -> String {
     let mut report = Report::new(format!("wakeprobe {}", summary.run_id));
     let mut total = Duration::ZERO;
     for cell in &summary.cells {
@@ -32,6 +43,9 @@ pub fn render(summary: &Summary, results: &[&RunResult]) -> String {
     }
     for error in &summary.setup_errors {
         report.add_test_suite(setup_suite(error));
+    }
+    for case in extra {
+        report.add_test_suite(extra_suite(case));
     }
     report.set_time(total);
     report.to_string().unwrap_or_default()
@@ -75,9 +89,12 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
     suite
 }
 
-/// Passed, skipped (no expectation), failed (a verdict or a check differs), or an error (the
-/// run decided nothing where the scenario expects a verdict).
+/// An error (a run crashed, or decided nothing where the scenario expects a verdict), else
+/// passed, skipped (no expectation) or failed (a verdict or a check differs).
 fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
+    if let Some(status) = error_status(cell, runs) {
+        return status;
+    }
     match cell.matches_expect {
         Some(true) => return TestCaseStatus::success(),
         None => {
@@ -92,21 +109,6 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
         .and_then(|r| r.judgement.primary())
         .map(|v| v.explanation.clone())
         .unwrap_or_default();
-    if cell.outcome == Some(Outcome::Unknown) && cell.expect != Some(Outcome::Unknown) {
-        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-        status
-            .set_type("undecided")
-            .set_message(format!(
-                "expected {}, but the run decided nothing: {}",
-                cell.expect.map(|e| e.as_str()).unwrap_or("checks to pass"),
-                first
-                    .and_then(|r| r.judgement.primary())
-                    .and_then(|v| v.reason.clone())
-                    .unwrap_or_default()
-            ))
-            .set_description(reason);
-        return status;
-    }
     let verdict_differs = cell.expect.is_some_and(|e| Some(e) != cell.outcome);
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
     if verdict_differs {
@@ -126,6 +128,64 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
             .set_description(reason);
     }
     status
+}
+
+/// How a run failed to give evidence at all: the CLI crashed (a signal the harness did not
+/// send), the harness's own machinery failed, or the run decided nothing (`unknown`) where
+/// the scenario does not expect exactly that.
+fn run_error(run: &RunResult) -> Option<(&'static str, String)> {
+    use crate::evidence::run::EndReason;
+    let info = &run.run;
+    let harness_signal = matches!(info.end, EndReason::Interrupted | EndReason::Ceiling);
+    if info.end == EndReason::HarnessFailed {
+        return Some((
+            "harness",
+            format!(
+                "the harness failed: {}",
+                info.end_detail.as_deref().unwrap_or("no detail")
+            ),
+        ));
+    }
+    if let Some(exit @ crate::evidence::ExitDesc::Signal(_)) = &info.cli_exit
+        && !harness_signal
+    {
+        return Some(("crashed", format!("the CLI crashed ({})", exit.describe())));
+    }
+    let unknown = run.judgement.outcome == Outcome::Unknown && run.expect != Some(Outcome::Unknown);
+    unknown.then(|| {
+        let why = run
+            .judgement
+            .primary()
+            .and_then(|v| v.reason.clone())
+            .unwrap_or_else(|| "no reason recorded".into());
+        (
+            "undecided",
+            format!(
+                "expected {}, but the run decided nothing: {why}",
+                run.expect.map(|e| e.as_str()).unwrap_or("a verdict")
+            ),
+        )
+    })
+}
+
+fn error_status(cell: &CellSummary, runs: &[&&RunResult]) -> Option<TestCaseStatus> {
+    let (run, (kind, message)) = runs.iter().find_map(|r| run_error(r).map(|e| (r, e)))?;
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    let of = if cell.runs > 1 {
+        format!(" (run {} of {})", run.run.repetition, cell.runs)
+    } else {
+        String::new()
+    };
+    status
+        .set_type(kind)
+        .set_message(format!("{message}{of}"))
+        .set_description(
+            run.judgement
+                .primary()
+                .map(|v| v.explanation.clone())
+                .unwrap_or_default(),
+        );
+    Some(status)
 }
 
 /// `check `NAME`: observed X, expected Y`, for each failed check of a run.
@@ -175,6 +235,23 @@ fn setup_suite(error: &SetupError) -> TestSuite {
     status.set_type("setup").set_message(error.message.clone());
     let mut case = TestCase::new(name, status);
     case.set_classname(format!("wakeprobe.{}", error.scenario));
+    suite.add_test_case(case);
+    suite
+}
+
+fn extra_suite(extra: &ExtraCase) -> TestSuite {
+    let mut suite = TestSuite::new(extra.name.clone());
+    let status = match &extra.failure {
+        None => TestCaseStatus::success(),
+        Some((kind, message)) => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_type(kind.clone()).set_message(message.clone());
+            status
+        }
+    };
+    let mut case = TestCase::new(extra.name.clone(), status);
+    case.set_classname(extra.classname.clone());
+    case.set_system_out(extra.system_out.clone());
     suite.add_test_case(case);
     suite
 }

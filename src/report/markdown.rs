@@ -1,16 +1,27 @@
 //! `report.md`: an upstream issue draft in the shape of seed 000's (Title, Version, Summary,
-//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict with its witness, a
-//! timeline table and a Mermaid sequence diagram. Ready for `gh issue create --body-file`.
+//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict's witness, a timeline
+//! table and a Mermaid sequence diagram. Ready for `gh issue create --body-file`: GitHub shows
+//! it as written (see [`super::gfm`]), it links nothing an issue cannot reach (the picture and
+//! the full timeline are named as attachments), and it fits GitHub's 65,536 characters
+//! whatever the run's size (long tables are cut to the witness and its neighbourhood).
 
 use std::fmt::Write;
 
+use super::gfm::{self, cell, fence, tag};
 use super::json::RunResult;
 use super::mermaid;
 use crate::classify::{Outcome, Verdict};
-use crate::evidence::Timeline;
 use crate::evidence::describe::{describe, is_notable};
 use crate::evidence::secs;
+use crate::evidence::{Event, Timeline};
 use crate::scenario::{DriverMode, Plan};
+
+/// GitHub refuses an issue body longer than this many characters.
+pub const BODY_LIMIT: usize = 65_536;
+/// What a draft aims for, leaving room for a note a person adds before filing.
+const BODY_BUDGET: usize = 60_000;
+/// Events kept on each side of a witness event when the timeline is cut.
+const NEIGHBOURHOOD: usize = 4;
 
 /// Everything one run's draft is made from.
 pub struct Draft<'a> {
@@ -20,8 +31,19 @@ pub struct Draft<'a> {
     pub scenario_source: Option<&'a str>,
     /// The agreement of repeated runs of this cell, e.g. `not-resumable 5/5`.
     pub agreement: Option<&'a str>,
-    /// File name of the swimlane picture next to the report.
+    /// File name of the swimlane picture next to the report (named as an attachment).
     pub picture: Option<&'a str>,
+}
+
+/// How much of a long run a draft shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Detail {
+    /// Every notable event, the whole sequence diagram, the scenario file.
+    Full,
+    /// The timeline and the diagram cut to the witness and its neighbourhood.
+    Witness,
+    /// The witness only: no diagram, the scenario file left to the attachments.
+    Minimal,
 }
 
 fn version(d: &Draft) -> String {
@@ -44,9 +66,10 @@ fn version(d: &Draft) -> String {
     )
 }
 
-pub fn title(d: &Draft, v: &Verdict) -> String {
+/// What happened, in a clause: `` `worker` is finalized while `bg` still runs ``.
+fn headline(v: &Verdict) -> String {
     let (w, k) = (&v.waiter, &v.work);
-    let what = match v.outcome {
+    match v.outcome {
         Outcome::Woke => format!(
             "`{w}` is woken {} after `{k}` ends",
             v.latency_ms.map(secs).unwrap_or_else(|| "soon".into())
@@ -60,8 +83,21 @@ pub fn title(d: &Draft, v: &Verdict) -> String {
         }
         Outcome::ChildFailed => format!("`{k}` fails on its own while `{w}` waits"),
         Outcome::Unknown => format!("undecided: {}", v.reason.clone().unwrap_or_default()),
-    };
-    format!("{}: {what}", d.plan.title)
+    }
+}
+
+/// The issue's title (one line, plain text as GitHub shows titles).
+pub fn title(d: &Draft, v: &Verdict) -> String {
+    format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
+}
+
+/// The title of a run's draft (`title.txt`), from its primary verdict.
+pub fn draft_title(d: &Draft) -> String {
+    d.result
+        .judgement
+        .primary()
+        .map(|v| title(d, v))
+        .unwrap_or_else(|| d.plan.title.clone())
 }
 
 fn expected(v: &Verdict) -> String {
@@ -146,14 +182,36 @@ fn witness_table(v: &Verdict) -> String {
             "| {} | {} | {} | {} |",
             secs(w.t_ms),
             format!("{:?}", w.source).to_lowercase(),
-            w.agent.as_deref().unwrap_or(""),
-            w.what.replace('|', "\\|")
+            cell(w.agent.as_deref().unwrap_or("")),
+            cell(&w.what)
         );
     }
     s
 }
 
+/// The draft, at the most detail that fits GitHub's limit.
 pub fn render(d: &Draft) -> String {
+    for detail in [Detail::Full, Detail::Witness, Detail::Minimal] {
+        let doc = gfm::finish(&compose(d, detail));
+        if doc.chars().count() <= BODY_BUDGET {
+            return doc;
+        }
+    }
+    cut_to_limit(&gfm::finish(&compose(d, Detail::Minimal)))
+}
+
+/// A body still too long at minimal detail (a huge verdict text, say): cut at a line.
+fn cut_to_limit(doc: &str) -> String {
+    let note = "\n\n(The rest of this draft did not fit GitHub's limit: see `report.md` in the attached run folder.)\n";
+    let keep = BODY_BUDGET - note.chars().count();
+    let mut cut: String = doc.chars().take(keep).collect();
+    if let Some(line) = cut.rfind('\n') {
+        cut.truncate(line);
+    }
+    cut + note
+}
+
+fn compose(d: &Draft, detail: Detail) -> String {
     let primary = d
         .result
         .judgement
@@ -164,38 +222,136 @@ pub fn render(d: &Draft) -> String {
     let _ = writeln!(s, "# {}\n", title(d, &primary));
     let _ = writeln!(s, "**Version:** {}\n", version(d));
     summary(&mut s, d, &primary);
-    repro(&mut s, d);
+    repro(&mut s, d, detail);
     let _ = writeln!(s, "## Expected\n\n{}\n", expected(&primary));
     let _ = writeln!(s, "## Actual\n\n{}\n", primary.explanation);
     sub_facts(&mut s, d);
     verdict(&mut s, d);
     checks(&mut s, d);
-    timeline(&mut s, d);
+    let shown = shown_events(d, detail);
+    timeline(&mut s, d, &shown);
+    sequence(&mut s, &shown, detail);
+    attachments(&mut s, d, detail);
     let _ = writeln!(
         s,
-        "\n## Sequence\n\n```mermaid\n{}```\n",
-        mermaid::diagram(d.timeline)
-    );
-    if let Some(p) = d.picture {
-        let _ = writeln!(s, "Swimlanes: [{p}]({p})\n");
-    }
-    let _ = writeln!(
-        s,
-        "<sub>Generated by wakeprobe {} from the run's saved evidence; paths, keys and user names are redacted.</sub>",
-        d.result.run.wakeprobe_version
+        "{}Generated by wakeprobe {} from the run's saved evidence; paths, keys and user names are redacted.{}",
+        tag("sub"),
+        d.result.run.wakeprobe_version,
+        tag("/sub")
     );
     s
 }
 
-/// The verdict's explanation, the agreement of repeated runs, and how the run was cut short.
+/// The events the timeline table and the diagram show, and how many notable ones were left
+/// out: all of them, or the witness events with their neighbours.
+struct Shown<'a> {
+    events: Vec<&'a Event>,
+    omitted: usize,
+    cut: bool,
+}
+
+fn shown_events<'a>(d: &'a Draft, detail: Detail) -> Shown<'a> {
+    let notable: Vec<&Event> = d.timeline.iter().filter(|e| is_notable(e)).collect();
+    if detail == Detail::Full {
+        return Shown {
+            events: notable,
+            omitted: 0,
+            cut: false,
+        };
+    }
+    let witness: Vec<(f64, Option<&str>)> = d
+        .result
+        .judgement
+        .verdicts
+        .iter()
+        .flat_map(|v| v.witness.iter())
+        .map(|w| (w.t_ms, w.agent.as_deref()))
+        .collect();
+    let around = if detail == Detail::Witness {
+        NEIGHBOURHOOD
+    } else {
+        0
+    };
+    let mut keep = vec![false; notable.len()];
+    for (i, e) in notable.iter().enumerate() {
+        let is_witness = witness
+            .iter()
+            .any(|(t, a)| (e.t_ms - t).abs() < 0.5 && (a.is_none() || e.agent.as_deref() == *a));
+        if is_witness {
+            let (from, to) = (
+                i.saturating_sub(around),
+                (i + around + 1).min(notable.len()),
+            );
+            keep[from..to].iter_mut().for_each(|k| *k = true);
+        }
+    }
+    let events: Vec<&Event> = notable
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(e, _)| *e)
+        .collect();
+    Shown {
+        omitted: notable.len() - events.len(),
+        events,
+        cut: true,
+    }
+}
+
+/// The Mermaid diagram of the shown events (none at minimal detail).
+fn sequence(s: &mut String, shown: &Shown, detail: Detail) {
+    if detail == Detail::Minimal {
+        return;
+    }
+    let _ = writeln!(s, "## Sequence\n");
+    if shown.cut {
+        let _ = writeln!(
+            s,
+            "The witness and its neighbourhood only; the attached `timeline.svg` draws the whole run.\n"
+        );
+    }
+    let events: Vec<Event> = shown.events.iter().map(|e| (*e).clone()).collect();
+    let diagram = mermaid::diagram(&Timeline::new(events));
+    let _ = writeln!(s, "{}", fence("mermaid", &diagram));
+}
+
+/// What to attach to the issue: files an issue body cannot link to.
+fn attachments(s: &mut String, d: &Draft, detail: Detail) {
+    let mut files = Vec::new();
+    if let Some(p) = d.picture {
+        files.push(format!("`{p}` (the swimlane picture of the run)"));
+    }
+    files.push("`timeline.json` (every event on one clock)".to_string());
+    if detail == Detail::Minimal && d.scenario_source.is_some() {
+        files.push("`scenario.toml` (the scenario file)".to_string());
+    }
+    let _ = writeln!(
+        s,
+        "**Attachments:** from the run's folder, attach {} to the issue (drag the files into it), or the whole folder as a zip.\n",
+        join_and(&files)
+    );
+}
+
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The verdict in one sentence, how it stands against the scenario's `expect` and `want`,
+/// the agreement of repeated runs, and how the run was cut short.
 fn summary(s: &mut String, d: &Draft, primary: &Verdict) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Summary\n");
     let _ = writeln!(
         s,
-        "{} *({})*\n",
-        primary.explanation,
-        primary.outcome.hypothesis()
+        "The verdict is **{}** ({}): {}.{}\n",
+        primary.outcome,
+        primary.outcome.hypothesis(),
+        headline(primary),
+        standing(d)
     );
     if let Some(a) = d.agreement {
         let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
@@ -212,7 +368,29 @@ fn summary(s: &mut String, d: &Draft, primary: &Verdict) {
     }
 }
 
-fn repro(s: &mut String, d: &Draft) {
+/// ` The scenario expects `x` of this CLI today: as expected. The behaviour it should have is
+/// `woke`.`
+fn standing(d: &Draft) -> String {
+    let r = d.result;
+    let expect = match (r.expect, r.matches_expect) {
+        (Some(e), Some(true)) => {
+            format!(" The scenario expects `{e}` of the CLI today: as expected.")
+        }
+        (Some(e), _) => format!(" The scenario expects `{e}` of the CLI today: **this differs**."),
+        (None, Some(false)) => " A check the scenario states **failed**.".to_string(),
+        _ => String::new(),
+    };
+    let want = match r.run.want {
+        Some(w) if w == r.judgement.outcome => {
+            format!(" This is the behaviour the CLI should have (`{w}`).")
+        }
+        Some(w) => format!(" The behaviour the CLI should have is `{w}`."),
+        None => String::new(),
+    };
+    expect + &want
+}
+
+fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Repro\n");
     let mut steps = vec![
@@ -238,19 +416,23 @@ fn repro(s: &mut String, d: &Draft) {
         ));
     }
     for (i, step) in steps.iter().enumerate() {
-        let _ = writeln!(s, "{}. {step}", i + 1);
+        let _ = writeln!(s, "{}. {}", i + 1, step.replace(['\r', '\n'], " "));
     }
     let _ = writeln!(
         s,
-        "\nOne command reproduces it, offline, with no API key:\n\n```sh\n{}\n```\n",
-        run.command
+        "\nOne command reproduces it, offline, with no API key:\n\n{}",
+        fence("sh", &run.command)
     );
-    if let Some(src) = d.scenario_source {
+    if let Some(src) = d.scenario_source.filter(|_| detail != Detail::Minimal) {
         let _ = writeln!(
             s,
-            "<details><summary>Scenario file ({}.toml)</summary>\n\n```toml\n{}\n```\n\n</details>\n",
+            "{}{}Scenario file ({}.toml){}\n\n{}\n{}\n",
+            tag("details"),
+            tag("summary"),
             run.scenario,
-            src.trim_end()
+            tag("/summary"),
+            fence("toml", src.trim_end()),
+            tag("/details")
         );
     }
 }
@@ -269,20 +451,12 @@ fn sub_facts(s: &mut String, d: &Draft) {
     let _ = writeln!(s);
 }
 
+/// Each waiter's verdict with its minimal witness. The primary verdict's explanation is the
+/// Actual section; only the others' are written here.
 fn verdict(s: &mut String, d: &Draft) {
     let j = &d.result.judgement;
     let _ = writeln!(s, "## Verdict\n");
-    let expect = match (d.result.expect, d.result.matches_expect) {
-        (Some(e), Some(true)) => format!(" (the scenario expects `{e}`: as expected)"),
-        (Some(e), Some(false)) => format!(" (the scenario expects `{e}`: **differs**)"),
-        _ => String::new(),
-    };
-    let _ = writeln!(
-        s,
-        "**{}** — {}{expect}\n",
-        j.outcome,
-        j.outcome.hypothesis()
-    );
+    let primary = j.primary();
     for v in &j.verdicts {
         let latency = v
             .latency_ms
@@ -293,7 +467,9 @@ fn verdict(s: &mut String, d: &Draft) {
             "### `{}` waiting for `{}`: {}{latency}\n",
             v.waiter, v.work, v.outcome
         );
-        let _ = writeln!(s, "{}\n", v.explanation);
+        if primary != Some(v) {
+            let _ = writeln!(s, "{}\n", v.explanation);
+        }
         if !v.witness.is_empty() {
             let _ = writeln!(s, "Minimal witness:\n\n{}", witness_table(v));
         }
@@ -319,9 +495,9 @@ fn checks(s: &mut String, d: &Draft) {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {result} |",
-            c.name,
-            c.observed,
-            c.expected.as_deref().unwrap_or("-")
+            cell(&c.name),
+            cell(&c.observed),
+            cell(c.expected.as_deref().unwrap_or("-"))
         );
     }
     let _ = writeln!(s);
@@ -336,23 +512,35 @@ fn checks(s: &mut String, d: &Draft) {
     }
 }
 
-/// The notable events on one clock; what the harness's cleanup did after a cut is shown, and
+/// The shown events on one clock; what the harness's cleanup did after a cut is shown, and
 /// said to be such.
-fn timeline(s: &mut String, d: &Draft) {
+fn timeline(s: &mut String, d: &Draft, shown: &Shown) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Timeline\n");
     let _ = writeln!(
         s,
-        "All sources on one clock, seconds since the run started (every event is in `timeline.json`).\n"
+        "All sources on one clock, seconds since the run started (every event is in the attached `timeline.json`)."
     );
-    let _ = writeln!(s, "| time | source | agent | event |\n|---:|---|---|---|");
+    if shown.cut {
+        let _ = writeln!(
+            s,
+            "This run is too long for an issue: shown are the witness events and their neighbours; {} left out.",
+            super::plural(shown.omitted, "notable event is", "notable events are")
+        );
+    }
+    let _ = writeln!(s, "\n| time | source | agent | event |\n|---:|---|---|---|");
     let cut_t = run
         .end
         .cut_short()
         .then(|| d.timeline.iter().find(|e| e.kind.ends_the_run()))
         .flatten()
         .map(|e| e.t_ms);
-    for e in d.timeline.iter().filter(|e| is_notable(e)) {
+    let mut last: Option<&Event> = None;
+    for e in &shown.events {
+        if shown.cut && last.is_some_and(|l| !adjacent(d, l, e)) {
+            let _ = writeln!(s, "| … | | | |");
+        }
+        last = Some(e);
         let after_cut = if cut_t.is_some_and(|t| e.t_ms > t) {
             " (after the run was cut short)"
         } else {
@@ -363,8 +551,15 @@ fn timeline(s: &mut String, d: &Draft) {
             "| {} | {} | {} | {}{after_cut} |",
             secs(e.t_ms),
             format!("{:?}", e.source).to_lowercase(),
-            e.agent.as_deref().unwrap_or(""),
-            describe(e).replace('|', "\\|")
+            cell(e.agent.as_deref().unwrap_or("")),
+            cell(&describe(e))
         );
     }
+    let _ = writeln!(s);
+}
+
+/// Whether `b` directly follows `a` among the notable events.
+fn adjacent(d: &Draft, a: &Event, b: &Event) -> bool {
+    let mut notable = d.timeline.iter().filter(|e| is_notable(e));
+    notable.any(|e| std::ptr::eq(e, a)) && notable.next().is_some_and(|e| std::ptr::eq(e, b))
 }

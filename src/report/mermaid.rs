@@ -2,8 +2,10 @@
 //! strict checker for the subset of the grammar we write.
 //!
 //! Participants: the user (the driver), every agent in order of appearance, and every tracked
-//! background command. Messages: prompts and inputs, background spawns, delivered notifications.
-//! Notes: turn ends, finalizations, how background work ended, the CLI's exit.
+//! background command. Messages: prompts and inputs, the driver's control requests (`interrupt`,
+//! `stop_task`, `send_task_message`, to their target), background spawns, delivered
+//! notifications. Notes: text injected into a request (reminders, hook feedback), an agent's
+//! SendMessage, turn ends, finalizations, how background work ended, the CLI's exit.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -85,7 +87,26 @@ pub fn diagram(tl: &Timeline) -> String {
                         "{from}->>{to}: starts {what} via {}{bg} ({t})",
                         clean(tool)
                     ));
+                } else if tool == "SendMessage" {
+                    lines.push(format!(
+                        "Note over {from}: sends a message via SendMessage ({t})"
+                    ));
                 }
+            }
+            EventKind::ControlRequest { subtype, target } => {
+                // The target is `name (id)`: to that participant when it is one.
+                let to = match target
+                    .as_deref()
+                    .and_then(|t| t.split_whitespace().next())
+                    .filter(|name| lanes.ids.contains_key(*name))
+                {
+                    Some(name) => lanes.id(name, "P"),
+                    None => lanes.id(crate::scenario::MAIN_AGENT, "P"),
+                };
+                lines.push(format!(
+                    "{user}->>{to}: {} control request ({t})",
+                    clean(subtype)
+                ));
             }
             EventKind::TaskStarted {
                 task_id,
@@ -136,9 +157,21 @@ pub fn diagram(tl: &Timeline) -> String {
             EventKind::ModelRequest {
                 route: Route::Turn | Route::ScriptExhausted,
                 notifications,
+                injected,
                 ..
             } => {
                 let Some(a) = &agent else { continue };
+                if let Some(text) = injected {
+                    let to = lanes.id(a, "P");
+                    let gist = crate::evidence::normalize::truncate(
+                        crate::evidence::injected_gist(text),
+                        48,
+                    );
+                    lines.push(format!(
+                        "Note over {to}: injected text: {} ({t})",
+                        clean(&gist)
+                    ));
+                }
                 for n in notifications {
                     let to = lanes.id(a, "P");
                     match task_lane.get(&n.task_id).cloned() {

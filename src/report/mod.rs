@@ -1,11 +1,13 @@
 //! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture) and
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
+pub mod gfm;
 pub mod json;
 pub mod junit;
 pub mod lanes;
 pub mod markdown;
 pub mod mermaid;
+pub mod messages;
 pub mod redact;
 pub mod saved;
 pub mod store;
@@ -20,13 +22,20 @@ use crate::scenario::Plan;
 use json::RunResult;
 use redact::Redactor;
 
+/// `1 run`, `2 runs`: a count with its noun in the right number.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// File names of a run's reports, next to its evidence.
 pub const RESULT_FILE: &str = "result.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const PICTURE_FILE: &str = "timeline.svg";
+/// The issue title for `report.md`, one line (`gh issue create --title "$(cat title.txt)"`).
+pub const TITLE_FILE: &str = "title.txt";
 
-/// Writes every per-run report next to the run's evidence: `result.json`, `report.md` and
-/// `timeline.svg`, each redacted and written atomically.
+/// Writes every per-run report next to the run's evidence: `result.json`, `report.md`,
+/// `title.txt` and `timeline.svg`, each redacted and written atomically.
 pub fn write_run_reports(
     dir: &Path,
     redactor: &Redactor,
@@ -51,7 +60,15 @@ pub fn write_run_reports(
     );
     store::write_atomic(
         &dir.join(PICTURE_FILE),
-        redactor.text(&svg::render(timeline, &title)).as_bytes(),
+        redactor
+            .text(&svg::render(timeline, &svg::Caption::of(&title, result)))
+            .as_bytes(),
+    )?;
+    store::write_atomic(
+        &dir.join(TITLE_FILE),
+        redactor
+            .text(&(markdown::draft_title(&draft) + "\n"))
+            .as_bytes(),
     )?;
     store::write_atomic(
         &dir.join(REPORT_FILE),

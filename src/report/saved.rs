@@ -121,7 +121,8 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) {
     }
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.filter_map(Result::ok) {
-            if e.path().is_dir() {
+            // `latest` is a symlink to a run folder found by its own name.
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 walk(&e.path(), found, depth + 1);
             }
         }

@@ -65,6 +65,38 @@ pub fn write_json<T: Serialize>(
     write_atomic(path, redactor.text(&(text + "\n")).as_bytes())
 }
 
+/// Points the symlink `link` at `target` (a path relative to the link's folder), replacing an
+/// earlier link atomically: a new link is made beside it and renamed over it, so a reader
+/// always finds the old target or the new one. Anything in its place that is not a symlink is
+/// left alone (an error).
+pub fn point_link(link: &Path, target: &Path) -> Result<(), StoreError> {
+    if std::fs::symlink_metadata(link).is_ok_and(|m| !m.file_type().is_symlink()) {
+        return Err(StoreError {
+            path: link.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "not a symlink: left as it is",
+            ),
+        });
+    }
+    let dir = link.parent().unwrap_or(Path::new("."));
+    let name = link.file_name().unwrap_or_default().to_string_lossy();
+    for attempt in 0..100u32 {
+        let temp = dir.join(format!(".{name}.{}-{attempt}.partial", std::process::id()));
+        match std::os::unix::fs::symlink(target, &temp) {
+            Ok(()) => {
+                return std::fs::rename(&temp, link).map_err(|e| {
+                    let _ = std::fs::remove_file(&temp);
+                    err(link)(e)
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(err(&temp)(e)),
+        }
+    }
+    Err(err(link)(std::io::Error::other("no free temporary name")))
+}
+
 /// Creates `dir` and its parents; `dir` itself must not exist yet, so no two runs can share a
 /// folder.
 pub fn create_exclusive(dir: &Path) -> Result<(), StoreError> {
@@ -188,6 +220,23 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_link_is_replaced_whole_and_a_real_folder_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("latest");
+        for run in ["run-1", "run-2"] {
+            std::fs::create_dir(dir.path().join(run)).unwrap();
+            point_link(&link, Path::new(run)).unwrap();
+            assert_eq!(std::fs::read_link(&link).unwrap(), Path::new(run));
+        }
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 3, "no temporary link left: {names:?}");
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        assert!(point_link(&real, Path::new("run-2")).is_err());
+        assert!(real.is_dir() && !real.is_symlink());
     }
 
     #[test]

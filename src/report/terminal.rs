@@ -82,84 +82,189 @@ fn outcome_color(o: Option<Outcome>) -> Color {
     }
 }
 
-/// The summary table. `results` are the runs behind `summary`, with their timelines.
-pub fn summary(summary: &Summary, results: &[(&RunResult, &Timeline)], color: bool) -> String {
+/// The width of a table printed to no terminal.
+pub const DEFAULT_WIDTH: u16 = 160;
+
+/// The narrowest terminal given the wide layout: below it the handoffs would wrap a word a
+/// row and the verdicts would be cut mid-word.
+pub const WIDE_MIN_WIDTH: u16 = 120;
+
+/// How the summary table is laid out for the width it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// scenario, cli, verdict, expected, latency, duration, key handoffs.
+    Wide,
+    /// scenario, cli, verdict with its expectation mark, latency, duration: the key handoffs
+    /// are left out (each run's `report.md` has them) and the short columns are never cut.
+    Narrow,
+}
+
+impl Layout {
+    fn for_width(width: u16) -> Layout {
+        if width >= WIDE_MIN_WIDTH {
+            Layout::Wide
+        } else {
+            Layout::Narrow
+        }
+    }
+
+    fn header(self) -> Vec<&'static str> {
+        match self {
+            Layout::Wide => vec![
+                "scenario",
+                "cli",
+                "verdict",
+                "expected",
+                "latency",
+                "duration",
+                "key handoffs",
+            ],
+            Layout::Narrow => vec!["scenario", "cli", "verdict", "latency", "duration"],
+        }
+    }
+}
+
+/// One row's texts, before layout.
+struct Row {
+    scenario: String,
+    cli: String,
+    verdict: String,
+    expected: String,
+    /// `✓` or `✗ EXPECTED`, for the narrow layout's verdict column.
+    mark: String,
+    latency: String,
+    duration: String,
+    handoffs: String,
+    outcome: Option<Outcome>,
+    unexpected: bool,
+}
+
+/// The summary table, arranged to `width` columns. `results` are the runs behind `summary`,
+/// with their timelines.
+pub fn summary(
+    summary: &Summary,
+    results: &[(&RunResult, &Timeline)],
+    color: bool,
+    width: u16,
+) -> String {
+    let layout = Layout::for_width(width);
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(160);
+        .set_width(width);
     if !color {
         table.force_no_tty();
     } else {
         table.enforce_styling();
     }
-    table.set_header([
-        "scenario",
-        "cli",
-        "verdict",
-        "expected",
-        "latency",
-        "duration",
-        "key handoffs",
-    ]);
+    table.set_header(layout.header());
     for cell in &summary.cells {
-        let runs: Vec<&(&RunResult, &Timeline)> = results
-            .iter()
-            .filter(|(r, _)| {
-                r.run.scenario == cell.scenario
-                    && r.run.variant == cell.variant
-                    && r.run.cli_label == cell.cli
-            })
-            .collect();
-        let verdict = if cell.runs > 1 {
-            cell.agreement.clone()
-        } else {
-            cell.outcome
-                .map(|o| o.to_string())
-                .unwrap_or_else(|| cell.agreement.clone())
-        };
-        let expected = match (cell.expect, cell.matches_expect) {
-            (Some(e), Some(true)) => format!("✓ {e}"),
-            (Some(e), Some(false)) => format!("✗ {e}"),
-            (None, Some(true)) => "✓ checks".into(),
-            (None, Some(false)) => "✗ checks".into(),
-            (_, None) => "-".into(),
-        };
-        let mut durations: Vec<f64> = runs.iter().map(|(r, _)| r.run.duration_s).collect();
-        durations.sort_by(f64::total_cmp);
-        let duration = durations
-            .get(durations.len() / 2)
-            .map(|d| format!("{d:.1}s"))
-            .unwrap_or_default();
-        let latency = cell
-            .latency_ms
-            .map(|l| format!("{:.2}s", l / 1000.0))
-            .unwrap_or_else(|| "-".into());
-        let handoff = runs
-            .first()
-            .map(|(r, t)| handoffs(t, r.run.end))
-            .unwrap_or_default();
-        let mut verdict_cell = Cell::new(verdict);
-        let mut expected_cell = Cell::new(expected);
-        if color {
-            verdict_cell = verdict_cell.fg(outcome_color(cell.outcome));
-            expected_cell = expected_cell.fg(match cell.matches_expect {
-                Some(false) => Color::Red,
-                _ => Color::Reset,
-            });
-        }
-        table.add_row(vec![
-            Cell::new(format!("{}/{}", cell.scenario, cell.variant)),
-            Cell::new(&cell.cli),
-            verdict_cell,
-            expected_cell,
-            Cell::new(latency),
-            Cell::new(duration),
-            Cell::new(handoff),
-        ]);
+        table.add_row(cells(&row(cell, results), layout, color));
+    }
+    if layout == Layout::Narrow {
+        keep_short_columns_whole(&mut table);
     }
     table.to_string()
+}
+
+/// The narrow layout's verdict column is never narrower than its longest verdict with a `✓`
+/// (`not-resumable ✓`), latency and duration never cut; scenario and cli wrap instead.
+fn keep_short_columns_whole(table: &mut Table) {
+    use comfy_table::{ColumnConstraint, Width};
+    let verdict = ColumnConstraint::LowerBoundary(Width::Fixed(15));
+    for (i, constraint) in [
+        (2, verdict),
+        (3, ColumnConstraint::ContentWidth),
+        (4, ColumnConstraint::ContentWidth),
+    ] {
+        if let Some(column) = table.column_mut(i) {
+            column.set_constraint(constraint);
+        }
+    }
+}
+
+/// A summary cell's texts.
+fn row(cell: &super::json::CellSummary, results: &[(&RunResult, &Timeline)]) -> Row {
+    let runs: Vec<&(&RunResult, &Timeline)> = results
+        .iter()
+        .filter(|(r, _)| {
+            r.run.scenario == cell.scenario
+                && r.run.variant == cell.variant
+                && r.run.cli_label == cell.cli
+        })
+        .collect();
+    let verdict = if cell.runs > 1 {
+        cell.agreement.clone()
+    } else {
+        cell.outcome
+            .map(|o| o.to_string())
+            .unwrap_or_else(|| cell.agreement.clone())
+    };
+    let (expected, mark) = match (cell.expect, cell.matches_expect) {
+        (Some(e), Some(true)) => (format!("✓ {e}"), "✓".to_string()),
+        (Some(e), Some(false)) => (format!("✗ {e}"), format!("✗ expected {e}")),
+        (None, Some(true)) => ("✓ checks".into(), "✓".into()),
+        (None, Some(false)) => ("✗ checks".into(), "✗ checks".into()),
+        (_, None) => ("-".into(), String::new()),
+    };
+    let mut durations: Vec<f64> = runs.iter().map(|(r, _)| r.run.duration_s).collect();
+    durations.sort_by(f64::total_cmp);
+    Row {
+        scenario: format!("{}/{}", cell.scenario, cell.variant),
+        cli: cell.cli.clone(),
+        verdict,
+        expected,
+        mark,
+        latency: cell
+            .latency_ms
+            .map(|l| format!("{:.2}s", l / 1000.0))
+            .unwrap_or_else(|| "-".into()),
+        duration: durations
+            .get(durations.len() / 2)
+            .map(|d| format!("{d:.1}s"))
+            .unwrap_or_default(),
+        handoffs: runs
+            .first()
+            .map(|(r, t)| handoffs(t, r.run.end))
+            .unwrap_or_default(),
+        outcome: cell.outcome,
+        unexpected: cell.matches_expect == Some(false),
+    }
+}
+
+/// A row's cells in `layout`, coloured when `color`.
+fn cells(row: &Row, layout: Layout, color: bool) -> Vec<Cell> {
+    let verdict = match layout {
+        Layout::Wide => row.verdict.clone(),
+        Layout::Narrow => format!("{} {}", row.verdict, row.mark)
+            .trim_end()
+            .to_string(),
+    };
+    let mut verdict = Cell::new(verdict);
+    let mut expected = Cell::new(&row.expected);
+    if color {
+        verdict = verdict.fg(outcome_color(row.outcome));
+        expected = expected.fg(if row.unexpected {
+            Color::Red
+        } else {
+            Color::Reset
+        });
+    }
+    let (scenario, cli) = (Cell::new(&row.scenario), Cell::new(&row.cli));
+    let (latency, duration) = (Cell::new(&row.latency), Cell::new(&row.duration));
+    match layout {
+        Layout::Wide => vec![
+            scenario,
+            cli,
+            verdict,
+            expected,
+            latency,
+            duration,
+            Cell::new(&row.handoffs),
+        ],
+        Layout::Narrow => vec![scenario, cli, verdict, latency, duration],
+    }
 }
 
 /// The lines under the table for one run: its verdict with the hypothesis, whether that is

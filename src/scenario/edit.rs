@@ -40,7 +40,7 @@ const SHORT: usize = 8;
 
 impl Editable {
     /// Parses a scenario's text and keeps only `variant`: its patch is applied to `[driver]`,
-    /// `[params]` and `[agents]`, the other variants and their expectations go.
+    /// `[params]` and `[agents]`, the other variants and their expectations (`expect`, `want`) go.
     pub fn flatten(source: &str, variant: &str) -> Result<Editable, String> {
         let mut doc: DocumentMut = source
             .parse()
@@ -54,8 +54,11 @@ impl Editable {
             Some(None) => return Err(format!("no variant `{variant}`")),
             Some(Some(patch)) => apply_patch(&mut doc, variant, &patch),
         }
-        if let Some(expect) = doc.get_mut("expect").and_then(Item::as_table_like_mut) {
-            retain_keys(expect, |k| k == variant);
+        // What the CLI does (`expect`) and should do (`want`), per variant: the variant's own.
+        for table in ["expect", "want"] {
+            if let Some(by_variant) = doc.get_mut(table).and_then(Item::as_table_like_mut) {
+                retain_keys(by_variant, |k| k == variant);
+            }
         }
         Ok(Editable {
             doc,

@@ -181,6 +181,14 @@ impl Scenario {
             .and_then(|v| Outcome::parse(v.get_ref()))
     }
 
+    /// The verdict the CLI should give for a variant (`want`), if the file states one.
+    pub fn wanted(&self, variant: &str) -> Option<Outcome> {
+        self.raw
+            .want
+            .get(variant)
+            .and_then(|v| Outcome::parse(v.get_ref()))
+    }
+
     fn validate(&self) -> Result<(), ScenarioError> {
         let at = self.locator();
         if !self.raw.agents.contains_key(MAIN_AGENT) {
@@ -189,7 +197,8 @@ impl Scenario {
                 format!("missing `[agents.{MAIN_AGENT}]`: the agent the prompt talks to"),
             ));
         }
-        self.validate_expect(&at)?;
+        self.validate_verdicts(&at, "expect", &self.raw.expect)?;
+        self.validate_verdicts(&at, "want", &self.raw.want)?;
         self.validate_params(&at)?;
         if let Some((name, agent)) = self.raw.driver.get_ref().agents.iter().next() {
             return Err(at.error(
@@ -223,14 +232,19 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_expect(&self, at: &Locator) -> Result<(), ScenarioError> {
+    fn validate_verdicts(
+        &self,
+        at: &Locator,
+        table: &str,
+        verdicts: &indexmap::IndexMap<String, toml::Spanned<String>>,
+    ) -> Result<(), ScenarioError> {
         let variants = self.variants();
-        for (variant, value) in &self.raw.expect {
+        for (variant, value) in verdicts {
             if !variants.contains(variant) {
                 return Err(at.error(
                     value.span(),
                     format!(
-                        "`expect.{variant}` names no variant, expected one of: {}",
+                        "`{table}.{variant}` names no variant, expected one of: {}",
                         variants.join(", ")
                     ),
                 ));
@@ -342,6 +356,7 @@ impl Scenario {
                 variant,
                 title: &self.title,
                 expect: self.expected(variant),
+                want: self.wanted(variant),
                 variants: self.variants(),
                 invariants: self.invariants.as_ref(),
             },

@@ -30,6 +30,9 @@ pub struct Plan {
     pub driver: Driver,
     pub agents: IndexMap<String, Vec<Step>>,
     pub expect: Option<Outcome>,
+    /// The verdict the CLI should give (plans saved before `want` existed have none).
+    #[serde(default)]
+    pub want: Option<Outcome>,
     pub watch: Vec<Watch>,
     pub checks: Vec<Check>,
     /// The folder's invariants (`invariants.toml`), judged like checks and reported apart.

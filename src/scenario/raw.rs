@@ -25,6 +25,9 @@ pub struct RawScenario {
     pub agents: IndexMap<String, Spanned<RawAgent>>,
     #[serde(default)]
     pub expect: IndexMap<String, Spanned<String>>,
+    /// The verdict the CLI should give (beside `expect`, what the pinned CLI gives today).
+    #[serde(default)]
+    pub want: IndexMap<String, Spanned<String>>,
     #[serde(default)]
     pub watch: Vec<Spanned<RawWatch>>,
     #[serde(default)]

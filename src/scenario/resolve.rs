@@ -80,6 +80,7 @@ pub(super) struct VariantSource<'a> {
     pub variant: &'a str,
     pub title: &'a str,
     pub expect: Option<Outcome>,
+    pub want: Option<Outcome>,
     /// Every variant of the scenario, for expectations given per variant.
     pub variants: Vec<String>,
     pub invariants: Option<&'a super::invariants::Invariants>,
@@ -146,6 +147,7 @@ pub(super) fn plan(
         driver,
         agents,
         expect: src.expect,
+        want: src.want,
         watch,
         checks,
     })

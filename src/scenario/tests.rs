@@ -292,6 +292,31 @@ fn malformed_ranges_are_located() {
     assert_error(&text, 19, 25, "outside its own range");
 }
 
+#[test]
+fn want_states_the_behaviour_apart_from_expect() {
+    let text = format!("{GOOD}\n[want]\nprint = \"woke\"\n");
+    let s = parse(&text).unwrap();
+    let print = s.plan("print", &[]).unwrap();
+    assert_eq!(
+        (print.expect, print.want),
+        (Some(Outcome::NotResumable), Some(Outcome::Woke))
+    );
+    assert_eq!(s.plan("session", &[]).unwrap().want, None);
+    let line = text.lines().count();
+    assert_error(
+        &text.replace("print = \"woke\"", "print = \"fine\""),
+        line,
+        9,
+        "unknown verdict `fine`",
+    );
+    assert_error(
+        &text.replace("print = \"woke\"", "nope = \"woke\""),
+        line,
+        8,
+        "`want.nope` names no variant",
+    );
+}
+
 /// A folder with GOOD and an `invariants.toml` beside it.
 fn folder_with_invariants(invariants: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

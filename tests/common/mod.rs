@@ -66,12 +66,13 @@ pub fn run_within(mut cmd: Command, limit: Duration) -> (u32, Output) {
     }
 }
 
-/// The single run-id folder under `out`.
+/// The single run-id folder under `out` (beside the `latest` symlink to it).
 pub fn run_dir(out: &Path) -> PathBuf {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
         .expect("out folder exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
         .collect();
     assert_eq!(dirs.len(), 1, "one invocation folder in {}", out.display());
     dirs.remove(0)

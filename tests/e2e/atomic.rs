@@ -17,7 +17,8 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
             .flatten()
             .filter_map(|e| e.ok())
         {
-            if e.path().is_dir() {
+            // `reports/latest` is a symlink to a run folder: walked once, by its own name.
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(e.path());
             } else {
                 out.push(e.path());

@@ -78,6 +78,8 @@ fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
     assert!(dir.join("conform.txt").exists());
 
     // `fixed` holds the worker instead of finalizing it: the report must say where.
+    let junit_dir = tempfile::tempdir().unwrap();
+    let junit = junit_dir.path().join("junit.xml");
     let (output, _dir, _keep) = conform(
         &[
             "subagent-bg-turn-end",
@@ -87,8 +89,23 @@ fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
             "print",
             "--set",
             "bg_seconds=8",
+            "--junit",
+            junit.to_str().unwrap(),
         ],
         limit,
+    );
+    // --junit holds the comparison itself as a failed case, beside each run's cell.
+    let xml = std::fs::read_to_string(&junit).expect("conform --junit writes its file");
+    crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    let case = xml
+        .split("<testcase ")
+        .find(|c| {
+            c.contains("name=\"conform subagent-bg-turn-end/print: claude-2.1.332 vs sim-fixed\"")
+        })
+        .unwrap_or_else(|| panic!("no conform case in\n{xml}"));
+    assert!(
+        case.contains("<failure") && case.contains("type=\"shape\""),
+        "{case}"
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(

@@ -17,13 +17,17 @@ fn sim_args(map: &[(&str, &str)]) -> Vec<String> {
 }
 
 fn matrix(out: &Path, map: &[(&str, &str)], extra: &[&str]) -> (i32, String) {
+    matrix_of(out, map, "subagent-bg-turn-end,top-level-control", extra)
+}
+
+fn matrix_of(out: &Path, map: &[(&str, &str)], scenarios: &str, extra: &[&str]) -> (i32, String) {
     let versions = map.iter().map(|(v, _)| *v).collect::<Vec<_>>().join(",");
     let mut args: Vec<String> = vec![
         "matrix".into(),
         "--versions".into(),
         versions,
         "--scenarios".into(),
-        "subagent-bg-turn-end,top-level-control".into(),
+        scenarios.into(),
         "--set".into(),
         "bg_seconds=1".into(),
         // Below subagent-bg-turn-end/print's range: those cells have no expected verdict, and
@@ -35,6 +39,11 @@ fn matrix(out: &Path, map: &[(&str, &str)], extra: &[&str]) -> (i32, String) {
     ];
     args.extend(sim_args(map));
     args.extend(extra.iter().map(|s| s.to_string()));
+    run_text(&args)
+}
+
+/// `wakeprobe ARGS`: its exit code and its stdout then stderr.
+fn run_text(args: &[String]) -> (i32, String) {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = output_within(wakeprobe(&refs), LIMIT);
     let text = format!(
@@ -43,6 +52,115 @@ fn matrix(out: &Path, map: &[(&str, &str)], extra: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code().unwrap_or(-1), text)
+}
+
+fn merge(shards: &[&std::path::PathBuf], out: &Path) -> (i32, String) {
+    let mut args: Vec<String> = vec!["merge".into()];
+    args.extend(shards.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".into(), out.display().to_string()]);
+    run_text(&args)
+}
+
+#[test]
+fn merge_refuses_a_missing_twice_given_or_foreign_shard_and_a_missing_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let map: &[(&str, &str)] = &[("1.0.0", "fixed"), ("1.0.1", "finalize-on-turn-end")];
+    let shard = |name: &str, i: usize, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["--shard".to_string(), format!("{i}/2")];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, text) = matrix_of(&out, map, "subagent-bg-turn-end", &refs);
+        assert!(code == 0 || code == 1, "{text}");
+        out
+    };
+    let (s1, s2) = (shard("s1", 1, &[]), shard("s2", 2, &[]));
+    let other = shard("other", 2, &["--set", "bg_seconds=2"]);
+    let m = json(&run_dir(&s1).join("matrix.json"));
+    assert_eq!(m["shard"], serde_json::json!({"index": 1, "count": 2}));
+    assert_eq!(m["identity"]["cells"].as_array().unwrap().len(), 4, "{m}");
+    assert_eq!(m["identity"]["sets"], serde_json::json!(["bg_seconds=1"]));
+    assert_eq!(
+        m["identity"]["versions"],
+        serde_json::json!(["1.0.0", "1.0.1"])
+    );
+
+    let out = dir.path().join("merged");
+    let (code, text) = merge(&[&s1, &s2], &out);
+    assert!(code == 0 || code == 1, "the whole merges: {text}");
+    for (shards, needle) in [
+        (vec![&s1], "missing shard(s) of 2: 2/2"),
+        (vec![&s1, &s1], "shard 1/2 given twice"),
+        (
+            vec![&s1, &other],
+            "shards of different matrices: --set values bg_seconds=1 vs bg_seconds=1,bg_seconds=2",
+        ),
+    ] {
+        let out = dir.path().join(format!("bad-{}", shards.len()));
+        let (code, text) = merge(&shards, &out);
+        assert_eq!(code, 6, "{needle}: {text}");
+        assert!(text.contains(needle), "{needle}: {text}");
+        assert!(!out.join("matrix.json").exists(), "nothing is written");
+    }
+    // A cell whose run is gone (its shard cut short before writing it) is missing.
+    let lost = runs(&run_dir(&s2)).remove(0);
+    std::fs::remove_dir_all(&lost).unwrap();
+    let (code, text) = merge(&[&s1, &s2], &dir.path().join("lost"));
+    assert_eq!(code, 6, "{text}");
+    assert!(
+        text.contains("1 cell missing from the merged runs: subagent-bg-turn-end/"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_change_toward_want_is_an_improvement_and_away_from_it_a_regression() {
+    // subagent-bg-turn-end expects what 2.1.332 does today (print: not-resumable) and wants
+    // `woke` for both variants. 2.1.228 is mapped to simulator profiles.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, profile: &str, baseline: Option<&Path>| {
+        let out = dir.path().join(name);
+        // 8 s of background work outlives the print-mode session's 5 s grace.
+        let mut extra = vec!["--jobs", "4", "--set", "bg_seconds=8"];
+        let base = baseline.map(|b| run_dir(b).join("matrix.json"));
+        if let Some(b) = &base {
+            extra.extend(["--baseline", b.to_str().unwrap()]);
+        }
+        let (code, text) = matrix_of(
+            &out,
+            &[("2.1.228", profile)],
+            "subagent-bg-turn-end",
+            &extra,
+        );
+        (out, code, text)
+    };
+    let (today, code, text) = run("today", "finalize-on-turn-end", None);
+    assert_eq!(code, 0, "today's behaviour is what `expect` says: {text}");
+    // An upstream fix: the print variant now wakes. It differs from `expect`, and is still an
+    // improvement: it moved toward `want`.
+    let (fixed, code, text) = run("fixed", "fixed", Some(&today));
+    assert_eq!(code, 5, "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .starts_with("improvement subagent-bg-turn-end/print on 2.1.228: not-resumable 1/1 (")
+            && text.contains(
+                "-> woke 1/1 (2.1.332-sim): toward the behaviour the CLI should have (`woke`)"
+            ),
+        "{text}"
+    );
+    // A breakage after the fix: notifications are dropped; away from `want`.
+    let (_, code, text) = run("broken", "drop-notification", Some(&fixed));
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .starts_with("REGRESSION subagent-bg-turn-end/")
+            && text.contains("away from the behaviour the CLI should have (`woke`)"),
+        "{text}"
+    );
 }
 
 /// (scenario, variant, column) -> (outcome, matches) for comparing matrices run at other times.
@@ -236,6 +354,7 @@ fn bisection_finds_a_planted_change_in_log2_steps() {
         })
         .collect();
     let out_dir = tempfile::tempdir().unwrap();
+    let junit = out_dir.path().join("junit.xml");
     let mut args: Vec<String> = vec![
         "bisect".into(),
         "top-level-control".into(),
@@ -250,6 +369,8 @@ fn bisection_finds_a_planted_change_in_log2_steps() {
         "--quiet".into(),
         "--out".into(),
         out_dir.path().display().to_string(),
+        "--junit".into(),
+        junit.display().to_string(),
     ];
     for (v, p) in &map {
         args.push("--sim-version".into());
@@ -281,5 +402,14 @@ fn bisection_finds_a_planted_change_in_log2_steps() {
     assert!(
         stdout.contains("up to **1.0.10** and `child-failed` from **1.0.11**"),
         "{stdout}"
+    );
+    // --junit: each probed version's cell, and the bisection's finding as its own case.
+    let xml = std::fs::read_to_string(&junit).expect("bisect --junit writes its file");
+    crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    assert_eq!(xml.matches("<testcase ").count(), steps + 1, "{xml}");
+    assert!(
+        xml.contains("name=\"bisect top-level-control/session\"")
+            && xml.contains("first version whose verdict differs: 1.0.11"),
+        "{xml}"
     );
 }

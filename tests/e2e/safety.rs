@@ -109,6 +109,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()) {
             let meta = entry.metadata().unwrap();
+            if meta.is_symlink() {
+                continue; // `latest`, a name for a run folder walked by its own
+            }
             if meta.is_dir() {
                 stack.push(entry.path());
             } else {

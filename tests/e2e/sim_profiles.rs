@@ -146,7 +146,11 @@ fn run_sim(
         output.status
     );
     let mut runs = Vec::new();
-    for invocation in std::fs::read_dir(out.path()).unwrap().flatten() {
+    for invocation in std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+    {
         for scenario_dir in std::fs::read_dir(invocation.path())
             .into_iter()
             .flatten()

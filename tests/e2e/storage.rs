@@ -186,7 +186,8 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().map(|e| e.unwrap()) {
-            if e.path().is_dir() {
+            // `latest` is a symlink to a run folder: walked once, by its own name.
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(e.path());
             } else {
                 out.push(e.path());

@@ -82,6 +82,12 @@ fn the_nightly_workflow_passes_actionlint() {
     ] {
         assert!(text.contains(needle), "the workflow has `{needle}`");
     }
+    // A shard's exit code is read, never swallowed; the merge fails on 4 and 6.
+    assert!(!text.contains("|| echo"), "an exit code swallowed");
+    assert!(
+        text.contains("|| code=$?") && text.contains("6) echo"),
+        "{text}"
+    );
 }
 
 /// The stored history the workflow extends: written by `wakeprobe history` with the settings

@@ -1,0 +1,134 @@
+//! `--message-format json`: one JSON object a line on stdout, for scripts (a run started, a run
+//! finished with its verdict and report, a setup failure, a scenario of `list`, a bisection
+//! step, the invocation's summary), while the human output moves to stderr. Like cargo's
+//! `--message-format json`, every line is a whole object with a `type`.
+//!
+//! The choice is made once per process ([`set_json`]); [`emit`] writes nothing in the human
+//! format, and [`say`] prints a human line where it belongs (stdout, or stderr in JSON mode).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use super::json::Summary;
+use crate::classify::Outcome;
+
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Chooses the process's message format.
+pub fn set_json(json: bool) {
+    JSON.store(json, Ordering::SeqCst);
+}
+
+/// True when stdout carries JSON messages (and human output goes to stderr).
+pub fn json() -> bool {
+    JSON.load(Ordering::SeqCst)
+}
+
+/// One message. Field names are part of the format; new fields may be added.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Message<'a> {
+    /// A run began (its CLI is starting).
+    RunStarted {
+        scenario: &'a str,
+        variant: &'a str,
+        cli: String,
+        repetition: u32,
+    },
+    /// A run ended and was judged; its folder is written.
+    RunFinished {
+        scenario: &'a str,
+        variant: &'a str,
+        cli: String,
+        repetition: u32,
+        verdict: Outcome,
+        expect: Option<Outcome>,
+        matches_expect: Option<bool>,
+        duration_s: f64,
+        dir: String,
+        report: String,
+    },
+    /// A run could not be made (its CLI did not start, its folder could not be written).
+    RunFailed {
+        scenario: &'a str,
+        variant: &'a str,
+        cli: String,
+        repetition: u32,
+        message: &'a str,
+    },
+    /// A scenario of the library (`list`).
+    Scenario {
+        name: &'a str,
+        seed: Option<&'a str>,
+        variants: Vec<String>,
+        summary: &'a str,
+        path: String,
+    },
+    /// One version judged during a bisection.
+    BisectStep {
+        version: &'a str,
+        verdict: Option<Outcome>,
+        agreement: &'a str,
+    },
+    /// The bisection's finding.
+    Bisected {
+        scenario: &'a str,
+        last_good: &'a str,
+        first_bad: &'a str,
+        paragraph: String,
+    },
+    /// The invocation's end: where it wrote, its summary, and its exit code.
+    Summary {
+        dir: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        matrix: Option<String>,
+        summary: &'a Summary,
+        exit_code: i32,
+    },
+}
+
+/// Writes one message line on stdout in the JSON format; nothing in the human format.
+pub fn emit(message: &Message) {
+    if !json() {
+        return;
+    }
+    let line = serde_json::to_string(message).expect("messages serialize");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Prints a line of human output: on stdout, or on stderr when stdout carries JSON. A reader
+/// that went away (`wakeprobe list | head`) is no error.
+pub fn say(text: impl std::fmt::Display) {
+    let _ = if json() {
+        writeln!(std::io::stderr().lock(), "{text}")
+    } else {
+        writeln!(std::io::stdout().lock(), "{text}")
+    };
+}
+
+/// Whether human output goes to a terminal (for colour).
+pub fn human_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    if json() {
+        std::io::stderr().is_terminal()
+    } else {
+        std::io::stdout().is_terminal()
+    }
+}
+
+/// The width of the terminal the human output goes to, when it goes to one.
+pub fn human_width() -> Option<u16> {
+    if !human_is_terminal() {
+        return None;
+    }
+    let size = if json() {
+        rustix::termios::tcgetwinsize(std::io::stderr())
+    } else {
+        rustix::termios::tcgetwinsize(std::io::stdout())
+    };
+    size.ok().map(|w| w.ws_col).filter(|c| *c > 0)
+}
