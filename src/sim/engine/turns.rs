@@ -133,6 +133,7 @@ impl Sim {
             if first {
                 agent.messages.push(texts::environment_message(
                     AgentKind::Main,
+                    self.cfg.interactive(),
                     &self.cfg.cwd.display().to_string(),
                 ));
             }
@@ -228,6 +229,7 @@ impl Sim {
                 .push(json!({"role": "user", "content": content}));
             agent.messages.push(texts::environment_message(
                 kind,
+                self.cfg.interactive(),
                 &self.cfg.cwd.display().to_string(),
             ));
         }
@@ -368,7 +370,7 @@ impl Sim {
             "model": texts::MODEL,
             "messages": agent.messages,
             "system": texts::system_blocks(agent.kind, self.cfg.interactive(), &self.cfg.version),
-            "tools": texts::tools(agent.kind, self.cfg.interactive(), self.cfg.teams),
+            "tools": catalog::tools(agent.kind, self.cfg.interactive(), self.cfg.teams, &agent.loaded_tools),
             "metadata": {"user_id": user_id},
             "max_tokens": 128000,
             "thinking": {"type": "adaptive", "display": "updates"},
@@ -661,7 +663,7 @@ impl Sim {
                 // The first run's report names the Agent call; a re-run's does not.
                 tool_use_id: first_run.then(|| task.tool_use_id.clone()),
                 output_file: Some(output.clone()),
-                status: status.into(),
+                status: Some(status.into()),
                 summary: if live {
                     format!("Agent \"{description}\" is waiting on its own background work")
                 } else if failed {
@@ -678,6 +680,7 @@ impl Sim {
                     .into(),
                 ),
                 result: Some(last_text.clone()),
+                event: None,
                 usage: Some((tokens, tool_uses, duration)),
                 tools_used,
             };
