@@ -21,6 +21,11 @@ bench:
     cargo bench --bench fake_api
     cargo bench --bench harness_overhead
     cargo bench --bench library_parallel
+    cargo bench --bench import_speed
+
+# Minimizing seed 000's padded stall on the real CLI (several minutes; not part of `bench`).
+bench-minimize:
+    cargo bench --bench minimize_seed
 
 # What CI runs.
 ci:

@@ -73,6 +73,10 @@ pub enum Command {
     Cache(CacheCommand),
     /// Write a scenario as one standalone Node script reproducing it (for upstream reports).
     Export(ExportArgs),
+    /// Turn a session transcript (or one of our run folders) into a scenario file.
+    Import(ImportArgs),
+    /// Shrink a scenario to the few steps that still give the same verdict (delta debugging).
+    Minimize(MinimizeArgs),
     /// (internal) Record a hook payload from stdin.
     #[command(hide = true)]
     HookRecord(HelperSocket),
@@ -285,6 +289,92 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A session transcript (`~/.claude/projects/<project>/<session>.jsonl`; its subagents are
+    /// read from `<session>/subagents/`) or one run's folder (reports/<id>/<scenario>/<run>).
+    pub transcript: PathBuf,
+    /// Where the scenario goes (default: `<name>.toml` in the current folder; `-`: standard
+    /// output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The driver mode, instead of inferring it from the transcript.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeChoice>,
+    /// The scenario's name (default: the output file's name, else `imported-<session>`).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeChoice {
+    Print,
+    Session,
+    Pty,
+}
+
+/// What a minimized scenario must keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeepChoice {
+    /// The run's verdict.
+    Verdict,
+    /// The observation of the named check.
+    Check(String),
+}
+
+#[derive(Debug, Args)]
+pub struct MinimizeArgs {
+    /// Scenario file or name.
+    pub scenario: String,
+    /// What must stay the same: `verdict`, or `check:NAME` (a check's observation).
+    #[arg(long, value_name = "verdict|check:NAME", value_parser = parse_keep, default_value = "verdict")]
+    pub keep: KeepChoice,
+    /// Stop after this many runs (each candidate costs --repeat runs).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_runs: u32,
+    /// The variant to minimize (default: the scenario's first).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// Set a scenario parameter before minimizing, e.g. --set bg_seconds=60 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub sets: Vec<(String, String)>,
+    /// Runs of each candidate; a candidate is kept only if every one agrees.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Runs at the same time (default: 4 per CPU, at least 8).
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Folder for the minimization's run folder.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Network isolation of the CLI.
+    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
+    pub network: NetworkPolicy,
+    /// The project template copied into every sandbox.
+    #[arg(long, value_name = "DIR")]
+    pub template: Option<PathBuf>,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+impl MinimizeArgs {
+    /// The run options every candidate runs with.
+    pub fn exec(&self) -> ExecArgs {
+        ExecArgs {
+            variants: self.variant.iter().cloned().collect(),
+            sets: self.sets.clone(),
+            repeat: self.repeat,
+            jobs: self.jobs,
+            out: self.out.clone(),
+            junit: None,
+            keep: false,
+            network: self.network,
+            template: self.template.clone(),
+            quiet: true,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum CacheCommand {
     /// Installed versions and their size.
@@ -332,6 +422,14 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
         return Err(format!("expected KEY=VALUE, got `{s}`"));
     }
     Ok((k.to_string(), v.to_string()))
+}
+
+fn parse_keep(s: &str) -> Result<KeepChoice, String> {
+    match s.split_once(':') {
+        None if s == "verdict" => Ok(KeepChoice::Verdict),
+        Some(("check", name)) if !name.is_empty() => Ok(KeepChoice::Check(name.to_string())),
+        _ => Err(format!("expected `verdict` or `check:NAME`, got `{s}`")),
+    }
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {

@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod export;
 pub mod fake_api;
 pub mod guard;
+pub mod import;
 pub mod matrix;
 pub mod procs;
 pub mod report;

@@ -70,6 +70,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         &ran,
     )?;
     let compared = finish_matrix(&run_dir, &ran, &specs, baseline.as_ref())?;
+    if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
+        println!("{lines}");
+    }
     let code = invocation::exit_code(&summary, &ran);
     Ok(match compared {
         Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,

@@ -9,10 +9,12 @@ mod cache;
 mod conform;
 mod export;
 mod guard;
+mod import;
 mod invocation;
 mod list;
 mod matrix;
 mod merge;
+mod minimize;
 mod report;
 pub mod resolve;
 mod run;
@@ -107,6 +109,8 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Bisect(args) => bisect::bisect(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
+        Command::Import(args) => import::import(&args),
+        Command::Minimize(args) => minimize::minimize(args).await,
         Command::Guard(cli::GuardCommand::Verify {
             script,
             with_seed,

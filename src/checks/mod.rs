@@ -115,7 +115,7 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
     if open {
         explanation.push_str(&format!(
             " The run was cut short ({}), so the rest of it, which was not seen, could still change this: whether it meets `{}` is left open.",
-            end.as_str(),
+            cut_words(end),
             check.expect.as_deref().unwrap_or_default()
         ));
     }
@@ -128,6 +128,18 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
         observed: o.observed,
         witness: o.witness,
         explanation,
+    }
+}
+
+/// What cut a run short, in a few words.
+fn cut_words(end: EndReason) -> &'static str {
+    match end {
+        EndReason::Ceiling => "by its ceiling",
+        EndReason::Interrupted => "by a signal to the harness",
+        EndReason::HarnessFailed => "by a failure of the harness",
+        EndReason::WorkHung => "when watched work passed its hang bound",
+        EndReason::ToolUnavailable => "where the script called a tool this CLI does not offer",
+        EndReason::Finished | EndReason::CliEnded => "early",
     }
 }
 

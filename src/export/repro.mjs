@@ -503,8 +503,9 @@ function judge(run, { waiter: w, work: k }) {
   const task = taskFor(k);
   if (!task) return { outcome: "unknown", facts: [`\`${k}\` never started (no task for it)`] };
   const facts = [];
-  // W: its scripted requests, its SubagentStops, when it was finalized.
-  const requests = ev.requests.filter((r) => r.agent === w && r.route === "turn");
+  // W: its requests (scripted, or past the end of its script: still W asking), its
+  // SubagentStops, when it was finalized.
+  const requests = ev.requests.filter((r) => r.agent === w && (r.route === "turn" || r.route === "script exhausted"));
   const wid = w === "main" ? null : agentIdOf(w);
   const stops = hooksNamed("SubagentStop").filter((h) => wid && h.payload.agent_id === wid);
   for (const stop of stops) {

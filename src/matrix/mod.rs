@@ -6,6 +6,7 @@
 
 pub mod bisect;
 pub mod grid;
+pub mod minimize;
 pub mod progress;
 
 use std::path::PathBuf;

@@ -81,7 +81,8 @@ pub struct InvariantCell {
     /// The distinct observed values, in run order.
     pub observed: Vec<String>,
     /// `false` when a run broke it, `true` when every run kept it; `None` when it states no
-    /// expectation or a run was cut short before it was settled.
+    /// expectation, does not apply (nothing it speaks of happened), or a run was cut short
+    /// before it was settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holds: Option<bool>,
 }
@@ -106,9 +107,14 @@ impl InvariantCell {
                         observed.push(r.observed.clone());
                     }
                 }
-                let holds = if results.iter().any(|r| r.passed == Some(false)) {
+                // `not-observed`: nothing the invariant speaks of happened; it does not apply.
+                let applying: Vec<&&crate::checks::CheckResult> = results
+                    .iter()
+                    .filter(|r| r.observed != "not-observed")
+                    .collect();
+                let holds = if applying.iter().any(|r| r.passed == Some(false)) {
                     Some(false)
-                } else if results.iter().all(|r| r.passed == Some(true)) {
+                } else if !applying.is_empty() && applying.iter().all(|r| r.passed == Some(true)) {
                     Some(true)
                 } else {
                     None

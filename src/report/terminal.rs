@@ -234,12 +234,19 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
             .filter(|(_, i)| i.holds == Some(false))
             .map(|(c, _)| format!("{}/{}", c.scenario, c.variant))
             .collect();
-        let open = cells.len() - held - broke.len();
+        let moot = cells
+            .iter()
+            .filter(|(_, i)| i.observed.iter().all(|o| o == "not-observed"))
+            .count();
+        let open = cells.len() - held - broke.len() - moot;
         text.push_str(&format!(
             "\n  {} {name}: holds in {held} of {} cells",
             if broke.is_empty() { "✓" } else { "✗" },
             cells.len()
         ));
+        if moot > 0 {
+            text.push_str(&format!(", {moot} where it does not apply"));
+        }
         if open > 0 {
             text.push_str(&format!(", {open} not settled"));
         }

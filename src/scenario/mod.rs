@@ -6,6 +6,7 @@
 //! model script of every agent. This module never spawns anything.
 
 mod checks;
+pub mod edit;
 mod hook;
 mod invariants;
 mod outcome;

@@ -200,3 +200,66 @@ mod props {
         }
     }
 }
+
+/// A folder with GOOD and an `invariants.toml` beside it.
+fn folder_with_invariants(invariants: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.toml"), GOOD).unwrap();
+    std::fs::write(dir.path().join(invariants::FILE), invariants).unwrap();
+    dir
+}
+
+#[test]
+fn invariants_beside_a_scenario_join_every_plan_and_are_no_scenario() {
+    let dir = folder_with_invariants(
+        "[[invariants]]\nname = \"paired\"\npairs = { each = { hook = \"SubagentStart\" }, with = { hook = \"SubagentStop\" }, by = \"agent\" }\nexpect = \"yes\"\n",
+    );
+    let all = load_dir(dir.path()).unwrap();
+    assert_eq!(all.len(), 1, "invariants.toml is not loaded as a scenario");
+    for variant in all[0].variants() {
+        let plan = all[0].plan(&variant, &[]).unwrap();
+        assert_eq!(plan.invariants.len(), 1, "{variant}");
+        assert_eq!(plan.invariants[0].expect.as_deref(), Some("yes"));
+        assert!(
+            plan.checks.is_empty(),
+            "invariants are not the scenario's checks"
+        );
+    }
+    let err = Scenario::load(&dir.path().join(invariants::FILE)).unwrap_err();
+    assert!(err.to_string().contains("not a scenario"), "{err}");
+}
+
+#[test]
+fn a_mistake_in_an_invariant_is_located_in_the_invariants_file() {
+    let dir = folder_with_invariants("[[invariants]]\nname = \"x\"\ncount = { hook = \"Nope\" }\n");
+    let err = load_dir(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.ends_with("invariants.toml:3:18: unknown hook `Nope`, expected one of: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, Stop, SessionEnd, Notification, TeammateIdle, PreCompact"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_check_may_expect_one_value_per_variant() {
+    let text = format!(
+        "{GOOD}\n[[checks]]\nname = \"results\"\ncount = {{ type = \"result\" }}\nexpect = {{ print = \"1\", session = \">= 2\" }}\n"
+    );
+    let s = Scenario::parse(Path::new("t.toml"), text).unwrap();
+    let expect = |v: &str| s.plan(v, &[]).unwrap().checks[0].expect.clone();
+    assert_eq!(expect("print").as_deref(), Some("1"));
+    assert_eq!(expect("session").as_deref(), Some(">= 2"));
+    let bad = |expect: &str| {
+        Scenario::parse(
+            Path::new("t.toml"),
+            format!("{GOOD}\n[[checks]]\nname = \"r\"\ncount = {{ type = \"result\" }}\nexpect = {expect}\n"),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    assert!(
+        bad("{ batch = \"1\" }")
+            .contains("`expect` names no variant: `batch` (variants: print, session)")
+    );
+    assert!(bad("{ print = \"yes\" }").contains("`count` observes a number or a comparison"));
+    assert!(bad("3").contains("`expect` is a string, or a table of strings by variant"));
+}

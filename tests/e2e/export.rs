@@ -199,6 +199,51 @@ fn the_positive_control_wakes_and_exits_zero() {
     assert_clean(&stdout);
 }
 
+/// A waiter told in a request past the end of its script (a minimized scenario keeps no spare
+/// steps) was still woken, as wakeprobe judges it.
+#[test]
+fn a_waiter_told_past_the_end_of_its_script_woke() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("short-script.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "short-script"
+title = "The main agent's script ends before the worker reports"
+summary = "main has two steps; the worker's report arrives in its third request"
+
+[driver]
+mode = "print"
+prompt = "Go."
+ceiling_seconds = 60
+
+[[agents.main.steps]]
+call = "Agent"
+spawn = "worker"
+input = { description = "Worker", subagent_type = "general-purpose", run_in_background = true, prompt = "Go." }
+
+[[agents.main.steps]]
+say = "Started."
+
+[[agents.worker.steps]]
+say = "Done."
+"#,
+    )
+    .unwrap();
+    let script = export(dir.path(), &[scenario.to_str().unwrap()]);
+    let child = node(&script).spawn().expect("node runs");
+    let (code, stdout, stderr) = finish_within(child, Duration::from_secs(120));
+    assert!(
+        stdout.contains("ends its turn (its script is exhausted)"),
+        "{stdout}"
+    );
+    assert_eq!(code, Some(0), "the waiter woke: exit 0\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("`main` waiting for `worker`: woke"),
+        "{stdout}"
+    );
+    assert_clean(&stdout);
+}
+
 /// SIGTERM while the background task runs: the script kills the CLI and the task, exits 130.
 #[test]
 fn an_interrupted_script_kills_the_whole_tree() {

@@ -51,5 +51,22 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
             cell["expect"].is_string(),
             "every scenario records its verdict on the pinned CLI in `expect`: {cell}"
         );
+        // The library's invariant is reported for every cell.
+        assert_eq!(
+            cell["invariants"][0]["name"], "every SubagentStart has exactly one SubagentStop",
+            "{cell}"
+        );
     }
+    // A subagent stopped by the model gets no SubagentStop: the summary says where it breaks.
+    let stopped = cells
+        .iter()
+        .find(|c| c["scenario"] == "model-stops-subagent")
+        .unwrap();
+    assert_eq!(stopped["invariants"][0]["holds"], false, "{stopped}");
+    assert!(
+        stdout.contains("every SubagentStart has exactly one SubagentStop: holds in")
+            && stdout.contains("breaks in")
+            && stdout.contains("model-stops-subagent/session"),
+        "{stdout}"
+    );
 }

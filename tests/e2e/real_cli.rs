@@ -235,3 +235,52 @@ fn a_taskstop_script_runs_unchanged_on_a_cli_that_defers_the_tool_and_one_that_d
         );
     }
 }
+
+/// A version that does not offer a tool the script calls ends the run as `unknown`, saying
+/// which version lacks which tool, never a confusing error or a wrong verdict: 2.1.228 has no
+/// Monitor.
+#[test]
+fn a_tool_the_version_does_not_offer_ends_the_run_as_unknown_with_the_reason() {
+    let _cli = cli_slots(1);
+    let out = tempfile::tempdir().unwrap();
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-monitor",
+            "--variant",
+            "idle",
+            "--claude-version",
+            "2.1.228",
+            "--quiet",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(200),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The pinned CLI's expectation (woke) does not hold here: exit 1, not a crash.
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("2.1.228 offers no Monitor tool"),
+        "{stdout}"
+    );
+    let run = runs(&run_dir(out.path())).remove(0);
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["end"], "tool-unavailable");
+    let result = json(&run.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "unknown");
+    let reason = result["judgement"]["verdicts"][0]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("2.1.228 offers no Monitor tool"),
+        "{reason}"
+    );
+    let events = events(&run);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "tool_unavailable" && e["tool"] == "Monitor"),
+        "the timeline says so"
+    );
+}

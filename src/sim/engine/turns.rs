@@ -357,9 +357,28 @@ impl Sim {
                 self.run_hooks("UserPromptSubmit", None, &payload).await;
             }
         }
-        self.state().agents[a]
-            .messages
-            .push(texts::live_notifications(&notices));
+        let transcript = {
+            let mut st = self.state();
+            st.agents[a]
+                .messages
+                .push(texts::live_notifications(&notices));
+            st.agents[a].transcript.clone()
+        };
+        // As 2.1.332 does, the transcript keeps a notification absorbed mid-turn as a
+        // `queued_command` attachment.
+        for n in &notices {
+            let mut extra = Map::new();
+            extra.insert(
+                "attachment".into(),
+                json!({
+                    "type": "queued_command",
+                    "prompt": n.xml(),
+                    "commandMode": "task-notification",
+                    "origin": {"kind": "task-notification", "producer": "session-task"},
+                }),
+            );
+            transcript.row("attachment", None, extra);
+        }
     }
 
     pub(super) fn request_body(&self, a: usize) -> (Value, Option<String>) {

@@ -1,0 +1,129 @@
+//! Edits on library scenarios: flattening a variant, removing agents with what depends on
+//! them, removing steps and inputs, shortening texts, changing parameters; comments stay.
+
+use super::*;
+
+fn library(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(format!("{name}.toml")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_variant_flattens_into_a_valid_single_variant_scenario() {
+    let e = Editable::flatten(&library("interrupt-background-subagent"), "new-prompt").unwrap();
+    let s = e.validate().unwrap();
+    assert_eq!(s.variants(), ["new-prompt"]);
+    let plan = s.plan("new-prompt", &[]).unwrap();
+    // The variant's own scripts replaced [agents].
+    assert_eq!(plan.agents["main"].len(), 6);
+    assert_eq!(
+        plan.agents["main"][2].call.as_ref().unwrap().tool,
+        "SendMessage"
+    );
+    assert!(e.text().contains("# Seed 004"), "comments stay");
+    assert!(
+        !e.text().contains("stop = \"woke\""),
+        "other variants' expectations go"
+    );
+
+    let e = Editable::flatten(&library("positive-control"), "fg-wait").unwrap();
+    let plan = e.validate().unwrap().plan("fg-wait", &[]).unwrap();
+    assert_eq!(
+        plan.params["fg"].to_string(),
+        "timeout 2 tail -f /dev/null; true"
+    );
+
+    let e = Editable::flatten(&library("subagent-bg-turn-end"), "session").unwrap();
+    let plan = e.validate().unwrap().plan("session", &[]).unwrap();
+    assert!(plan.driver.probe.is_some());
+    assert!(Editable::flatten(&library("subagent-bg-turn-end"), "nope").is_err());
+}
+
+#[test]
+fn removing_an_agent_takes_its_spawn_step_and_what_names_it() {
+    let e = Editable::flatten(&library("interrupt-background-subagent"), "stop").unwrap();
+    assert_eq!(e.agents(), ["main", "worker"]);
+    let without = e.without_agents(&["worker".into()]);
+    let s = without.validate().unwrap();
+    let plan = s.plan("stop", &[]).unwrap();
+    assert_eq!(plan.agents.keys().collect::<Vec<_>>(), ["main"]);
+    assert_eq!(plan.agents["main"].len(), 3, "the Agent step went");
+    assert!(plan.watch.is_empty() && plan.driver.inputs.is_empty() && plan.checks.is_empty());
+    // `main` is never removed.
+    assert_eq!(
+        e.without_agents(&["main".into()]).agents(),
+        ["main", "worker"]
+    );
+
+    // An agent that only a removed agent spawns goes too.
+    let nested = library("subagent-bg-turn-end").replace(
+        "[[agents.worker.steps]]\ncall = \"Bash\"",
+        "[[agents.worker.steps]]\ncall = \"Agent\"\nspawn = \"helper\"\ninput = { prompt = \"help\" }\n\n[[agents.helper.steps]]\nsay = \"helped\"\n\n[[agents.worker.steps]]\ncall = \"Bash\"",
+    );
+    let e = Editable::flatten(&nested, "print").unwrap();
+    e.validate().unwrap();
+    assert_eq!(e.agents(), ["main", "worker", "helper"]);
+    let without = e.without_agents(&["worker".into()]);
+    assert_eq!(without.agents(), ["main"]);
+    without.validate().unwrap();
+}
+
+#[test]
+fn steps_inputs_texts_and_params_change_and_comments_stay() {
+    let e = Editable::flatten(&library("subagent-bg-turn-end"), "print").unwrap();
+    assert_eq!(e.steps().len(), 8);
+    assert_eq!(
+        e.step_label("worker", 0),
+        "worker#1: Bash `sleep {{bg_seconds}}; echo bg-done` (track bg)"
+    );
+    assert_eq!(
+        e.step_label("main", 0),
+        "main#1: Agent `Background worker` (spawns worker)"
+    );
+    let fewer = e.without_steps(&[("main".into(), 1), ("main".into(), 4), ("worker".into(), 2)]);
+    let plan = fewer.validate().unwrap().plan("print", &[]).unwrap();
+    assert_eq!(plan.agents["main"].len(), 3);
+    assert_eq!(plan.agents["worker"].len(), 2);
+    assert!(fewer.text().contains("# The handoff under test"));
+    // Removing the spawn step leaves `worker` never spawned: not a valid scenario.
+    assert!(e.without_steps(&[("main".into(), 0)]).validate().is_err());
+
+    let texts = e.texts();
+    assert!(texts.iter().any(|(s, _)| *s == TextSpot::Prompt));
+    let short = e.shortened(&texts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>());
+    assert!(short.texts().is_empty());
+    let plan = short.validate().unwrap().plan("print", &[]).unwrap();
+    assert_eq!(plan.driver.prompt, "Go.");
+    assert_eq!(plan.agents["worker"][1].say.as_deref(), Some("Done."));
+
+    assert_eq!(e.params(), [("bg_seconds".to_string(), 12.0, true)]);
+    let faster = e.with_param("bg_seconds", 6.7);
+    assert!(
+        faster.text().contains("bg_seconds = 6\n"),
+        "{}",
+        faster.text()
+    );
+    faster.validate().unwrap();
+
+    let e = Editable::flatten(&library("teammate-idle"), "pty").unwrap();
+    assert_eq!(e.inputs()[1], "input 2 (\"next 2\" after turn-end:main#3)");
+    let plan = e
+        .without_inputs(&[0, 2])
+        .validate()
+        .unwrap()
+        .plan("pty", &[])
+        .unwrap();
+    assert_eq!(plan.driver.inputs.len(), 1);
+    let mut named = e.clone();
+    named.set_name("teammate-idle-min");
+    named.set_expect("woke");
+    let s = named.validate().unwrap();
+    assert_eq!(s.name, "teammate-idle-min");
+    assert_eq!(s.expected("pty"), crate::scenario::Outcome::parse("woke"));
+    named.clear_expect();
+    assert_eq!(named.validate().unwrap().expected("pty"), None);
+}

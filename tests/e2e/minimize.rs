@@ -1,0 +1,160 @@
+//! `wakeprobe minimize` through the binary on the simulator: seed 000's stall padded with
+//! irrelevant steps and agents shrinks to a few steps over two agents with the same verdict,
+//! and what it writes (the minimal scenario, the log) is usable as it is; bad arguments are
+//! one line and exit 2.
+
+use std::time::Duration;
+
+use crate::common::*;
+
+#[test]
+fn the_padded_seed_stall_shrinks_to_its_few_steps_on_the_simulator() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The simulator's orphan grace cut from 5 s to 1.5 s (through the scenario's env) keeps
+    // each run short; the stall is the same.
+    let padded = std::fs::read_to_string(root().join("tests/fixtures/scenarios/seed000-padded.toml"))
+        .unwrap()
+        .replace(
+            "ceiling_seconds = \"{{bg_seconds}} + 45\"",
+            "ceiling_seconds = \"{{bg_seconds}} + 45\"\nenv = { CLAUDE_SIM_ORPHAN_GRACE_MS = \"1500\" }",
+        );
+    let scenario = tmp.path().join("seed000-padded.toml");
+    std::fs::write(&scenario, padded).unwrap();
+    let out = tmp.path().join("out");
+    let output = output_within(
+        wakeprobe(&[
+            "minimize",
+            scenario.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--max-runs",
+            "150",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(600),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Each accepted reduction is printed as it happens, with the progress of the runs.
+    assert!(stderr.contains("agents: removed linter, docs"), "{stderr}");
+    assert!(stderr.contains("runs] steps: trying"), "{stderr}");
+    let dir = run_dir(&out);
+    let minimal = wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml")).unwrap();
+    let plan = minimal.plan("print", &[]).unwrap();
+    let steps: usize = plan.agents.values().map(Vec::len).sum();
+    assert_eq!(plan.agents.len(), 2, "{:?}", plan.agents.keys());
+    assert!(steps <= 4, "{steps} steps left");
+    assert_eq!(
+        minimal.expected("print").map(|o| o.as_str()),
+        Some("not-resumable")
+    );
+    let bg: f64 = plan.params["bg_seconds"].to_string().parse().unwrap();
+    assert!(bg < 60.0, "bg_seconds shrank: {bg}");
+    let log = std::fs::read_to_string(dir.join("minimize.log")).unwrap();
+    assert!(
+        log.contains("reductions, in order:") && log.contains("fixed point"),
+        "{log}"
+    );
+    let summary = json(&dir.join("minimize.json"));
+    assert!(summary["runs"].as_u64().unwrap() <= 150);
+    assert_eq!(summary["to"]["agents"], 2);
+
+    // The minimal scenario is an ordinary scenario: it runs and keeps its verdict.
+    let again = output_within(
+        wakeprobe(&[
+            "run",
+            dir.join("minimal.toml").to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--quiet",
+            "--out",
+            tmp.path().join("again").to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn bad_minimize_arguments_are_one_line_and_exit_2() {
+    for (args, expected) in [
+        (
+            vec!["minimize", "subagent-bg-turn-end", "--keep", "nothing"],
+            "expected `verdict` or `check:NAME`",
+        ),
+        (
+            vec![
+                "minimize",
+                "subagent-bg-turn-end",
+                "--keep",
+                "check:nope",
+                "--backend",
+                "sim",
+            ],
+            "has no such check",
+        ),
+        (
+            vec![
+                "minimize",
+                "subagent-bg-turn-end",
+                "--variant",
+                "nope",
+                "--backend",
+                "sim",
+            ],
+            "--variant nope",
+        ),
+    ] {
+        let out = output_within(wakeprobe(&args), Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+/// Ctrl-C: the runs in flight are cut short, nothing is left running, and what was found so
+/// far is written (exit 130).
+#[test]
+fn an_interrupted_minimization_writes_what_it_found_and_leaves_nothing_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut cmd = wakeprobe(&[
+        "minimize",
+        "tests/fixtures/scenarios/seed000-padded.toml",
+        "--backend",
+        "sim",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    // Past the first accepted reduction (the unreduced run takes about 6 s).
+    std::thread::sleep(Duration::from_secs(15));
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("; interrupted"), "{stdout}");
+    let dir = run_dir(&out);
+    wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml")).unwrap();
+    let left = wait_for(Duration::from_secs(10), || {
+        let found = tagged_by(pid);
+        found.is_empty().then_some(())
+    });
+    assert!(left.is_some(), "left running: {:?}", tagged_by(pid));
+}
