@@ -96,7 +96,7 @@ pub const MONITOR_TIMEOUT_MS: u64 = 300_000;
 
 /// What the Monitor tool answers once its source runs.
 pub fn monitor_started_result(task_id: &str, timeout_ms: u64) -> String {
-    let expires = if timeout_ms % 60_000 == 0 {
+    let expires = if timeout_ms.is_multiple_of(60_000) {
         format!("{}m", timeout_ms / 60_000)
     } else {
         format!("{}s", timeout_ms.div_ceil(1000))

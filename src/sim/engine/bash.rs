@@ -3,6 +3,7 @@
 //! see [`super::monitor`]).
 
 use super::*;
+use texts::MonitorEnd;
 
 impl Sim {
     pub(super) async fn bash(
@@ -62,7 +63,7 @@ impl Sim {
         if slow.load(Ordering::SeqCst) {
             let mut line = json!({"type": "system", "subtype": "task_notification", "task_id": task_id,
                 "run_id": run_id, "tool_use_id": tool_use_id,
-                "status": if fg.ended.is_some_and(Ended::success) { "completed" } else { "failed" },
+                "status": foreground_status(&fg),
                 "output_file": "", "summary": description});
             self.owned_field(a, &mut line);
             self.out.line(line);
@@ -220,10 +221,23 @@ impl Sim {
             } else {
                 TaskStatus::Failed
             };
-            let TaskKind::Shell { owner, output, .. } = &task.kind else {
+            let TaskKind::Shell {
+                owner,
+                output,
+                kind,
+                ..
+            } = &task.kind
+            else {
                 return;
             };
-            let summary = if ended.success() {
+            let summary = if *kind == ShellKind::Monitor {
+                let how = if ended.success() {
+                    MonitorEnd::Ended
+                } else {
+                    MonitorEnd::Failed(ended.code())
+                };
+                texts::monitor_end_summary(&task.description, how)
+            } else if ended.success() {
                 format!(
                     "Background command \"{}\" completed (exit code 0)",
                     task.description
@@ -374,5 +388,17 @@ impl Sim {
         }
         self.emit_tasks_changed();
         Some((owner, notice))
+    }
+}
+
+/// The status a slow foreground command's notification line reports: cut short by an
+/// interrupt or a stop, it reads `stopped` (as 2.1.332 reports a stopped subagent's command).
+fn foreground_status(fg: &shell::Foreground) -> &'static str {
+    if fg.interrupted {
+        "stopped"
+    } else if fg.ended.is_some_and(Ended::success) {
+        "completed"
+    } else {
+        "failed"
     }
 }

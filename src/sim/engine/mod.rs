@@ -26,9 +26,9 @@
 
 mod agents;
 mod bash;
-// MONITOR
+mod monitor;
 mod stop;
-// TOOLSEARCH
+mod tool_search;
 mod tools;
 mod turns;
 
@@ -956,7 +956,7 @@ impl Sim {
             }
             "stop_task" => {
                 let task_id = request["task_id"].as_str().unwrap_or("").to_string();
-                match self.stop_task(&task_id) {
+                match self.stop_task(&task_id, texts::StopBy::User) {
                     Ok(after) => {
                         respond(json!({}));
                         if let Some((owner, notice)) = after {
@@ -1203,9 +1203,10 @@ enum Next {
     End(&'static str),
 }
 
-/// True while a background shell owned by `a` runs (a Monitor's source included).
+/// True while a background Bash owned by `a` runs: the work that keeps its turn open (a
+/// Monitor's source does not: 2.1.332 reports the subagent finished while it runs).
 fn live_children(st: &State, a: usize) -> bool {
-    live_shells(st, a, |_| true)
+    live_shells(st, a, |k| k == ShellKind::Bash)
 }
 
 /// True while a background shell owned by `a` whose kind passes `kind` runs.

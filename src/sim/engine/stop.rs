@@ -1,14 +1,51 @@
-//! Stopping a task from outside: the driver's `stop_task` and the model's TaskStop. A shell
-//! is killed; an agent's turn is cut short and the agent stopped, with no SubagentStop.
+//! Stopping a task from outside: the driver's `stop_task` (the user) and the model's TaskStop.
+//! A shell (a Monitor's source included) is killed; an agent's turn is cut short and the agent
+//! stopped, with no SubagentStop. TaskStop answers in 2.1.332's words: a JSON text naming the
+//! task, its type and its command (an agent's description).
 
 use super::*;
+use texts::StopBy;
 
 impl Sim {
+    /// The TaskStop tool: stops the task and tells its owner (a `killed` notification).
+    pub(super) fn task_stop_tool(self: &Arc<Self>, input: &Value) -> ToolOut {
+        let id = input["task_id"]
+            .as_str()
+            .or_else(|| input["shell_id"].as_str())
+            .unwrap_or("");
+        let described = {
+            let st = self.state();
+            st.tasks.iter().find(|t| t.id == id).map(|t| match &t.kind {
+                TaskKind::Shell { command, .. } => {
+                    ("local_bash", command.clone(), t.description.clone())
+                }
+                TaskKind::Agent { .. } | TaskKind::Teammate { .. } => {
+                    ("local_agent", t.description.clone(), t.description.clone())
+                }
+            })
+        };
+        match (described, self.stop_task(id, StopBy::Model)) {
+            (Some((task_type, command, description)), Ok(after)) => {
+                if let Some((owner, notice)) = after {
+                    self.deliver(owner, notice);
+                }
+                let message = format!("Successfully stopped task: {id} ({description})");
+                ToolOut::ok(
+                    task_stopped_text(&message, id, task_type, &command),
+                    json!({"message": message, "task_id": id, "task_type": task_type, "command": command}),
+                )
+            }
+            (_, Err(e)) => ToolOut::error(e),
+            (None, Ok(_)) => ToolOut::error(format!("No task found with ID: {id}")),
+        }
+    }
+
     /// `stop_task` / TaskStop: a shell is killed; an agent's turn is cancelled and the agent
     /// stopped. Returns the notification its owner gets (delivered by the caller).
     pub(super) fn stop_task(
         self: &Arc<Self>,
         task_id: &str,
+        by: StopBy,
     ) -> Result<Option<(usize, Notice)>, String> {
         let found = {
             let st = self.state();
@@ -26,13 +63,14 @@ impl Sim {
         };
         match agent {
             None => Ok(self.kill_shell(t)),
-            Some(a) => Ok(self.stop_agent(a, t)),
+            Some(a) => Ok(self.stop_agent(a, t, by)),
         }
     }
 
     /// Stops a subagent (stop_task on its task, TaskStop): its turn is cut short, its task
-    /// `killed`; the parent reads that it "was stopped by user". No SubagentStop fires.
-    pub(super) fn stop_agent(&self, a: usize, t: usize) -> Option<(usize, Notice)> {
+    /// `killed`; the parent reads that it "was stopped by user" (or "by Claude", TaskStop).
+    /// No SubagentStop fires.
+    pub(super) fn stop_agent(&self, a: usize, t: usize, by: StopBy) -> Option<(usize, Notice)> {
         let (cancel, in_turn, transcript, lines, notice) = {
             let mut st = self.state();
             if st.tasks[t].status != TaskStatus::Running {
@@ -60,7 +98,7 @@ impl Sim {
                 tool_use_id: (agent.runs == 1).then(|| tool_use_id.clone()),
                 output_file: Some(output.clone()),
                 status: Some("killed".into()),
-                summary: format!("Agent \"{description}\" was stopped by user"),
+                summary: texts::agent_stopped_summary(&description, by),
                 note: Some(texts::FINISHED_NOTE.into()),
                 result: None,
                 event: None,
@@ -95,5 +133,36 @@ impl Sim {
         }
         self.emit_tasks_changed();
         Some((parent, notice))
+    }
+}
+
+/// TaskStop's result as the model reads it: the response as compact JSON, keys in the CLI's
+/// order (message, task_id, task_type, command).
+fn task_stopped_text(message: &str, id: &str, task_type: &str, command: &str) -> String {
+    let q = |s: &str| Value::String(s.to_string()).to_string();
+    format!(
+        "{{\"message\":{},\"task_id\":{},\"task_type\":{},\"command\":{}}}",
+        q(message),
+        q(id),
+        q(task_type),
+        q(command)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_stops_text_is_the_measured_json() {
+        assert_eq!(
+            task_stopped_text(
+                "Successfully stopped task: afe508900ae1a6bb9 (Long check)",
+                "afe508900ae1a6bb9",
+                "local_agent",
+                "Long check"
+            ),
+            r#"{"message":"Successfully stopped task: afe508900ae1a6bb9 (Long check)","task_id":"afe508900ae1a6bb9","task_type":"local_agent","command":"Long check"}"#
+        );
     }
 }

@@ -80,10 +80,18 @@ impl Sim {
             let agent = &mut st.agents[a];
             // Cut short: the placeholder rides in the same message as the results.
             let mut kept = message.clone();
-            if rejected && let Some(blocks) = kept["content"].as_array_mut() {
-                blocks.push(
-                    json!({"type": "text", "text": format!("{}\n", texts::INTERRUPTED_FOR_TOOL)}),
+            if let Some(blocks) = kept["content"].as_array_mut() {
+                // ToolSearch's "Tool loaded." follows the results the model reads.
+                blocks.extend(
+                    outs.iter()
+                        .filter_map(|(out, _)| out.after)
+                        .map(|text| json!({"type": "text", "text": text})),
                 );
+                if rejected {
+                    blocks.push(
+                        json!({"type": "text", "text": format!("{}\n", texts::INTERRUPTED_FOR_TOOL)}),
+                    );
+                }
             }
             agent.messages.push(kept);
             if agent.kind == AgentKind::Subagent && !agent.agent_types_sent {
@@ -172,24 +180,9 @@ impl Sim {
             "Bash" => self.bash(a, input, &tool_use_id, cancel).await,
             "Agent" | "Task" => self.agent_tool(a, input, &tool_use_id).await,
             "SendMessage" => self.send_message(a, input),
-            "TaskStop" => {
-                let id = input["task_id"]
-                    .as_str()
-                    .or_else(|| input["shell_id"].as_str())
-                    .unwrap_or("");
-                match self.stop_task(id) {
-                    Ok(after) => {
-                        if let Some((owner, notice)) = after {
-                            self.deliver(owner, notice);
-                        }
-                        ToolOut::ok(
-                            format!("Successfully stopped task: {id}"),
-                            json!({"message": format!("Successfully stopped task: {id}"), "task_id": id}),
-                        )
-                    }
-                    Err(e) => ToolOut::error(e),
-                }
-            }
+            "ToolSearch" => self.tool_search(a, input),
+            "Monitor" => self.monitor(a, input, &tool_use_id),
+            "TaskStop" => self.task_stop_tool(input),
             "Read" => {
                 let path = input["file_path"].as_str().unwrap_or("");
                 match std::fs::read_to_string(path) {

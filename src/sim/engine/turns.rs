@@ -789,6 +789,11 @@ impl Sim {
                 return;
             }
             let agent = &mut st.agents[target];
+            // 2.1.332 drops an idle teammate's own task notifications: they neither wake it
+            // nor wait for its next turn (only a message wakes it).
+            if agent.kind == AgentKind::Teammate && agent.phase == Phase::Idle {
+                return;
+            }
             agent.pending.push(notice);
             match agent.phase {
                 Phase::Running | Phase::Killed => None,
