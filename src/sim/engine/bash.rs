@@ -179,16 +179,7 @@ impl Sim {
                 Ok(status) => Ended::from_status(status),
                 Err(_) => Ended::Code(1),
             };
-            // A signal that kills the whole tree (the harness ending the run) reaches the
-            // shell and this process at about the same time: wait (bounded) to tell which.
-            if matches!(ended, Ended::Signal(_)) {
-                let seen = sim.signal_seen.notified();
-                tokio::pin!(seen);
-                seen.as_mut().enable();
-                if !sim.state().signalled {
-                    let _ = tokio::time::timeout(Duration::from_millis(200), seen).await;
-                }
-            }
+            sim.settle_signal(ended).await;
             sim.shell_ended(t, ended);
         });
         ToolOut::ok(
@@ -196,6 +187,20 @@ impl Sim {
             json!({"stdout": "", "stderr": "", "interrupted": false, "isImage": false,
                    "noOutputExpected": false, "backgroundTaskId": task_id}),
         )
+    }
+
+    /// A signal that kills the whole tree (the harness ending the run) reaches a shell and
+    /// this process at about the same time: on a shell's death by signal, wait (bounded) for
+    /// ours, so that [`Self::shell_ended`] can tell the two apart.
+    pub(super) async fn settle_signal(&self, ended: Ended) {
+        if matches!(ended, Ended::Signal(_)) {
+            let seen = self.signal_seen.notified();
+            tokio::pin!(seen);
+            seen.as_mut().enable();
+            if !self.state().signalled {
+                let _ = tokio::time::timeout(Duration::from_millis(200), seen).await;
+            }
+        }
     }
 
     /// A background shell ended by itself.

@@ -68,11 +68,13 @@ impl Sim {
                 }
                 child.wait().await
             };
-            match tokio::time::timeout(limit, watched).await {
-                Ok(Ok(status)) => sim.shell_ended(t, Ended::from_status(status)),
-                Ok(Err(_)) => sim.shell_ended(t, Ended::Code(1)),
-                Err(_) => sim.monitor_expired(t),
-            }
+            let ended = match tokio::time::timeout(limit, watched).await {
+                Ok(Ok(status)) => Ended::from_status(status),
+                Ok(Err(_)) => Ended::Code(1),
+                Err(_) => return sim.monitor_expired(t),
+            };
+            sim.settle_signal(ended).await;
+            sim.shell_ended(t, ended);
         });
         ToolOut::ok(
             texts::monitor_started_result(&task_id, timeout_ms),
