@@ -22,6 +22,9 @@ struct Moment {
     trigger: String,
     /// The main agent's Nth turn end.
     main_turn: Option<usize>,
+    /// For a turn end: when that turn's first reply came (an input cannot be a reaction to
+    /// a turn that had not begun by then).
+    began: Option<Ms>,
 }
 
 /// The moments a trigger can name, in time order.
@@ -43,12 +46,14 @@ impl Clock {
         };
         for (a, agent) in cx.agents.iter().enumerate() {
             let mut turn_ends = 0;
+            let mut began: Option<Ms> = None;
             for entry in &agent.conv.entries {
                 if let Some(at) = entry_time(entry) {
                     clock.start = clock.start.min(at);
                     clock.end = clock.end.max(at);
                 }
                 let Entry::Reply(r) = entry else { continue };
+                began = began.or(r.at);
                 if r.ends_turn() {
                     turn_ends += 1;
                     let name = &agent.name;
@@ -56,7 +61,8 @@ impl Clock {
                         1 => format!("turn-end:{name}"),
                         n => format!("turn-end:{name}#{n}"),
                     };
-                    clock.push(r.at, trigger, (a == 0).then_some(turn_ends));
+                    clock.push_turn_end(r.at, trigger, (a == 0).then_some(turn_ends), began);
+                    began = None;
                 }
                 for call in &r.calls {
                     if let Some(track) = cx.tracks.get(&call.id) {
@@ -74,11 +80,22 @@ impl Clock {
     }
 
     fn push(&mut self, at: Option<Ms>, trigger: String, main_turn: Option<usize>) {
+        self.push_turn_end(at, trigger, main_turn, None);
+    }
+
+    fn push_turn_end(
+        &mut self,
+        at: Option<Ms>,
+        trigger: String,
+        main_turn: Option<usize>,
+        began: Option<Ms>,
+    ) {
         if let Some(at) = at {
             self.moments.push(Moment {
                 at,
                 trigger,
                 main_turn,
+                began,
             });
         }
     }
@@ -94,6 +111,7 @@ impl Clock {
                 && m.at <= at + REACTION_MS
                 && m.main_turn.is_none()
                 && m.trigger.starts_with("turn-end:")
+                && m.began.is_none_or(|b| b <= at)
         });
         if let Some(m) = reacted_to {
             return (m.trigger.clone(), 0.0);

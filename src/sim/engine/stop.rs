@@ -6,9 +6,12 @@
 use super::*;
 use texts::StopBy;
 
+/// How many paces (see `Config::pace`) the TaskStop tool takes after the kill.
+const STOP_PACE_FACTOR: u32 = 4;
+
 impl Sim {
     /// The TaskStop tool: stops the task and tells its owner (a `killed` notification).
-    pub(super) fn task_stop_tool(self: &Arc<Self>, input: &Value) -> ToolOut {
+    pub(super) async fn task_stop_tool(self: &Arc<Self>, input: &Value) -> ToolOut {
         let id = input["task_id"]
             .as_str()
             .or_else(|| input["shell_id"].as_str())
@@ -28,6 +31,11 @@ impl Sim {
             (Some((task_type, command, description)), Ok(after)) => {
                 if let Some((owner, notice)) = after {
                     self.deliver(owner, notice);
+                }
+                // 2.1.332 makes its next request 70-200 ms after the kill (measured), so the
+                // kill's stream lines are read before that request is seen: paced the same.
+                if !self.cfg.pace.is_zero() {
+                    tokio::time::sleep(self.cfg.pace * STOP_PACE_FACTOR).await;
                 }
                 let message = format!("Successfully stopped task: {id} ({description})");
                 ToolOut::ok(

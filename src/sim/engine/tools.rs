@@ -187,7 +187,7 @@ impl Sim {
             "SendMessage" => self.send_message(a, input),
             "ToolSearch" => self.tool_search(a, input),
             "Monitor" => self.monitor(a, input, &tool_use_id),
-            "TaskStop" => self.task_stop_tool(input),
+            "TaskStop" => self.task_stop_tool(input).await,
             "Read" => {
                 let path = input["file_path"].as_str().unwrap_or("");
                 match std::fs::read_to_string(path) {
