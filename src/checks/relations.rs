@@ -58,6 +58,15 @@ fn observation(
     }
 }
 
+/// "once", "twice", "3 times".
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".into(),
+        2 => "twice".into(),
+        n => format!("{n} times"),
+    }
+}
+
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -67,7 +76,7 @@ fn count(found: &[&EventView], of: &Selector) -> Observation {
     let explanation = match found.first() {
         None => format!("No {what} in the run."),
         Some(first) => format!(
-            "{} {what} in the run, the first {}.",
+            "{what}: {} in the run, the first {}.",
             found.len(),
             at(first)
         ),
@@ -363,8 +372,8 @@ fn while_holds(
         inside.len().to_string(),
         w,
         format!(
-            "The condition held {} time(s), first from the {ff} {}; {} {fc} came while it held.",
-            intervals.len(),
+            "The condition held {}, first from the {ff} {}; {fc} that came while it held: {}.",
+            times(intervals.len()),
             at(start),
             inside.len()
         ),

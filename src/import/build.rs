@@ -18,9 +18,13 @@ use super::timing::{self, Clock};
 use super::{Options, Stats};
 use crate::scenario::{DriverMode, MAIN_AGENT};
 
-/// The text our stall guard feeds back (sandbox-project/.claude/hooks/subagent-stall-guard.sh).
-const GUARD_REASON: &str =
-    "You ended your turn expecting to be woken when background work finishes.";
+/// How the reasons our stall guard feeds back begin
+/// (sandbox-project/.claude/hooks/subagent-stall-guard.sh): the structural block, then the
+/// phrase fallback.
+pub(super) const GUARD_REASONS: &[&str] = &[
+    "Your own background work is still running:",
+    "You ended your turn expecting to be woken when background work finishes.",
+];
 
 /// The tools a scenario allows unless it says otherwise (`scenario::resolve`).
 const DEFAULT_TOOLS: &[&str] = &["Bash", "Agent", "SendMessage"];
@@ -382,7 +386,7 @@ fn driver(
         .agents
         .iter()
         .flat_map(|a| &a.conv.entries)
-        .any(|e| matches!(e, Entry::HookFeedback { text, .. } if text.contains(GUARD_REASON)));
+        .any(|e| matches!(e, Entry::HookFeedback { text, .. } if GUARD_REASONS.iter().any(|r| text.contains(r))));
     if guarded {
         d.guard_note = Some(
             "a Stop hook fed back the stall guard's reason: wakeprobe's stall guard installed"

@@ -291,3 +291,26 @@ fn agent_ids_become_placeholders_and_long_waits_parameters() {
     );
     assert_eq!(plan.driver.inputs[0].delay.as_secs(), 39);
 }
+
+/// A run with our stall guard imports with the guard installed only if the importer knows every
+/// reason the guard can feed back: each `block` of the hook begins with one it knows.
+#[test]
+fn every_reason_the_stall_guard_gives_is_recognised() {
+    let hook = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sandbox-project/.claude/hooks/subagent-stall-guard.sh"),
+    )
+    .unwrap();
+    let reasons: Vec<&str> = hook
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("block "))
+        .map(|r| r.trim_start_matches(['"', '\'']))
+        .collect();
+    assert!(reasons.len() >= 2, "the guard's blocks: {reasons:?}");
+    for reason in reasons {
+        assert!(
+            build::GUARD_REASONS.iter().any(|k| reason.starts_with(k)),
+            "the importer does not know this reason of the guard: {reason}"
+        );
+    }
+}

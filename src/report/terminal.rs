@@ -221,6 +221,7 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
     if names.is_empty() {
         return None;
     }
+    let many_clis = summary.cells.iter().any(|c| c.cli != summary.cells[0].cli);
     let mut text = String::from("invariants:");
     for name in names {
         let cells: Vec<(&CellSummary, &InvariantCell)> = summary
@@ -232,7 +233,10 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
         let broke: Vec<String> = cells
             .iter()
             .filter(|(_, i)| i.holds == Some(false))
-            .map(|(c, _)| format!("{}/{}", c.scenario, c.variant))
+            .map(|(c, _)| match many_clis {
+                true => format!("{}/{} on {}", c.scenario, c.variant, c.cli),
+                false => format!("{}/{}", c.scenario, c.variant),
+            })
             .collect();
         let moot = cells
             .iter()
@@ -255,4 +259,47 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
         }
     }
     Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(variant: &str, cli: &str, observed: &str, holds: Option<bool>) -> serde_json::Value {
+        serde_json::json!({
+            "scenario": "s", "variant": variant, "cli": cli, "outcome": null, "agreement": "",
+            "runs": 1, "expect": null, "matches_expect": null, "latency_ms": null, "dirs": [],
+            "invariants": [{ "name": "pairs", "observed": [observed], "holds": holds }]
+        })
+    }
+
+    fn lines(cells: Vec<serde_json::Value>) -> String {
+        let summary: Summary = serde_json::from_value(serde_json::json!({
+            "schema": 1, "run_id": "r", "cells": cells, "interrupted": false
+        }))
+        .unwrap();
+        invariant_lines(&summary).unwrap()
+    }
+
+    /// Each cell counts once in one of: holds, breaks, does not apply, not settled; a break is
+    /// named with its CLI when the cells span several.
+    #[test]
+    fn invariant_lines_count_every_cell_once_and_name_the_breaks() {
+        let text = lines(vec![
+            cell("a", "claude-2.1.228", "yes", Some(true)),
+            cell("b", "claude-2.1.228", "no", Some(false)),
+            cell("c", "claude-2.1.332", "not-observed", None),
+            cell("d", "claude-2.1.332", "no", None),
+        ]);
+        assert_eq!(
+            text,
+            "invariants:\n  ✗ pairs: holds in 1 of 4 cells, 1 where it does not apply, \
+             1 not settled; breaks in s/b on claude-2.1.228"
+        );
+        let one_cli = lines(vec![
+            cell("a", "claude-2.1.332", "yes", Some(true)),
+            cell("b", "claude-2.1.332", "no", Some(false)),
+        ]);
+        assert!(one_cli.ends_with("breaks in s/b"), "{one_cli}");
+    }
 }

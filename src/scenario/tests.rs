@@ -263,3 +263,29 @@ fn a_check_may_expect_one_value_per_variant() {
     assert!(bad("{ print = \"yes\" }").contains("`count` observes a number or a comparison"));
     assert!(bad("3").contains("`expect` is a string, or a table of strings by variant"));
 }
+
+/// The README's TOML blocks are what a user copies: the scenario example and the check
+/// example of "Writing checks" load as they are written.
+#[test]
+fn the_readme_examples_load() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block_after = |heading: &str| {
+        let at = readme.find(heading).expect("the README section") + heading.len();
+        let start = readme[at..].find("```toml\n").expect("a toml block") + at + 8;
+        let end = readme[start..].find("```").unwrap() + start;
+        readme[start..end].to_string()
+    };
+    let example = block_after("\n## Scenarios\n");
+    let s = Scenario::parse(
+        Path::new("scenarios/subagent-bg-turn-end.toml"),
+        example.clone(),
+    )
+    .unwrap_or_else(|e| panic!("the README's scenario example: {e}"));
+    assert!(!s.plan("print", &[]).unwrap().checks.is_empty());
+    let check = block_after("\n## Writing checks\n");
+    let with_check = format!("{GOOD}\n{check}");
+    let s = parse(&with_check).unwrap_or_else(|e| panic!("the README's check example: {e}"));
+    let plan = s.plan("session", &[]).unwrap();
+    assert_eq!(plan.checks[0].expect.as_deref(), Some("1"));
+}
