@@ -296,3 +296,42 @@ fn contains_str(v: &Value, needle: &str) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn_end(at: Ms, trigger: &str, main_turn: Option<usize>, began: Ms) -> Moment {
+        Moment {
+            at,
+            trigger: trigger.into(),
+            main_turn,
+            began: Some(began),
+        }
+    }
+
+    #[test]
+    fn an_input_reacts_only_to_a_turn_that_had_begun_before_it() {
+        let main = turn_end(1_000, "turn-end:main", Some(1), 500);
+        // The watcher's turn began after the input (the input caused it): not its trigger.
+        let caused = Clock {
+            start: 0,
+            end: 10_000,
+            moments: vec![
+                main.clone(),
+                turn_end(5_100, "turn-end:watcher#2", None, 5_050),
+            ],
+        };
+        assert_eq!(caused.anchor(5_000, 1), ("turn-end:main".to_string(), 4.0));
+        // A turn already under way, recorded a moment after the input: what it reacted to.
+        let reacted = Clock {
+            start: 0,
+            end: 10_000,
+            moments: vec![main, turn_end(5_100, "turn-end:watcher#2", None, 4_000)],
+        };
+        assert_eq!(
+            reacted.anchor(5_000, 1),
+            ("turn-end:watcher#2".to_string(), 0.0)
+        );
+    }
+}
