@@ -294,13 +294,19 @@ pub(super) fn check_run(scenario: &str, profile: &str, run: &Run) {
             }
         }
         "fixed" => {
-            // No subagent is finalized while a shell of its own still runs.
+            // No subagent is finalized while a shell of its own still runs (a monitor's
+            // source is no such work: it does not hold its owner's turn on any profile).
             for stop in run
                 .kind("hook", None)
                 .filter(|e| e["hook"] == "SubagentStop")
             {
                 let agent = stop["agent"].as_str().unwrap_or("");
-                for t in stop["background_tasks"].as_array().into_iter().flatten() {
+                for t in stop["background_tasks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| t["type"] != "monitor")
+                {
                     let owned = run
                         .kind("task_started", Some(agent))
                         .any(|s| s["task_id"] == t["id"] && s["task_type"] == "local_bash");

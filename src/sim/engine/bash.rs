@@ -60,7 +60,8 @@ impl Sim {
             cancel.cancelled(),
         )
         .await;
-        if slow.load(Ordering::SeqCst) {
+        // A foreground command announced as a task reports its end too (H1 drops it).
+        if slow.load(Ordering::SeqCst) && !self.cfg.profile.drops_notifications() {
             let mut line = json!({"type": "system", "subtype": "task_notification", "task_id": task_id,
                 "run_id": run_id, "tool_use_id": tool_use_id,
                 "status": foreground_status(&fg),

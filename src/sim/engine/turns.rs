@@ -5,6 +5,10 @@
 
 use super::*;
 
+/// How many paces (see `Config::pace`) the main agent's notification turn waits before it
+/// opens.
+const NOTICE_PACE_FACTOR: u32 = 4;
+
 impl Sim {
     pub(super) async fn run_turn(self: &Arc<Self>, a: usize, opening: Opening) {
         let cancel = {
@@ -164,6 +168,11 @@ impl Sim {
         };
         if notices.is_empty() {
             return None;
+        }
+        // 2.1.332 opens this turn 50-130 ms after the task's end lines (measured), so readers
+        // see the end before the request that carries it: paced the same.
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace * NOTICE_PACE_FACTOR).await;
         }
         for n in &notices {
             self.state().prompt_id = Some(ids::uuid());
