@@ -326,6 +326,55 @@ fn a_run_cut_short_leaves_unsettled_checks_open() {
     assert_eq!(run_all(&ended, &[]).len(), 0);
 }
 
+#[test]
+fn expectations_are_met_by_the_same_value_or_a_comparison_that_holds() {
+    assert!(meets("yes", "yes"));
+    assert!(!meets("yes", "no"));
+    assert!(!meets("model", "driver"));
+    assert!(meets(">= 2", "3") && meets(">= 2", "2") && !meets(">= 2", "1"));
+    assert!(meets("1", "1") && !meets("1", "2"));
+    assert!(meets("!= 0", "1") && !meets("!= 0", "0"));
+    assert!(meets("< 3", "2") && !meets("< 3", "3"));
+    assert!(!meets(">= 1", "not-observed"));
+}
+
+/// Counts only grow: on a cut run, a count already past an "at least" keeps its pass, one
+/// already past an "exactly" or "at most" keeps its fail, and one that more events could still
+/// change stays open. On a finished run every expectation is judged.
+#[test]
+fn a_cut_run_keeps_the_count_verdicts_the_rest_cannot_change() {
+    let f = load("seed000-session");
+    let judged = |expect: &str, end: EndReason| {
+        let scenario = Scenario::parse(
+            Path::new("s.toml"),
+            format!(
+                "{}\n[[checks]]\nname = \"c\"\ncount = {{ kind = \"model_request\" }}\nexpect = \"{expect}\"\n",
+                f.scenario
+            ),
+        )
+        .unwrap();
+        let plan = scenario.plan(&f.info.variant, &[]).unwrap();
+        let ev = Evidence {
+            end,
+            ..f.evidence()
+        };
+        run_all(&ev, &plan.checks).remove(0)
+    };
+    let cut = EndReason::Ceiling;
+    assert_eq!(judged(">= 1", cut).passed, Some(true));
+    assert_eq!(judged("== 0", cut).passed, Some(false));
+    assert_eq!(judged("<= 1", cut).passed, Some(false));
+    let open = judged("<= 1000", cut);
+    assert_eq!(open.passed, None, "{}", open.explanation);
+    assert!(
+        open.explanation.contains("left open"),
+        "{}",
+        open.explanation
+    );
+    assert_eq!(judged("<= 1000", EndReason::Finished).passed, Some(true));
+    assert_eq!(judged("== 0", EndReason::Finished).passed, Some(false));
+}
+
 // ---- presets: the query form against the reference implementation ----
 
 /// The agents a fixture's plan names, and `main`.

@@ -326,19 +326,19 @@ fn failed(
     ));
     match told {
         Some(d) => {
-            v.latency_ms = Some(d.t_ms - end.t_ms);
+            v.latency_ms = Some(latency(end, d));
             v.witness
                 .push(witness(d, format!("`{w}` is told of the failure")));
             v.facts.push(format!(
                 "`{w}` was told of the failure at {} ({:.2} s later)",
                 secs(d.t_ms),
-                (d.t_ms - end.t_ms) / 1000.0
+                latency(end, d) / 1000.0
             ));
             v.explanation = format!(
                 "`{k}` failed on its own at {} ({why}). The notification path worked: `{w}` was told at {}, {:.2} s later. The problem is the work, not the wake-up.",
                 secs(end.t_ms),
                 secs(d.t_ms),
-                (d.t_ms - end.t_ms) / 1000.0
+                latency(end, d) / 1000.0
             );
         }
         None => {
@@ -353,8 +353,25 @@ fn failed(
     v
 }
 
+/// From the work's end to the waiter's request that carried its notice; never negative: a
+/// request that carries the notice came after the end, whatever the stdout line's timestamp.
+fn latency(end: &Event, d: &Event) -> f64 {
+    (d.t_ms - end.t_ms).max(0.0)
+}
+
+/// Said when the request reached the fake API before the stdout line reporting the end.
+fn channel_note(end: &Event, d: &Event) -> String {
+    if d.t_ms >= end.t_ms {
+        return String::new();
+    }
+    format!(
+        " (the request reached the fake API {:.2} s before the CLI's stdout reported the end: two channels, read apart; the notice itself shows the end came first)",
+        (end.t_ms - d.t_ms) / 1000.0
+    )
+}
+
 fn queued(mut v: Verdict, w: &str, k: &str, end: &Event, input: &Event, d: &Event) -> Verdict {
-    v.latency_ms = Some(d.t_ms - end.t_ms);
+    v.latency_ms = Some(latency(end, d));
     v.witness.push(witness(input, input_what(input)));
     v.witness
         .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
@@ -377,7 +394,7 @@ fn queued(mut v: Verdict, w: &str, k: &str, end: &Event, input: &Event, d: &Even
 }
 
 fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -> Verdict {
-    let latency = d.t_ms - end.t_ms;
+    let latency = latency(end, d);
     v.latency_ms = Some(latency);
     v.witness
         .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
@@ -417,10 +434,11 @@ fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -
         latency / 1000.0
     ));
     v.explanation = format!(
-        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later, with no other input in between.",
+        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later{}, with no other input in between.",
         secs(end.t_ms),
         secs(d.t_ms),
-        latency / 1000.0
+        latency / 1000.0,
+        channel_note(end, d)
     );
     v
 }

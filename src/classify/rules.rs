@@ -163,13 +163,20 @@ fn failed_on_its_own<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     };
     Some(Decision::FailedOnItsOwn {
         why: why.clone(),
-        told: facts::delivery(ctx.tl, ctx.f, end.t_ms),
+        told: facts::delivery(ctx.tl, ctx.f, told_from(ctx, end)),
     })
+}
+
+/// Where to look for the waiter being told: from the work's start, not its end. A request that
+/// carries the work's notice proves the work had ended, and it can reach the fake API a few
+/// milliseconds before the stdout line that reports the end (two channels, read apart).
+fn told_from(ctx: &Ctx, end: &Event) -> f64 {
+    ctx.started.t_ms.min(end.t_ms)
 }
 
 fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     let (end, _) = end(ctx);
-    let delivery = facts::delivery(ctx.tl, ctx.f, end.t_ms)?;
+    let delivery = facts::delivery(ctx.tl, ctx.f, told_from(ctx, end))?;
     let w = ctx.f.waiter;
     if let Some(input) = facts::silent_input(ctx.tl, w, end.t_ms, delivery.t_ms) {
         return Some(Decision::Queued { input, delivery });

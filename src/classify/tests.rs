@@ -704,3 +704,34 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
     ];
     (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
 }
+
+/// The request that carries the notice reached the fake API 10 ms before the stdout line that
+/// reports the end (two channels, read apart): the waiter was told, with no negative latency.
+#[test]
+fn a_notice_that_beats_the_stdout_end_line_is_still_a_wake_up() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(request(990.0, "main", 3, &["b1"]));
+    events.push(ev(
+        1000.0,
+        Source::Stream,
+        Some("main"),
+        EventKind::TaskUpdated {
+            task_id: "b1".into(),
+            status: "completed".into(),
+            label: Some("bg".into()),
+        },
+    ));
+    events.push(ev(
+        4000.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    let j = judge_events(events, "main", EndReason::CliEnded);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    assert_eq!(v.latency_ms, Some(0.0));
+    assert!(v.explanation.contains("two channels"), "{}", v.explanation);
+}
