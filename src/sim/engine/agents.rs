@@ -92,15 +92,12 @@ impl Sim {
         let output_text = output.display().to_string();
         let handle = self.launch(new, Opening::Spawn, Prelude::Start);
         if background {
-            return ToolOut {
-                spawned: Some(new),
-                ..ToolOut::ok(
-                    json!([{"type": "text", "text": texts::agent_launched_result(&id, &output_text)}]),
-                    json!({"isAsync": true, "status": "async_launched", "agentId": id, "description": description,
+            return ToolOut::ok(
+                json!([{"type": "text", "text": texts::agent_launched_result(&id, &output_text)}]),
+                json!({"isAsync": true, "status": "async_launched", "agentId": id, "description": description,
                     "resolvedModel": texts::MODEL, "prompt": prompt, "outputFile": output_text,
                     "canReadOutputFile": true, "canContinueAgent": true}),
-                )
-            };
+            );
         }
         let _ = handle.await;
         let text = self.state().agents[new].last_text.clone();

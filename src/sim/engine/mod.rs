@@ -59,8 +59,6 @@ use super::transcript::{self, Transcript};
 const SLOW_FOREGROUND: Duration = Duration::from_secs(3);
 /// Between SIGTERM and SIGKILL when a task is killed.
 const KILL_GRACE: Duration = Duration::from_millis(1500);
-/// The longest a caller waits for the agent it spawned to be announced (SubagentStart).
-const ANNOUNCE_CEILING: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -268,8 +266,6 @@ struct Agent {
     agent_types_sent: bool,
     /// Deferred tools this agent loaded with ToolSearch (offered from its next request on).
     loaded_tools: Vec<String>,
-    /// Its first SubagentStart hooks have run (its spawner's next request waits for that).
-    announced: bool,
 }
 
 /// Who an agent is: everything about it that is fixed when it is created.
@@ -326,7 +322,6 @@ impl Agent {
             turn_over: false,
             agent_types_sent: false,
             loaded_tools: Vec::new(),
-            announced: false,
         }
     }
 }
@@ -430,9 +425,6 @@ struct ToolOut {
     rejected: bool,
     /// Text that follows the results in the same user message (ToolSearch's "Tool loaded.").
     after: Option<&'static str>,
-    /// The agent this call spawned in the background: the caller's next request waits (bounded)
-    /// for its SubagentStart, as on the real CLI.
-    spawned: Option<usize>,
 }
 
 impl ToolOut {
@@ -444,7 +436,6 @@ impl ToolOut {
             response,
             rejected: false,
             after: None,
-            spawned: None,
         }
     }
 
@@ -485,8 +476,6 @@ pub struct Sim {
     wake: Notify,
     /// Notified once a signal is ending the session.
     signal_seen: Notify,
-    /// Notified when a spawned agent's SubagentStart hooks have run.
-    announced: Notify,
     task_dir: PathBuf,
     fault_env: Option<(String, String)>,
     transcript_path: PathBuf,
@@ -574,7 +563,6 @@ impl Sim {
             }),
             wake: Notify::new(),
             signal_seen: Notify::new(),
-            announced: Notify::new(),
             task_dir,
             fault_env,
             transcript_path,

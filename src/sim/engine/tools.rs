@@ -56,11 +56,6 @@ impl Sim {
             self.run_hooks("PostToolUse", u["name"].as_str(), &payload)
                 .await;
         }
-        for (out, _) in &outs {
-            if let Some(new) = out.spawned {
-                self.wait_announced(new).await;
-            }
-        }
         let results: Vec<Value> = uses
             .iter()
             .zip(&outs)

@@ -495,29 +495,8 @@ impl Sim {
         let agent_type = self.state().agents[a].agent_type.clone();
         self.run_hooks("SubagentStart", Some(&agent_type), &payload)
             .await;
-        self.state().agents[a].announced = true;
-        self.announced.notify_waiters();
     }
 
-    /// Waits (at most [`ANNOUNCE_CEILING`]) until agent `a`'s SubagentStart hooks have run: the
-    /// real CLI starts a background agent right after the Agent call's PostToolUse, before its
-    /// caller's next request.
-    pub(super) async fn wait_announced(&self, a: usize) {
-        let deadline = tokio::time::Instant::now() + ANNOUNCE_CEILING;
-        loop {
-            let announced = self.announced.notified();
-            tokio::pin!(announced);
-            announced.as_mut().enable();
-            if self.state().agents[a].announced {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, announced).await.is_err() {
-                return;
-            }
-        }
-    }
-
-    /// A finalized subagent runs again: its task restarts under a new run id.
     pub(super) fn rerun_lines(&self, a: usize) {
         let line = {
             let mut st = self.state();
