@@ -27,6 +27,7 @@ fn main() {
                 "print",
                 "--set",
                 "bg_seconds=1",
+                "--explore",
                 "--quiet",
                 "--out",
             ])

@@ -20,6 +20,9 @@ pub mod exit {
     pub const REGRESSION: i32 = 4;
     /// `matrix --baseline`: nothing got worse, something got better.
     pub const IMPROVEMENT: i32 = 5;
+    /// `history`: stopped before every change point was pinned down (`--max-installs`); what
+    /// was found is written.
+    pub const INCOMPLETE: i32 = 6;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -30,8 +33,9 @@ Exit codes:
   1    a verdict differs from `expect`, or a check failed
   2    bad input (arguments, scenario file, baseline)
   3    setup failed (CLI install, sandbox, spawn)
-  4    matrix --baseline: a verdict regressed
-  5    matrix --baseline: no regression, at least one improvement
+  4    matrix/merge --baseline, history --append: a verdict regressed
+  5    matrix/merge --baseline, history --append: no regression, an improvement
+  6    history: stopped by --max-installs before every change was pinned down
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]
@@ -58,6 +62,10 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// Find the first published version whose verdict differs.
     Bisect(BisectArgs),
+    /// Every change point of a scenario's behaviour across the published releases.
+    History(HistoryArgs),
+    /// The value of a numeric parameter at which a scenario's verdict flips.
+    Threshold(ThresholdArgs),
     /// Combine shard outputs (`matrix --shard i/n`) into one matrix.
     Merge(MergeArgs),
     /// Manage the committed baseline.
@@ -122,6 +130,10 @@ pub struct ExecArgs {
     /// Set a scenario parameter, e.g. --set bg_seconds=3 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+    /// Allow --set values outside the range where a scenario's expected verdict holds; such
+    /// runs have no expected verdict.
+    #[arg(long)]
+    pub explore: bool,
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -214,6 +226,68 @@ pub struct BisectArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ThresholdArgs {
+    /// Scenario (name or file), optionally with its variant: NAME/VARIANT.
+    pub target: String,
+    /// The numeric parameter to search (it may leave its declared range: that is the point).
+    #[arg(long)]
+    pub param: String,
+    /// One end of the search, with one verdict.
+    #[arg(long, allow_hyphen_values = true)]
+    pub from: f64,
+    /// The other end, with another verdict.
+    #[arg(long, allow_hyphen_values = true)]
+    pub to: f64,
+    /// The grid step (default: a power of ten near a hundredth of the span).
+    #[arg(long)]
+    pub precision: Option<f64>,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Scenario variants to track: NAME, NAME/VARIANT, a file, or `all` (also --scenarios).
+    pub targets: Vec<String>,
+    /// Scenarios, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// The oldest release (required unless --append gives it).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// The newest release: X.Y.Z, latest or latest~K.
+    #[arg(long, default_value = "latest")]
+    pub to: String,
+    /// Track a scenario check (by its name, or `all`) as well as the verdict (repeatable).
+    #[arg(long = "check", value_name = "NAME")]
+    pub checks: Vec<String>,
+    /// Runs per version while searching; a change point is then confirmed with --repeat.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub search_repeat: u32,
+    /// Also probe this many evenly spaced releases first (finds changes that come and go
+    /// between two ends that agree).
+    #[arg(long, default_value_t = 0)]
+    pub samples: usize,
+    /// The most CLI versions this command may install (reinstalls count).
+    #[arg(long, default_value_t = 40)]
+    pub max_installs: u32,
+    /// Disk the versions this command installs may hold at once, e.g. 2G, 1500M.
+    #[arg(long, default_value = "2G", value_parser = parse_size)]
+    pub disk_budget: u64,
+    /// Extend a stored history.json to --to: its readings are kept, only newer releases run;
+    /// a new change point that is a regression exits 4.
+    #[arg(long, value_name = "FILE")]
+    pub append: Option<PathBuf>,
+    /// Map versions to simulator profiles (VERSION=PROFILE) instead of installing.
+    #[arg(long = "sim-version", value_name = "V=PROFILE", value_parser = parse_key_value)]
+    pub sim_versions: Vec<(String, String)>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Shard output folders (each holds a matrix.json).
     #[arg(required = true)]
@@ -281,6 +355,9 @@ pub struct ExportArgs {
     /// Set a scenario parameter, e.g. --set bg_seconds=7 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+    /// Allow --set values outside the range where the scenario's expected verdict holds.
+    #[arg(long)]
+    pub explore: bool,
     /// The Claude Code version the script installs and runs (X.Y.Z, latest, latest~K).
     #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
     pub claude_version: String,
@@ -363,6 +440,7 @@ impl MinimizeArgs {
         ExecArgs {
             variants: self.variant.iter().cloned().collect(),
             sets: self.sets.clone(),
+            explore: false,
             repeat: self.repeat,
             jobs: self.jobs,
             out: self.out.clone(),
@@ -424,6 +502,35 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
+/// `2G`, `1500M`, `512K`, or bytes (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("expected a size such as 2G, 1500M or 4096, got `{s}`");
+    let t = s.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: f64 = digits.parse().map_err(|_| bad())?;
+    let scale: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = n * scale as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
 fn parse_keep(s: &str) -> Result<KeepChoice, String> {
     match s.split_once(':') {
         None if s == "verdict" => Ok(KeepChoice::Verdict),
@@ -461,5 +568,10 @@ mod tests {
         );
         assert_eq!(parse_key_value("a=b=c"), Ok(("a".into(), "b=c".into())));
         assert!(parse_key_value("=x").is_err());
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1500M"), Ok(1500 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("2X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
     }
 }

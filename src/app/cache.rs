@@ -1,6 +1,7 @@
 //! `wakeprobe cache list|prune`: the installed CLI versions and their size.
 
 use super::*;
+use crate::backend::install::human_size;
 use crate::backend::{self, install};
 use crate::cli::{self, exit};
 
@@ -49,19 +50,4 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
         }
     }
     Ok(exit::OK)
-}
-
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }

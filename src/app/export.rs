@@ -7,7 +7,7 @@ use std::path::Path;
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::cli::{ExportArgs, exit};
-use crate::scenario::DriverMode;
+use crate::scenario::{DriverMode, RangePolicy};
 
 /// `wakeprobe export`
 pub async fn export(args: &ExportArgs) -> AppResult {
@@ -19,7 +19,12 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         Some(v) => v.clone(),
         None => scenario.variants().remove(0),
     };
-    let plan = scenario.plan(&variant, &args.sets)?;
+    let policy = if args.explore {
+        RangePolicy::Explore
+    } else {
+        RangePolicy::Enforce
+    };
+    let plan = scenario.plan_with(&variant, &args.sets, policy)?;
     if plan.driver.mode == DriverMode::Pty {
         return Err(AppError::bad_input(format!(
             "{}/{variant}: a pty-mode scenario cannot be exported (the script drives print and session modes only)",

@@ -20,8 +20,8 @@ use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
 use crate::matrix::{self, ExecOptions, Job};
 use crate::report::json::RunResult;
 use crate::report::store;
-use crate::scenario::Scenario;
 use crate::scenario::edit::Editable;
+use crate::scenario::{RangePolicy, Scenario};
 
 /// A candidate scenario: an edited document that is known to be valid.
 #[derive(Debug, Clone)]
@@ -175,6 +175,9 @@ impl Runner {
                     cli: self.cli.clone(),
                     repetition,
                     overrides: vec![],
+                    // A candidate carries its values in its text: inside its range, as
+                    // `prepare` checked the --set values against the scenario's.
+                    policy: RangePolicy::Enforce,
                 });
             }
         }

@@ -9,20 +9,24 @@ mod cache;
 mod conform;
 mod export;
 mod guard;
+mod history;
 mod import;
+mod installs;
 mod invocation;
 mod list;
 mod matrix;
 mod merge;
 mod minimize;
+mod probe;
 mod report;
 pub mod resolve;
 mod run;
 pub mod schema;
+mod threshold;
 
 use crate::cli::{self, exit};
 
-pub use cache::human_size;
+pub use crate::backend::install::human_size;
 
 /// An error with the exit code it means.
 #[derive(Debug)]
@@ -107,6 +111,8 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
             baseline::update(&matrix, &baseline)
         }
         Command::Bisect(args) => bisect::bisect(args).await,
+        Command::History(args) => history::history(args).await,
+        Command::Threshold(args) => threshold::threshold(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Export(args) => export::export(&args).await,
         Command::Import(args) => import::import(&args),

@@ -1,5 +1,5 @@
-//! `wakeprobe report DIR...`: judge saved runs again and re-render every report, without
-//! running anything. A folder that was not completely written is skipped with a warning.
+//! `wakeprobe report DIR...`: judge saved runs again and re-render every report (and a
+//! history's `history.md` and `history.svg`), without running anything. A folder that was not completely written is skipped with a warning.
 
 use std::path::Path;
 
@@ -28,6 +28,7 @@ pub fn report(args: &cli::ReportArgs) -> AppResult {
             &ran,
         )?;
         rebuild_matrix(dir, &ran)?;
+        rerender_history(dir)?;
         eprintln!("re-rendered {} run(s) in {}", ran.rows.len(), dir.display());
         worst = worst.max(invocation::exit_code(&summary, &ran));
     }
@@ -57,6 +58,20 @@ pub fn load_runs(dir: &Path) -> Result<Ran, AppError> {
         failures: vec![],
         interrupted: false,
     })
+}
+
+/// A history folder: `history.md` and `history.svg` are drawn again from `history.json`.
+fn rerender_history(dir: &Path) -> Result<(), AppError> {
+    let path = dir.join("history.json");
+    if !path.is_file() {
+        return Ok(());
+    }
+    let file = super::history::read_history(&path)?;
+    let run_id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    super::history::write(dir, &run_id, &file)
 }
 
 /// A matrix folder: its matrix is rebuilt from the re-judged runs too.

@@ -12,7 +12,7 @@ use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
 use crate::driver::{Cancel, Interrupt};
 use crate::evidence::clock::monotonic_ns;
 use crate::matrix::{self, ExecOptions, Job};
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, RangePolicy, Scenario};
 
 /// A watch that turns `Some` on SIGINT, SIGTERM or SIGHUP, with the signal and its time.
 pub fn cancel_on_signals() -> Cancel {
@@ -74,6 +74,104 @@ pub fn scenarios(specs: &[String]) -> Result<Vec<Arc<Scenario>>, AppError> {
                 named
             };
             Ok(Arc::new(Scenario::load(&path)?))
+        })
+        .collect()
+}
+
+/// One scenario variant a search judges.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub scenario: Arc<Scenario>,
+    pub variant: String,
+}
+
+impl Target {
+    /// `scenario/variant`
+    pub fn title(&self) -> String {
+        format!("{}/{}", self.scenario.name, self.variant)
+    }
+}
+
+/// Scenario variants from `NAME`, `NAME/VARIANT`, a file (optionally `FILE/VARIANT`) or `all`;
+/// a spec without a variant means each of its variants that `--variant` lets through.
+pub fn targets(specs: &[String], variants: &[String]) -> Result<Vec<Target>, AppError> {
+    let mut out: Vec<Target> = Vec::new();
+    for spec in specs {
+        let (scenarios, named) = match scenarios(std::slice::from_ref(spec)) {
+            Ok(found) => (found, None),
+            Err(whole) => match spec.rsplit_once('/') {
+                Some((left, variant)) if !left.is_empty() && !variant.is_empty() => {
+                    (scenarios(&[left.to_string()])?, Some(variant.to_string()))
+                }
+                _ => return Err(whole),
+            },
+        };
+        for scenario in scenarios {
+            let chosen: Vec<String> = match &named {
+                Some(v) if scenario.variants().contains(v) => vec![v.clone()],
+                Some(v) => {
+                    return Err(AppError::bad_input(format!(
+                        "{spec}: `{}` has no variant `{v}`, expected one of: {}",
+                        scenario.name,
+                        scenario.variants().join(", ")
+                    )));
+                }
+                None => scenario
+                    .variants()
+                    .into_iter()
+                    .filter(|v| variants.is_empty() || variants.contains(v))
+                    .collect(),
+            };
+            for variant in chosen {
+                if !out
+                    .iter()
+                    .any(|t| t.scenario.name == scenario.name && t.variant == variant)
+                {
+                    out.push(Target {
+                        scenario: scenario.clone(),
+                        variant,
+                    });
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(AppError::bad_input(format!(
+            "no scenario variant matches {} (with --variant {:?})",
+            specs.join(", "),
+            variants
+        )));
+    }
+    Ok(out)
+}
+
+/// Each target's plan with `--set` (the overrides its scenario knows), so a bad value or one
+/// outside its range fails before anything runs; returns each target's overrides.
+pub fn check_plans(
+    targets: &[Target],
+    exec: &ExecArgs,
+) -> Result<Vec<Vec<(String, String)>>, AppError> {
+    for (key, _) in &exec.sets {
+        if !targets
+            .iter()
+            .any(|t| t.scenario.default_params().contains_key(key))
+        {
+            return Err(AppError::bad_input(format!(
+                "--set {key}: no chosen scenario has this parameter"
+            )));
+        }
+    }
+    targets
+        .iter()
+        .map(|t| {
+            let overrides: Vec<(String, String)> = exec
+                .sets
+                .iter()
+                .filter(|(k, _)| t.scenario.default_params().contains_key(k))
+                .cloned()
+                .collect();
+            t.scenario.plan_with(&t.variant, &overrides, policy(exec))?;
+            Ok(overrides)
         })
         .collect()
 }
@@ -238,7 +336,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
             .into_iter()
             .filter(|v| exec.variants.is_empty() || exec.variants.contains(v))
         {
-            scenario.plan(&variant, &overrides)?;
+            scenario.plan_with(&variant, &overrides, policy(exec))?;
             for repetition in 1..=exec.repeat {
                 jobs.push(Job {
                     scenario: scenario.clone(),
@@ -246,6 +344,7 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
                     cli: cli.clone(),
                     repetition,
                     overrides: overrides.clone(),
+                    policy: policy(exec),
                 });
             }
         }
@@ -257,6 +356,15 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
         )));
     }
     Ok(jobs)
+}
+
+/// `--explore`: whether values outside a parameter's range may run.
+pub fn policy(exec: &ExecArgs) -> RangePolicy {
+    if exec.explore {
+        RangePolicy::Explore
+    } else {
+        RangePolicy::Enforce
+    }
 }
 
 /// A new run-id folder under `out`, created exclusively (no two invocations share one).

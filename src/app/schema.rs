@@ -20,6 +20,14 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             "matrix.schema.json",
             to_value(schema_for!(crate::matrix::grid::Matrix)),
         ),
+        (
+            "history.schema.json",
+            to_value(schema_for!(crate::matrix::history::HistoryFile)),
+        ),
+        (
+            "threshold.schema.json",
+            to_value(schema_for!(crate::matrix::threshold::ThresholdFile)),
+        ),
     ]
 }
 

@@ -317,6 +317,31 @@ pub fn resolve_version(spec: &str, published: &[String]) -> Result<String, Insta
     Ok(spec.to_string())
 }
 
+/// Removes one cached version, under its install lock (an install of it in progress finishes
+/// first); returns the bytes freed. A version that is not cached frees nothing.
+pub fn remove(root: &Path, version: &str) -> Result<u64, InstallError> {
+    if !is_version(version) {
+        return Err(InstallError::BadVersion(version.to_string()));
+    }
+    let dir = versions_dir(root);
+    let target = dir.join(version);
+    if !target.exists() {
+        return Ok(0);
+    }
+    let _lock = FileLock::acquire(&dir.join(format!(".{version}.lock")))?;
+    let bytes = dir_size(&target);
+    std::fs::remove_dir_all(&target).map_err(|source| InstallError::Cache {
+        path: target.display().to_string(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
+/// Whether a version has a folder in the cache (not whether it still runs).
+pub fn is_cached(root: &Path, version: &str) -> bool {
+    is_version(version) && versions_dir(root).join(version).is_dir()
+}
+
 /// One cached version: its folder and size on disk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CachedVersion {
@@ -351,7 +376,31 @@ pub fn version_key(v: &str) -> semver::Version {
     semver::Version::parse(v).unwrap_or(semver::Version::new(0, 0, 0))
 }
 
-fn dir_size(path: &Path) -> u64 {
+/// `1.4 GiB`, `512 B`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// The bytes under a folder (symlinks not followed; a file with several hard links in it, as
+/// npm leaves the CLI's binary, counted once).
+pub fn dir_size(path: &Path) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    size_once(path, &mut seen)
+}
+
+fn size_once(path: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return 0;
     };
@@ -360,10 +409,12 @@ fn dir_size(path: &Path) -> u64 {
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
-                    .map(|e| dir_size(&e.path()))
+                    .map(|e| size_once(&e.path(), seen))
                     .sum()
             })
             .unwrap_or(0)
+    } else if meta.nlink() > 1 && !seen.insert((meta.dev(), meta.ino())) {
+        0
     } else {
         meta.len()
     }
@@ -448,5 +499,32 @@ mod tests {
             ensure(dir.path(), "nope", &|_| {}),
             Err(InstallError::BadVersion(_))
         ));
+        assert_eq!(remove(dir.path(), "2.1.332").unwrap(), 0);
+        assert!(matches!(
+            remove(dir.path(), "../x"),
+            Err(InstallError::BadVersion(_))
+        ));
+    }
+
+    #[test]
+    fn remove_frees_one_version_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        for v in ["1.0.0", "1.0.1"] {
+            let folder = versions_dir(dir.path()).join(v);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("blob"), vec![0u8; 1000]).unwrap();
+        }
+        assert!(is_cached(dir.path(), "1.0.0"));
+        assert_eq!(remove(dir.path(), "1.0.0").unwrap(), 1000);
+        assert!(!is_cached(dir.path(), "1.0.0") && is_cached(dir.path(), "1.0.1"));
+        let left: Vec<String> = std::fs::read_dir(versions_dir(dir.path()))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert_eq!(left, vec!["1.0.1"], "no lock file left either");
+        // A hard link (npm links the CLI's binary twice) counts once.
+        let folder = versions_dir(dir.path()).join("1.0.1");
+        std::fs::hard_link(folder.join("blob"), folder.join("link")).unwrap();
+        assert_eq!(dir_size(&folder), 1000);
     }
 }

@@ -229,6 +229,8 @@ fn run_info(
         mode: plan.driver.mode,
         permission_mode: plan.driver.permission_mode.clone(),
         params: plan.params.clone(),
+        param_ranges: plan.param_ranges.clone(),
+        outside_range: plan.outside_range.clone(),
         ceiling_s: plan.driver.ceiling.as_secs_f64(),
         started_unix_ms: launched.started_unix_ms,
         duration_s: rec.now_ms() / 1000.0,

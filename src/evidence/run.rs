@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::ExitDesc;
-use crate::scenario::{DriverMode, Outcome, Params};
+use crate::scenario::{DriverMode, Outcome, ParamRange, Params};
 
 /// Bumped when `run.json`'s shape changes incompatibly.
 pub const RUN_SCHEMA: u32 = 1;
@@ -106,6 +106,12 @@ pub struct RunInfo {
     pub mode: DriverMode,
     pub permission_mode: String,
     pub params: Params,
+    /// Where the scenario's expected verdict holds, for parameters that declare a range.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub param_ranges: indexmap::IndexMap<String, ParamRange>,
+    /// Values that ran outside their range on purpose (`--explore`): no expected verdict then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_range: Vec<String>,
     pub ceiling_s: f64,
     pub started_unix_ms: u64,
     pub duration_s: f64,

@@ -6,8 +6,10 @@
 
 pub mod bisect;
 pub mod grid;
+pub mod history;
 pub mod minimize;
 pub mod progress;
+pub mod threshold;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -21,7 +23,7 @@ use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
 use crate::report::redact::Redactor;
 use crate::report::{self, json::RunResult};
-use crate::scenario::{Plan, Scenario, ScenarioError};
+use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
 
 /// One run to make.
 #[derive(Debug, Clone)]
@@ -31,6 +33,8 @@ pub struct Job {
     pub cli: Cli,
     pub repetition: u32,
     pub overrides: Vec<(String, String)>,
+    /// Values outside a parameter's range run on purpose (`--explore`).
+    pub policy: RangePolicy,
 }
 
 impl Job {
@@ -57,6 +61,9 @@ impl Job {
         );
         for (k, v) in &self.overrides {
             cmd.push_str(&format!(" --set {k}={v}"));
+        }
+        if self.policy == RangePolicy::Explore {
+            cmd.push_str(" --explore");
         }
         match &self.cli.kind {
             crate::backend::BackendKind::Claude => {
@@ -121,7 +128,9 @@ pub async fn execute(
     let board = progress::Board::start(statuses.clone(), jobs.len(), opts.progress);
     let mut handles = Vec::new();
     for job in jobs {
-        let plan = job.scenario.plan(&job.variant, &job.overrides)?;
+        let plan = job
+            .scenario
+            .plan_with(&job.variant, &job.overrides, job.policy)?;
         let (limit, cancel, statuses) = (limit.clone(), cancel.clone(), statuses.clone());
         let (board, opts) = (board.clone(), opts.clone());
         handles.push(tokio::spawn(async move {

@@ -231,6 +231,12 @@ fn repro(s: &mut String, d: &Draft) {
             .collect();
         steps.push(format!("Parameters: {}.", params.join(", ")));
     }
+    if !run.outside_range.is_empty() {
+        steps.push(format!(
+            "Run outside the range where the scenario's expected verdict holds (`--explore`): {}; so no verdict is expected here.",
+            run.outside_range.join(", ")
+        ));
+    }
     for (i, step) in steps.iter().enumerate() {
         let _ = writeln!(s, "{}. {step}", i + 1);
     }

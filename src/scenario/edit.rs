@@ -201,6 +201,7 @@ impl Editable {
             .and_then(Item::as_table_like)
             .map(|t| {
                 t.iter()
+                    .filter_map(|(k, v)| Some((k, ranged::value(v)?)))
                     .filter_map(|(k, v)| match (v.as_integer(), v.as_float()) {
                         (Some(i), _) => Some((k.to_string(), i as f64, true)),
                         (_, Some(f)) => Some((k.to_string(), f, false)),
@@ -342,13 +343,16 @@ impl Editable {
             .params()
             .iter()
             .any(|(k, _, whole)| k == name && *whole);
-        if let Some(p) = next.doc.get_mut("params").and_then(Item::as_table_like_mut) {
-            let v = if integral {
-                toml_edit::value(value as i64)
+        if let Some(p) = next.doc.get_mut("params").and_then(Item::as_table_like_mut)
+            && let Some(entry) = p.get(name)
+        {
+            let v: Value = if integral {
+                (value as i64).into()
             } else {
-                toml_edit::value(value)
+                value.into()
             };
-            p.insert(name, v);
+            let entry = ranged::set_value(entry, v);
+            p.insert(name, entry);
         }
         next
     }
@@ -361,10 +365,10 @@ impl Editable {
             .get_mut("params")
             .and_then(Item::as_table_like_mut)
             .ok_or_else(|| format!("--set {name}: the scenario has no [params]"))?;
-        let old = params
+        let entry = params
             .get(name)
-            .and_then(Item::as_value)
             .ok_or_else(|| format!("--set {name}: no such parameter"))?;
+        let old = ranged::value(entry).ok_or_else(|| format!("--set {name}: no such parameter"))?;
         let value: Value = match old {
             Value::Integer(_) | Value::Float(_) => match text.parse::<i64>() {
                 Ok(i) => i.into(),
@@ -381,7 +385,8 @@ impl Editable {
                 .into(),
             _ => text.into(),
         };
-        params.insert(name, Item::Value(value));
+        let entry = ranged::set_value(entry, value);
+        params.insert(name, entry);
         Ok(next)
     }
 
@@ -573,7 +578,12 @@ fn apply_patch(doc: &mut DocumentMut, variant: &str, patch: &Item) {
                 };
                 if let Some(target) = target.as_table_like_mut() {
                     for (k, v) in item.as_table_like().into_iter().flat_map(|t| t.iter()) {
-                        target.insert(k, v.clone());
+                        let merged = if key == "params" {
+                            ranged::merge(target.get(k), v)
+                        } else {
+                            v.clone()
+                        };
+                        target.insert(k, merged);
                     }
                 }
             }
@@ -599,5 +609,6 @@ fn short(text: &str, max: usize) -> String {
     }
 }
 
+mod ranged;
 #[cfg(test)]
 mod tests;

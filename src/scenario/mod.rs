@@ -10,6 +10,7 @@ pub mod edit;
 mod hook;
 mod invariants;
 mod outcome;
+pub mod params;
 mod plan;
 pub mod query;
 mod raw;
@@ -18,8 +19,11 @@ pub mod template;
 
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
+
 pub use hook::HookName;
 pub use outcome::{ALL_OUTCOMES, Outcome};
+pub use params::{ParamRange, RangePolicy};
 pub use plan::*;
 use raw::RawScenario;
 pub use raw::{DriverMode, NumExpr, Until};
@@ -146,8 +150,27 @@ impl Scenario {
         self.raw
             .params
             .iter()
-            .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+            .filter_map(|(k, v)| Some((k.clone(), v.get_ref().value()?.clone())))
             .collect()
+    }
+
+    /// The range where a variant's expected verdict holds, per parameter that declares one
+    /// (the variant's own range replaces the scenario's).
+    pub fn param_ranges(&self, variant: &str) -> IndexMap<String, ParamRange> {
+        let mut ranges: IndexMap<String, ParamRange> = self
+            .raw
+            .params
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.get_ref().range()?)))
+            .collect();
+        if let Some(patch) = self.raw.variants.get(variant) {
+            for (k, v) in &patch.get_ref().params {
+                if let Some(range) = v.get_ref().range() {
+                    ranges.insert(k.clone(), range);
+                }
+            }
+        }
+        ranges
     }
 
     /// The expected verdict of a variant, if the file states one (validated at load).
@@ -167,6 +190,7 @@ impl Scenario {
             ));
         }
         self.validate_expect(&at)?;
+        self.validate_params(&at)?;
         if let Some((name, agent)) = self.raw.driver.get_ref().agents.iter().next() {
             return Err(at.error(
                 agent.span(),
@@ -225,11 +249,67 @@ impl Scenario {
         Ok(())
     }
 
-    /// Resolves one variant with `--set key=value` overrides.
+    /// Every `[params]` entry has a value; every range is well formed, on a numeric
+    /// parameter, and holds the value its table sets (the default, or the variant's).
+    fn validate_params(&self, at: &Locator) -> Result<(), ScenarioError> {
+        for (name, spanned) in &self.raw.params {
+            if spanned.get_ref().value().is_none() {
+                return Err(at.error(
+                    spanned.span(),
+                    format!("`{name}` needs a `default` value in [params]"),
+                ));
+            }
+        }
+        let tables = std::iter::once(&self.raw.params)
+            .chain(self.raw.variants.values().map(|v| &v.get_ref().params));
+        for table in tables {
+            for (name, spanned) in table {
+                let Some(range) = spanned.get_ref().range() else {
+                    continue;
+                };
+                let value = spanned
+                    .get_ref()
+                    .value()
+                    .or_else(|| self.raw.params.get(name).and_then(|p| p.get_ref().value()));
+                let problem = range
+                    .problem()
+                    .or_else(|| match value.map(params::numeric) {
+                        Some(None) => Some(format!(
+                            "`{name}` has a range, but its value `{}` is not a number",
+                            value.expect("matched Some")
+                        )),
+                        Some(Some(x)) if !range.contains(x) => Some(format!(
+                            "`{name}` = {x} is outside its own range ({})",
+                            range.describe(name)
+                        )),
+                        _ => None,
+                    });
+                if let Some(message) = problem {
+                    return Err(at.error(spanned.span(), message));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves one variant with `--set key=value` overrides; a value outside its range is
+    /// refused (see [`Scenario::plan_with`]).
     pub fn plan(
         &self,
         variant: &str,
         overrides: &[(String, String)],
+    ) -> Result<Plan, ScenarioError> {
+        self.plan_with(variant, overrides, RangePolicy::Enforce)
+    }
+
+    /// Resolves one variant with `--set key=value` overrides. A value outside the range where
+    /// the variant's expected verdict holds is an error under [`RangePolicy::Enforce`]; under
+    /// [`RangePolicy::Explore`] it runs, the plan names it and has no expected verdict.
+    pub fn plan_with(
+        &self,
+        variant: &str,
+        overrides: &[(String, String)],
+        policy: RangePolicy,
     ) -> Result<Plan, ScenarioError> {
         let at = self.locator();
         let base = self.raw.driver.get_ref();
@@ -247,7 +327,13 @@ impl Scenario {
             base.patched(patch.get_ref())
         };
         let params = self.params_for(&at, &driver, overrides)?;
-        resolve::plan(
+        let ranges = self.param_ranges(variant);
+        let outside = params::outside(&params, &ranges);
+        if let (RangePolicy::Enforce, Some(first)) = (policy, outside.first()) {
+            let key = first.split('=').next().unwrap_or_default().to_string();
+            return Err(self.outside_range(variant, &key, &params, &ranges));
+        }
+        let mut plan = resolve::plan(
             &at,
             VariantSource {
                 raw: &self.raw,
@@ -260,7 +346,38 @@ impl Scenario {
                 invariants: self.invariants.as_ref(),
             },
             params,
-        )
+        )?;
+        if !outside.is_empty() {
+            plan.expect = None;
+        }
+        plan.param_ranges = ranges;
+        plan.outside_range = outside;
+        Ok(plan)
+    }
+
+    /// The error for a `--set` outside the range where the expected verdict holds.
+    fn outside_range(
+        &self,
+        variant: &str,
+        key: &str,
+        params: &Params,
+        ranges: &IndexMap<String, ParamRange>,
+    ) -> ScenarioError {
+        let range = &ranges[key];
+        let reason = range
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        ScenarioError::Override {
+            key: key.to_string(),
+            message: format!(
+                "{} is outside the range where {}/{variant}'s expected verdict holds ({}){reason}; pass --explore to run it anyway, with no expected verdict",
+                params[key],
+                self.name,
+                range.describe(key)
+            ),
+        }
     }
 
     /// The defaults, patched by the variant's `params`, then by `--set`.
@@ -278,7 +395,9 @@ impl Scenario {
                     format!("variant sets unknown parameter `{key}`"),
                 ));
             }
-            params.insert(key.clone(), span_value.get_ref().clone());
+            if let Some(value) = span_value.get_ref().value() {
+                params.insert(key.clone(), value.clone());
+            }
         }
         for (key, text) in overrides {
             let default = params.get(key).ok_or_else(|| ScenarioError::Override {

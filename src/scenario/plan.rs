@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use super::outcome::Outcome;
+use super::params::ParamRange;
 use super::raw::{DriverMode, Until};
 use super::template::Params;
 
@@ -20,6 +21,12 @@ pub struct Plan {
     pub title: String,
     pub variant: String,
     pub params: Params,
+    /// The ranges where the scenario's expected verdict holds, for the parameters that have one.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub param_ranges: IndexMap<String, ParamRange>,
+    /// Values run outside their range on purpose (`--explore`): then `expect` is `None`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_range: Vec<String>,
     pub driver: Driver,
     pub agents: IndexMap<String, Vec<Step>>,
     pub expect: Option<Outcome>,

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::template::ParamValue;
+use super::params::RawParam;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,7 +18,7 @@ pub struct RawScenario {
     pub seed: Option<String>,
     pub reproduces: Option<String>,
     #[serde(default)]
-    pub params: IndexMap<String, Spanned<ParamValue>>,
+    pub params: IndexMap<String, Spanned<RawParam>>,
     pub driver: Spanned<RawDriver>,
     #[serde(default)]
     pub variants: IndexMap<String, Spanned<RawDriver>>,
@@ -46,7 +46,7 @@ pub struct RawDriver {
     pub inputs: Option<Vec<Spanned<RawInput>>>,
     pub probe: Option<Spanned<RawProbe>>,
     #[serde(default)]
-    pub params: IndexMap<String, Spanned<ParamValue>>,
+    pub params: IndexMap<String, Spanned<RawParam>>,
     /// In a variant: agents whose script differs from `[agents]` in this variant.
     #[serde(default)]
     pub agents: IndexMap<String, Spanned<RawAgent>>,

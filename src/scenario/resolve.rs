@@ -141,6 +141,8 @@ pub(super) fn plan(
         title: src.title.to_string(),
         variant: src.variant.to_string(),
         params,
+        param_ranges: IndexMap::new(),
+        outside_range: Vec::new(),
         driver,
         agents,
         expect: src.expect,

@@ -201,6 +201,97 @@ mod props {
     }
 }
 
+const RANGED: &str = r#"
+name = "ranged"
+title = "A scenario with a range"
+summary = "one line"
+
+[params]
+bg_seconds = { default = 12, min = 7, reason = "shorter work ends inside the CLI's grace" }
+word = "done"
+
+[driver]
+mode = "print"
+prompt = "Go."
+ceiling_seconds = "{{bg_seconds}} + 30"
+
+[variants.print]
+
+[variants.session]
+mode = "session"
+params = { bg_seconds = { min = 1 } }
+
+[[agents.main.steps]]
+call = "Bash"
+track = "bg"
+input = { command = "sleep {{bg_seconds}}; echo {{word}}", run_in_background = true }
+
+[expect]
+print = "not-resumable"
+session = "woke"
+"#;
+
+fn set(key: &str, value: &str) -> Vec<(String, String)> {
+    vec![(key.to_string(), value.to_string())]
+}
+
+#[test]
+fn a_range_admits_its_values_and_refuses_others_with_the_reason() {
+    let s = parse(RANGED).unwrap();
+    assert_eq!(s.default_params()["bg_seconds"], ParamValue::Int(12));
+    let plan = s.plan("print", &set("bg_seconds", "7")).unwrap();
+    assert_eq!(plan.expect, Some(Outcome::NotResumable));
+    assert_eq!(plan.param_ranges["bg_seconds"].min, Some(7.0));
+    assert!(plan.outside_range.is_empty());
+    let e = s.plan("print", &set("bg_seconds", "6.5")).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("--set bg_seconds: 6.5 is outside the range where ranged/print's expected verdict holds (bg_seconds >= 7): shorter work ends inside the CLI's grace"),
+        "{text}"
+    );
+    assert!(text.contains("--explore") && !text.contains('\n'), "{text}");
+    // The session variant declares its own range.
+    let session = s.plan("session", &set("bg_seconds", "2")).unwrap();
+    assert_eq!(session.expect, Some(Outcome::Woke));
+    assert_eq!(session.param_ranges["bg_seconds"].min, Some(1.0));
+}
+
+#[test]
+fn exploring_outside_the_range_drops_the_expectation_and_says_so() {
+    let s = parse(RANGED).unwrap();
+    let plan = s
+        .plan_with("print", &set("bg_seconds", "3"), RangePolicy::Explore)
+        .unwrap();
+    assert_eq!(plan.expect, None);
+    assert_eq!(
+        plan.outside_range,
+        vec!["bg_seconds=3 (outside bg_seconds >= 7)"]
+    );
+    let json = serde_json::to_value(&plan).unwrap();
+    assert_eq!(json["param_ranges"]["bg_seconds"]["min"], 7.0);
+    // Inside the range, exploring changes nothing.
+    let inside = s
+        .plan_with("print", &set("bg_seconds", "8"), RangePolicy::Explore)
+        .unwrap();
+    assert_eq!(inside.expect, Some(Outcome::NotResumable));
+}
+
+#[test]
+fn malformed_ranges_are_located() {
+    let text = RANGED.replace("min = 7,", "min = 20,");
+    assert_error(&text, 7, 14, "`bg_seconds` = 12 is outside its own range");
+    let text = RANGED.replace("min = 7,", "min = 7, max = 3,");
+    assert_error(&text, 7, 14, "`min` 7 is above `max` 3");
+    let text = RANGED.replace("word = \"done\"", "word = { default = \"done\", min = 1 }");
+    assert_error(&text, 8, 8, "its value `done` is not a number");
+    let text = RANGED.replace("default = 12, ", "");
+    assert_error(&text, 7, 14, "needs a `default` value");
+    let text = RANGED.replace("min = 7,", "minimum = 7,");
+    assert_error(&text, 7, 14, "unknown field `minimum`");
+    let text = RANGED.replace("{ min = 1 }", "{ min = 13 }");
+    assert_error(&text, 19, 25, "outside its own range");
+}
+
 /// A folder with GOOD and an `invariants.toml` beside it.
 fn folder_with_invariants(invariants: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,8 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     let _cli = cli_slots(CLI_SLOTS);
     let out = tempfile::tempdir().unwrap();
     // 7 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode,
-    // short enough for a test (the positive control's 90 s default runs in 7 s here).
+    // short enough for a test (the positive control's 90 s default runs in 7 s here). Every
+    // declared range admits it (subagent-bg-turn-end/print needs 6 or more; see the scenario).
     let cmd = wakeprobe(&[
         "run",
         "--set",

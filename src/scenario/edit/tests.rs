@@ -101,13 +101,20 @@ fn steps_inputs_texts_and_params_change_and_comments_stay() {
     assert_eq!(plan.agents["worker"][1].say.as_deref(), Some("Done."));
 
     assert_eq!(e.params(), [("bg_seconds".to_string(), 12.0, true)]);
+    // The print variant's range (bg_seconds >= 6) stays with the flattened candidate.
     let faster = e.with_param("bg_seconds", 6.7);
     assert!(
-        faster.text().contains("bg_seconds = 6\n"),
+        faster
+            .text()
+            .contains("bg_seconds = { default = 6, min = 6, reason = "),
         "{}",
         faster.text()
     );
     faster.validate().unwrap();
+    assert!(
+        e.with_param("bg_seconds", 5.0).validate().is_err(),
+        "a value below the range is no candidate"
+    );
 
     let e = Editable::flatten(&library("teammate-idle"), "pty").unwrap();
     assert_eq!(e.inputs()[1], "input 2 (\"next 2\" after turn-end:main#3)");

@@ -1,0 +1,132 @@
+//! `wakeprobe threshold SCENARIO[/VARIANT] --param NAME --from A --to B`: the value of a
+//! numeric parameter at which the verdict flips, found by `matrix::threshold` over real runs
+//! (each probed value run `--repeat` times, into its own folder), written to `threshold.json`.
+
+use super::{AppError, AppResult, probe, resolve};
+use crate::cli::{self, exit};
+use crate::matrix::Job;
+use crate::matrix::threshold::{self, Settings, THRESHOLD_SCHEMA, ThresholdError, ThresholdFile};
+use crate::report::{redact::Redactor, store};
+use crate::scenario::{RangePolicy, params};
+
+/// `wakeprobe threshold`
+pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
+    let target = one_target(&args)?;
+    let settings = Settings {
+        from: args.from,
+        to: args.to,
+        precision: args
+            .precision
+            .unwrap_or_else(|| threshold::default_precision(args.from, args.to)),
+    };
+    threshold::check(settings).map_err(|e| AppError::bad_input(e.to_string()))?;
+    let sets = check_param(&args, &target)?;
+    let cli = resolve::cli(&args.backend).await?;
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
+    let cancel = resolve::cancel_on_signals();
+    let scenarios = vec![target.scenario.clone()];
+    let judge = |value: f64| {
+        let text = value.to_string();
+        let mut overrides = sets.clone();
+        overrides.push((args.param.clone(), text.clone()));
+        let jobs: Vec<Job> = (1..=args.exec.repeat)
+            .map(|repetition| Job {
+                scenario: target.scenario.clone(),
+                variant: target.variant.clone(),
+                cli: cli.clone(),
+                repetition,
+                overrides: overrides.clone(),
+                policy: RangePolicy::Explore,
+            })
+            .collect();
+        let dir = run_dir.join(format!("{}={text}", args.param));
+        let (exec, scenarios, cancel, param) = (&args.exec, &scenarios, &cancel, &args.param);
+        async move {
+            let cells = probe::run(jobs, exec, scenarios, &dir, cancel)
+                .await
+                .map_err(|e| e.to_string())?;
+            let outcomes: Vec<_> = cells.iter().map(|c| c.result.judgement.outcome).collect();
+            eprintln!(
+                "wakeprobe: {param}={text}: {}",
+                crate::classify::agreement(&outcomes).1
+            );
+            Ok(outcomes)
+        }
+    };
+    let found = threshold::search(settings, judge).await;
+    if cancel.borrow().is_some() {
+        eprintln!("reports: {}", run_dir.display());
+        return Ok(exit::INTERRUPTED);
+    }
+    let found = found.map_err(|e| match e {
+        ThresholdError::Run { .. } => AppError::setup(e.to_string()),
+        other => AppError::bad_input(other.to_string()),
+    })?;
+    let file = ThresholdFile {
+        schema: THRESHOLD_SCHEMA,
+        scenario: target.scenario.name.clone(),
+        variant: target.variant.clone(),
+        param: args.param.clone(),
+        cli: cli.label(),
+        repeat: args.exec.repeat,
+        sets,
+        threshold: found,
+    };
+    store::write_json(&run_dir.join("threshold.json"), &Redactor::basic(), &file)?;
+    println!("{} on {}, {}:", target.title(), file.cli, args.param);
+    for line in file.threshold.lines(&args.param) {
+        println!("  {line}");
+    }
+    eprintln!("reports: {}", run_dir.display());
+    Ok(exit::OK)
+}
+
+/// The one scenario variant searched.
+fn one_target(args: &cli::ThresholdArgs) -> Result<resolve::Target, AppError> {
+    let mut targets = resolve::targets(std::slice::from_ref(&args.target), &args.exec.variants)?;
+    match targets.len() {
+        1 => Ok(targets.remove(0)),
+        _ if args.target.contains('/') || !args.exec.variants.is_empty() => {
+            Err(AppError::bad_input("threshold judges one scenario variant"))
+        }
+        _ => Ok(targets.remove(0)),
+    }
+}
+
+/// The parameter must be a numeric parameter of the scenario that `--set` does not also set;
+/// both ends must resolve. Returns the other `--set` values.
+fn check_param(
+    args: &cli::ThresholdArgs,
+    target: &resolve::Target,
+) -> Result<Vec<(String, String)>, AppError> {
+    let defaults = target.scenario.default_params();
+    let default = defaults.get(&args.param).ok_or_else(|| {
+        AppError::bad_input(format!(
+            "--param {}: `{}` has no such parameter, expected one of: {}",
+            args.param,
+            target.scenario.name,
+            defaults.keys().cloned().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    if params::numeric(default).is_none() {
+        return Err(AppError::bad_input(format!(
+            "--param {}: its default `{default}` is not a number",
+            args.param
+        )));
+    }
+    if args.exec.sets.iter().any(|(k, _)| *k == args.param) {
+        return Err(AppError::bad_input(format!(
+            "--set {}: the searched parameter takes its values from --from and --to",
+            args.param
+        )));
+    }
+    let sets = resolve::check_plans(std::slice::from_ref(target), &args.exec)?.remove(0);
+    for end in [args.from, args.to] {
+        let mut overrides = sets.clone();
+        overrides.push((args.param.clone(), end.to_string()));
+        target
+            .scenario
+            .plan_with(&target.variant, &overrides, RangePolicy::Explore)?;
+    }
+    Ok(sets)
+}
