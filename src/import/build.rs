@@ -264,8 +264,9 @@ fn child_name(namer: &mut Namer, child: &Conversation, input: &Value) -> String 
     namer.name(wanted, "agent")
 }
 
-/// Names the Bash calls the scenario tracks: those the harness tracked (`wp-track NAME`),
-/// background ones, and interrupted ones (an interrupt is timed from their start).
+/// Names the Bash and Monitor calls the scenario tracks: those the harness tracked
+/// (`wp-track NAME`), background ones (every Monitor), and interrupted ones (an interrupt is
+/// timed from their start).
 fn name_tracks(cx: &mut Context) {
     let mut namer = Namer::new();
     for agent in &cx.agents {
@@ -294,12 +295,13 @@ fn name_tracks(cx: &mut Context) {
                 _ => None,
             })
             .flatten()
-            .filter(|c| c.tool == "Bash")
+            .filter(|c| steps::runs_a_command(&c.tool))
             .collect();
         for call in calls {
             let input = cx.wire.get(&call.id).unwrap_or(&call.input);
             let command = input.get("command").and_then(Value::as_str).unwrap_or("");
-            let background = input.get("run_in_background").and_then(Value::as_bool) == Some(true)
+            let background = call.tool == "Monitor"
+                || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
                 || cx.outcomes.get(&call.id).is_some_and(|o| o.backgrounded);
             let name = match unwrap_track(command) {
                 Some((name, _)) => namer
@@ -454,15 +456,15 @@ fn watches(cx: &Context) -> Vec<DraftWatch> {
             let Entry::Reply(r) = e else { continue };
             for c in &r.calls {
                 let input = cx.wire.get(&c.id).unwrap_or(&c.input);
-                let background = input.get("run_in_background").and_then(Value::as_bool)
-                    == Some(true)
+                let background = c.tool == "Monitor"
+                    || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
                     || cx.outcomes.get(&c.id).is_some_and(|o| o.backgrounded);
                 if !background {
                     continue;
                 }
                 let work = match c.tool.as_str() {
                     "Agent" | "Task" => cx.children.get(&c.id).map(|i| &cx.agents[*i].name),
-                    "Bash" => cx.tracks.get(&c.id),
+                    "Bash" | "Monitor" => cx.tracks.get(&c.id),
                     _ => None,
                 };
                 if let Some(work) = work {

@@ -68,8 +68,14 @@ pub fn steps(cx: &mut Context, a: usize) -> Vec<DraftStep> {
                 delivered: true, ..
             } => notified = true,
             Entry::Reply(reply) if !reply.exhausted => {
+                let calls: Vec<&Call> = reply.calls.iter().filter(|c| !is_loader(c)).collect();
+                // A reply that only loaded deferred tools is no step: the fake API inserts
+                // that call itself wherever the CLI defers the tool (and nowhere else).
+                if calls.is_empty() && !reply.calls.is_empty() && reply.texts.is_empty() {
+                    continue;
+                }
                 let say = Some(cx.text(&reply.texts.join("\n")));
-                if reply.calls.is_empty() {
+                if calls.is_empty() {
                     made.push(Made {
                         step: DraftStep {
                             say: say.clone(),
@@ -78,14 +84,14 @@ pub fn steps(cx: &mut Context, a: usize) -> Vec<DraftStep> {
                         notified_before: notified,
                     });
                 }
-                for (i, call) in reply.calls.iter().enumerate() {
+                for (i, call) in calls.iter().copied().enumerate() {
                     let mut step = call_step(cx, call);
                     if i == 0 {
                         step.say = say.clone().filter(|s| !s.is_empty());
                     } else {
                         step.notes.push(format!(
                             "the model made {} tool calls in one reply; replayed one per reply",
-                            reply.calls.len()
+                            calls.len()
                         ));
                     }
                     made.push(Made {
@@ -101,16 +107,27 @@ pub fn steps(cx: &mut Context, a: usize) -> Vec<DraftStep> {
     fold_until(made)
 }
 
+/// A `ToolSearch` call: the CLI's loading of deferred tools, not a step of the script.
+fn is_loader(call: &Call) -> bool {
+    call.tool == "ToolSearch"
+}
+
+/// The tools whose command the harness may wrap as a tracked one (`wp-track NAME '...'`).
+pub fn runs_a_command(tool: &str) -> bool {
+    matches!(tool, "Bash" | "Monitor")
+}
+
 /// A tool call as a step: its input cleaned, its spawn and track.
 fn call_step(cx: &mut Context, call: &Call) -> DraftStep {
     let mut input = cx.wire.get(&call.id).cloned().unwrap_or(call.input.clone());
     map_strings(&mut input, &mut |s| strip_tag(s).0);
     let mut step = DraftStep::default();
-    if call.tool == "Bash"
+    if runs_a_command(&call.tool)
         && let Some(command) = input.get("command").and_then(Value::as_str)
     {
         let command = unwrap_track(command).map_or(command.to_string(), |(_, c)| c);
-        let background = input.get("run_in_background").and_then(Value::as_bool) == Some(true)
+        let background = call.tool == "Monitor"
+            || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
             || cx.outcomes.get(&call.id).is_some_and(|o| o.backgrounded);
         let lifted = cx.lifter.command(&command, background);
         let redacted = cx.redactor.text(&lifted);
@@ -124,10 +141,10 @@ fn call_step(cx: &mut Context, call: &Call) -> DraftStep {
     }
     let ids = cx.agent_ids.clone();
     let redactor = cx.redactor.clone();
-    let is_bash = call.tool == "Bash";
+    let is_command = runs_a_command(&call.tool);
     if let Value::Object(map) = &mut input {
         for (k, v) in map.iter_mut() {
-            if is_bash && k == "command" {
+            if is_command && k == "command" {
                 continue;
             }
             map_strings(v, &mut |s| {

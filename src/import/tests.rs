@@ -314,3 +314,56 @@ fn every_reason_the_stall_guard_gives_is_recognised() {
         );
     }
 }
+
+#[test]
+fn a_tool_search_is_no_step_and_a_monitor_is_tracked_and_watched() {
+    let lines = vec![
+        record(
+            "user",
+            serde_json::json!({"role": "user", "content": "Watch for the flag."}),
+            "00.000",
+        ),
+        record(
+            "assistant",
+            serde_json::json!({"id": "m1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "select:Monitor"}}]}),
+            "01.000",
+        ),
+        record(
+            "user",
+            serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "tool_reference", "tool_name": "Monitor"}]}]}),
+            "01.100",
+        ),
+        record(
+            "assistant",
+            serde_json::json!({"id": "m2", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t2", "name": "Monitor", "input": {"command": "wp-track mon 'sleep 3; echo FIRED'", "description": "Wait for the flag"}}]}),
+            "02.000",
+        ),
+        record(
+            "user",
+            serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "Monitor started (task b1)"}]}),
+            "02.100",
+        ),
+        record(
+            "assistant",
+            serde_json::json!({"id": "m3", "role": "assistant", "content": [{"type": "text", "text": "Armed."}]}),
+            "02.200",
+        ),
+    ];
+    let imported = import_text(&lines, &Options::default());
+    let plan = plan_of(&imported);
+    let main = &plan.agents["main"];
+    assert_eq!(main.len(), 2, "{}", imported.text);
+    let monitor = main[0].call.as_ref().unwrap();
+    assert_eq!(monitor.tool, "Monitor");
+    assert_eq!(monitor.track.as_deref(), Some("mon"));
+    assert_eq!(monitor.input["command"], "sleep 3; echo FIRED");
+    assert!(
+        plan.watch
+            .iter()
+            .any(|w| w.waiter == "main" && w.work == "mon"),
+        "{}",
+        imported.text
+    );
+}

@@ -22,6 +22,9 @@ struct Moment {
     trigger: String,
     /// The main agent's Nth turn end.
     main_turn: Option<usize>,
+    /// For a turn end: when that turn's first reply came (an input cannot be a reaction to
+    /// a turn that had not begun by then).
+    began: Option<Ms>,
 }
 
 /// The moments a trigger can name, in time order.
@@ -43,12 +46,14 @@ impl Clock {
         };
         for (a, agent) in cx.agents.iter().enumerate() {
             let mut turn_ends = 0;
+            let mut began: Option<Ms> = None;
             for entry in &agent.conv.entries {
                 if let Some(at) = entry_time(entry) {
                     clock.start = clock.start.min(at);
                     clock.end = clock.end.max(at);
                 }
                 let Entry::Reply(r) = entry else { continue };
+                began = began.or(r.at);
                 if r.ends_turn() {
                     turn_ends += 1;
                     let name = &agent.name;
@@ -56,7 +61,8 @@ impl Clock {
                         1 => format!("turn-end:{name}"),
                         n => format!("turn-end:{name}#{n}"),
                     };
-                    clock.push(r.at, trigger, (a == 0).then_some(turn_ends));
+                    clock.push_turn_end(r.at, trigger, (a == 0).then_some(turn_ends), began);
+                    began = None;
                 }
                 for call in &r.calls {
                     if let Some(track) = cx.tracks.get(&call.id) {
@@ -74,11 +80,22 @@ impl Clock {
     }
 
     fn push(&mut self, at: Option<Ms>, trigger: String, main_turn: Option<usize>) {
+        self.push_turn_end(at, trigger, main_turn, None);
+    }
+
+    fn push_turn_end(
+        &mut self,
+        at: Option<Ms>,
+        trigger: String,
+        main_turn: Option<usize>,
+        began: Option<Ms>,
+    ) {
         if let Some(at) = at {
             self.moments.push(Moment {
                 at,
                 trigger,
                 main_turn,
+                began,
             });
         }
     }
@@ -94,6 +111,7 @@ impl Clock {
                 && m.at <= at + REACTION_MS
                 && m.main_turn.is_none()
                 && m.trigger.starts_with("turn-end:")
+                && m.began.is_none_or(|b| b <= at)
         });
         if let Some(m) = reacted_to {
             return (m.trigger.clone(), 0.0);
@@ -276,5 +294,44 @@ fn contains_str(v: &Value, needle: &str) -> bool {
         Value::Array(items) => items.iter().any(|i| contains_str(i, needle)),
         Value::Object(map) => map.values().any(|i| contains_str(i, needle)),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn_end(at: Ms, trigger: &str, main_turn: Option<usize>, began: Ms) -> Moment {
+        Moment {
+            at,
+            trigger: trigger.into(),
+            main_turn,
+            began: Some(began),
+        }
+    }
+
+    #[test]
+    fn an_input_reacts_only_to_a_turn_that_had_begun_before_it() {
+        let main = turn_end(1_000, "turn-end:main", Some(1), 500);
+        // The watcher's turn began after the input (the input caused it): not its trigger.
+        let caused = Clock {
+            start: 0,
+            end: 10_000,
+            moments: vec![
+                main.clone(),
+                turn_end(5_100, "turn-end:watcher#2", None, 5_050),
+            ],
+        };
+        assert_eq!(caused.anchor(5_000, 1), ("turn-end:main".to_string(), 4.0));
+        // A turn already under way, recorded a moment after the input: what it reacted to.
+        let reacted = Clock {
+            start: 0,
+            end: 10_000,
+            moments: vec![main, turn_end(5_100, "turn-end:watcher#2", None, 4_000)],
+        };
+        assert_eq!(
+            reacted.anchor(5_000, 1),
+            ("turn-end:watcher#2".to_string(), 0.0)
+        );
     }
 }

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod args;
+pub mod catalog;
 pub mod emit;
 pub mod engine;
 pub mod hooks;

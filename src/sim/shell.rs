@@ -76,6 +76,36 @@ pub fn spawn_background(
     env: &[(String, String)],
     output: &Path,
 ) -> std::io::Result<tokio::process::Child> {
+    spawn_detached(command, cwd, env, output, Stdout::ToOutput)
+}
+
+/// Where a detached command's stdout goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stdout {
+    /// Appended to the output file, like stderr (a background Bash).
+    ToOutput,
+    /// A pipe the caller reads line by line (a Monitor's source; stderr still goes to the file).
+    Piped,
+}
+
+/// Starts a Monitor's source: like [`spawn_background`], but stdout is a pipe whose lines are
+/// the monitor's events (the caller copies them to the output file).
+pub fn spawn_monitor(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    output: &Path,
+) -> std::io::Result<tokio::process::Child> {
+    spawn_detached(command, cwd, env, output, Stdout::Piped)
+}
+
+fn spawn_detached(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    output: &Path,
+    stdout: Stdout,
+) -> std::io::Result<tokio::process::Child> {
     if let Some(parent) = output.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -90,7 +120,10 @@ pub fn spawn_background(
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
-        .stdout(Stdio::from(file))
+        .stdout(match stdout {
+            Stdout::ToOutput => Stdio::from(file),
+            Stdout::Piped => Stdio::piped(),
+        })
         .stderr(Stdio::from(err))
         .kill_on_drop(false);
     // SAFETY: setsid is async-signal-safe; it runs in the child between fork and exec.

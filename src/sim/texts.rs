@@ -1,9 +1,12 @@
 //! Everything the model reads, in the shapes the real CLI (2.1.332) sends: the system prompt
-//! blocks, the context reminders of a first user message, the tool list, tool-result texts,
-//! `<task-notification>` messages and their wrappers, hook feedback. Wording is the
+//! blocks, the context reminders of a first user message, the environment message (which
+//! names the deferred tools, see [`super::catalog`]), tool-result texts, `<task-notification>`
+//! messages and their wrappers (a Monitor's events among them), hook feedback. Wording is the
 //! simulator's own; structure, markers and the facts each carries follow the measurements.
 
 use serde_json::{Value, json};
+
+use super::catalog;
 
 /// The model name the CLI asks for.
 pub const MODEL: &str = "claude-opus-5-5";
@@ -55,177 +58,96 @@ pub fn context_blocks() -> Vec<Value> {
     ]
 }
 
-/// The role-`system` message that follows an agent's first user message.
-pub fn environment_message(kind: AgentKind, cwd: &str) -> Value {
+/// The role-`system` message that follows an agent's first user message. It names the
+/// agent's deferred tools: the main agent's after its environment, before the agent types;
+/// a subagent's or a teammate's first, before its environment (as 2.1.332 places them).
+pub fn environment_message(kind: AgentKind, interactive: bool, cwd: &str) -> Value {
+    let environment = format!(
+        "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {cwd}\n - Is a git repository: true\n - Platform: linux\n - Shell: bash"
+    );
+    let deferred = catalog::deferred_text(catalog::deferred_names(kind, interactive));
     let text = match kind {
         AgentKind::Main => format!(
-            "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {cwd}\n - Is a git repository: true\n - Platform: linux\n - Shell: bash"
+            "{environment}\n\nYou are powered by the model named {MODEL} (claude-sim).\n\n{deferred}{AGENT_TYPES}"
         ),
-        _ => format!(
-            "The following deferred tools are now available via ToolSearch: EnterWorktree, ExitWorktree, Monitor, NotebookEdit, SendMessage, TaskStop, WebFetch, WebSearch.\n\n# Environment\n - Primary working directory: {cwd}"
-        ),
+        _ => format!("{deferred}{environment}"),
     };
     json!({"role": "system", "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]})
 }
 
+/// The agent types the Agent tool offers (the main agent reads them in its environment, a
+/// subagent after its first tool result).
+const AGENT_TYPES: &str = "Available agent types for the Agent tool:\n- general-purpose: a general agent for multi-step tasks. (Tools: *)";
+
 /// The role-`system` message a subagent gets after its first tool result.
 pub fn agent_types_message() -> Value {
     json!({"role": "system", "content": [{"type": "text", "cache_control": {"type": "ephemeral"},
-        "text": "Available agent types for the Agent tool:\n- general-purpose: a general agent for multi-step tasks. (Tools: *)"}]})
+        "text": AGENT_TYPES}]})
 }
-
-/// Tool names offered to each kind of agent (2.1.332, print/stream-json; interactive main adds
-/// AskUserQuestion; teammates get SendMessage).
-pub fn tool_names(kind: AgentKind, interactive: bool) -> Vec<&'static str> {
-    match (kind, interactive) {
-        (AgentKind::Main, false) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "ListAgents",
-            "Read",
-            "ReportFindings",
-            "ScheduleWakeup",
-            "Skill",
-            "ToolSearch",
-            "Workflow",
-            "DeferredToolPlaceholder",
-            "Write",
-        ],
-        (AgentKind::Main, true) => vec![
-            "Agent",
-            "AskUserQuestion",
-            "Bash",
-            "Edit",
-            "ListAgents",
-            "Read",
-            "ReportFindings",
-            "ScheduleWakeup",
-            "Skill",
-            "ToolSearch",
-            "Workflow",
-            "DeferredToolPlaceholder",
-            "Write",
-        ],
-        (AgentKind::Subagent, _) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "Read",
-            "Skill",
-            "ToolSearch",
-            "DeferredToolPlaceholder",
-            "Write",
-        ],
-        (AgentKind::Teammate, _) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "Read",
-            "SendMessage",
-            "Skill",
-            "ToolSearch",
-            "DeferredToolPlaceholder",
-            "Write",
-        ],
-    }
-}
-
-/// The `tools` array of a request: names with short schemas.
-pub fn tools(kind: AgentKind, interactive: bool, teams: bool) -> Vec<Value> {
-    tool_names(kind, interactive)
-        .into_iter()
-        .map(|name| tool_schema(name, interactive, teams))
-        .collect()
-}
-
-fn tool_schema(name: &str, interactive: bool, teams: bool) -> Value {
-    let string = |d: &str| json!({"type": "string", "description": d});
-    let (description, properties, required): (&str, Value, Vec<&str>) = match name {
-        "Bash" => (
-            "Executes a bash command, optionally in the background.",
-            json!({
-                "command": string("The command to execute"),
-                "timeout": {"type": "number", "description": "Optional timeout in milliseconds (max 600000)"},
-                "description": string("What the command does, in a few words"),
-                "run_in_background": {"type": "boolean", "description": "Run the command in the background; you are notified when it completes"},
-            }),
-            vec!["command"],
-        ),
-        "Agent" => {
-            let mut p = json!({
-                "description": string("A short (3-5 word) description of the task"),
-                "prompt": string("The task for the agent to perform"),
-                "subagent_type": string("The type of specialized agent to use"),
-                "model": string("Optional model override"),
-            });
-            if !interactive {
-                p["run_in_background"] = json!({"type": "boolean", "description": "Run the agent in the background; you are notified when it completes"});
-            }
-            if teams {
-                p["name"] = string("A name for the spawned agent (makes it a teammate)");
-            }
-            (
-                "Launches a new agent to handle a task.",
-                p,
-                vec!["description", "prompt"],
-            )
-        }
-        "SendMessage" => (
-            "Sends a message to another agent or teammate.",
-            json!({"to": string("Recipient: a teammate name or agent id"), "message": string("The message"), "summary": string("A 5-10 word summary")}),
-            vec!["to", "message"],
-        ),
-        "Read" => (
-            "Reads a file from the local filesystem.",
-            json!({"file_path": string("The absolute path to the file")}),
-            vec!["file_path"],
-        ),
-        "Write" => (
-            "Writes a file to the local filesystem.",
-            json!({"file_path": string("The absolute path"), "content": string("The content")}),
-            vec!["file_path", "content"],
-        ),
-        _ => ("Not available in claude-sim.", json!({}), vec![]),
-    };
-    json!({
-        "name": name,
-        "description": description,
-        "input_schema": {"type": "object", "properties": properties, "required": required, "additionalProperties": false},
-    })
-}
-
-/// `system/init`'s tool list (it names the agent tool `Task`).
-pub const INIT_TOOLS: &[&str] = &[
-    "Task",
-    "Bash",
-    "CronCreate",
-    "CronDelete",
-    "CronList",
-    "Edit",
-    "EnterWorktree",
-    "ExitWorktree",
-    "ListAgents",
-    "Monitor",
-    "NotebookEdit",
-    "Read",
-    "ReportFindings",
-    "ScheduleWakeup",
-    "SendMessage",
-    "Skill",
-    "TaskStop",
-    "ToolSearch",
-    "WebFetch",
-    "WebSearch",
-    "Workflow",
-    "Write",
-];
 
 pub fn bash_background_result(task_id: &str, output: &str) -> String {
     format!(
         "Command running in background with ID: {task_id}. Output is being written to: {output}. You will be notified when it completes. To check interim output, use Read on that file path."
     )
 }
+
+/// Monitors expire after this long unless the input says otherwise (`timeout_ms`).
+pub const MONITOR_TIMEOUT_MS: u64 = 300_000;
+
+/// What the Monitor tool answers once its source runs.
+pub fn monitor_started_result(task_id: &str, timeout_ms: u64) -> String {
+    let expires = if timeout_ms.is_multiple_of(60_000) {
+        format!("{}m", timeout_ms / 60_000)
+    } else {
+        format!("{}s", timeout_ms.div_ceil(1000))
+    };
+    format!(
+        "Monitor started (task {task_id}, expires in {expires} unless the source ends first; you get one notice at expiry — re-arm if you still need the watch). You will be notified on each event. Keep working — do not poll or sleep. Events may arrive while you are waiting for the user — an event is not their reply."
+    )
+}
+
+/// The summary of a Monitor's last notice: its source ended, failed, or the monitor expired.
+pub fn monitor_end_summary(description: &str, how: MonitorEnd) -> String {
+    match how {
+        MonitorEnd::Ended => format!("Monitor \"{description}\" stream ended"),
+        MonitorEnd::Failed(code) => {
+            format!("Monitor \"{description}\" stream ended (exit code {code})")
+        }
+        MonitorEnd::Expired => format!("Monitor \"{description}\" expired"),
+    }
+}
+
+/// How a Monitor ended, for its last notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MonitorEnd {
+    /// Its command exited 0.
+    Ended,
+    /// Its command exited with this status.
+    Failed(i32),
+    /// Its timeout passed (the command is killed).
+    Expired,
+}
+
+/// Who stopped a task: the driver's `stop_task` (the user) or the model's TaskStop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopBy {
+    User,
+    Model,
+}
+
+/// The summary of an agent's `killed` notice.
+pub fn agent_stopped_summary(description: &str, by: StopBy) -> String {
+    let who = match by {
+        StopBy::User => "user",
+        StopBy::Model => "Claude",
+    };
+    format!("Agent \"{description}\" was stopped by {who}")
+}
+
+/// What a ToolSearch that loaded nothing answers.
+pub const NO_DEFERRED_MATCH: &str = "No matching deferred tools found";
+/// The text that follows a ToolSearch result that loaded tools, in the same user message.
+pub const TOOL_LOADED: &str = "Tool loaded.";
 
 pub fn agent_launched_result(agent_id: &str, output: &str) -> String {
     format!(
@@ -267,10 +189,13 @@ pub struct Notice {
     pub run_id: String,
     pub tool_use_id: Option<String>,
     pub output_file: Option<String>,
-    pub status: String,
+    /// The task's status; none for a Monitor event (the task still runs).
+    pub status: Option<String>,
     pub summary: String,
     pub note: Option<String>,
     pub result: Option<String>,
+    /// The lines a Monitor's source printed (`<event>`), one per line.
+    pub event: Option<String>,
     /// `(tokens, tool uses, duration ms)` of an agent.
     pub usage: Option<(u64, u64, u64)>,
     /// The tools an agent used since its last report (the tools-used block names them).
@@ -278,6 +203,41 @@ pub struct Notice {
 }
 
 impl Notice {
+    /// A notice with only its task, status and summary; the rest is added field by field.
+    pub fn new(task_id: &str, run_id: &str, status: Option<&str>, summary: String) -> Notice {
+        Notice {
+            task_id: task_id.to_string(),
+            run_id: run_id.to_string(),
+            tool_use_id: None,
+            output_file: None,
+            status: status.map(str::to_string),
+            summary,
+            note: None,
+            result: None,
+            event: None,
+            usage: None,
+            tools_used: Vec::new(),
+        }
+    }
+
+    /// A line a Monitor's source printed: no status, no output file, the line as `<event>`.
+    pub fn monitor_event(task_id: &str, run_id: &str, description: &str, line: &str) -> Notice {
+        Notice {
+            event: Some(line.to_string()),
+            ..Notice::new(
+                task_id,
+                run_id,
+                None,
+                format!("Monitor event: \"{description}\""),
+            )
+        }
+    }
+
+    /// True for a Monitor event that has not been folded into its task's end.
+    pub fn is_event(&self) -> bool {
+        self.status.is_none() && self.event.is_some()
+    }
+
     /// The bare `<task-notification>` element (what UserPromptSubmit's `prompt` holds).
     pub fn xml(&self) -> String {
         let mut s = format!("<task-notification>\n<task-id>{}</task-id>\n", self.task_id);
@@ -287,15 +247,18 @@ impl Notice {
         if let Some(o) = &self.output_file {
             s.push_str(&format!("<output-file>{o}</output-file>\n"));
         }
-        s.push_str(&format!(
-            "<status>{}</status>\n<summary>{}</summary>\n",
-            self.status, self.summary
-        ));
+        if let Some(status) = &self.status {
+            s.push_str(&format!("<status>{status}</status>\n"));
+        }
+        s.push_str(&format!("<summary>{}</summary>\n", self.summary));
         if let Some(n) = &self.note {
             s.push_str(&format!("<note>{n}</note>\n"));
         }
         if let Some(r) = &self.result {
             s.push_str(&format!("<result>{r}</result>\n"));
+        }
+        if let Some(e) = &self.event {
+            s.push_str(&format!("<event>{e}</event>\n"));
         }
         if let Some((tokens, tools, ms)) = self.usage {
             s.push_str(&format!(
@@ -322,10 +285,18 @@ impl Notice {
 }
 
 /// The role-`system` message that carries notifications to an agent in the middle of a turn.
+/// An agent's report opens with the tools it used, as a bare `<tools-used-before-summary>`.
 pub fn live_notifications(notices: &[Notice]) -> Value {
     let text = notices
         .iter()
-        .map(Notice::framed)
+        .map(|n| match n.tools_used.as_slice() {
+            [] => n.framed(),
+            used => format!(
+                "<tools-used-before-summary>{}</tools-used-before-summary>\n{}",
+                used.join(", "),
+                n.framed()
+            ),
+        })
         .collect::<Vec<_>>()
         .join("\n\n");
     json!({"role": "system", "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]})
@@ -366,10 +337,11 @@ mod tests {
             run_id: "r".into(),
             tool_use_id: Some("toolu_1".into()),
             output_file: Some("/t/bxyz.output".into()),
-            status: "completed".into(),
+            status: Some("completed".into()),
             summary: "Background command \"x\" completed (exit code 0)".into(),
             note: None,
             result: None,
+            event: None,
             usage: None,
             tools_used: vec![],
         };
@@ -390,6 +362,68 @@ mod tests {
                 .count(),
             2
         );
-        assert!(tool_names(AgentKind::Main, false).contains(&"Agent"));
+    }
+
+    #[test]
+    fn a_monitor_event_is_the_measured_element() {
+        let n = Notice::monitor_event("b3qnwowmf", "r", "Wait for the flag", "MONITOR_FIRED");
+        assert!(n.is_event());
+        assert_eq!(
+            n.turn_block(true)["text"],
+            format!(
+                "<system-reminder>\n{NOTIFICATION_PREAMBLE}\n\n<task-notification>\n<task-id>b3qnwowmf</task-id>\n<summary>Monitor event: \"Wait for the flag\"</summary>\n<event>MONITOR_FIRED</event>\n</task-notification>\n</system-reminder>"
+            )
+        );
+        let parsed = crate::fake_api::request::parse_notifications(&n.xml());
+        assert_eq!(parsed[0].event.as_deref(), Some("MONITOR_FIRED"));
+        assert_eq!(parsed[0].status, None);
+        assert_eq!(
+            monitor_started_result("bzx8b7jqe", MONITOR_TIMEOUT_MS),
+            "Monitor started (task bzx8b7jqe, expires in 5m unless the source ends first; you get one notice at expiry — re-arm if you still need the watch). You will be notified on each event. Keep working — do not poll or sleep. Events may arrive while you are waiting for the user — an event is not their reply."
+        );
+        assert!(monitor_started_result("b", 90_500).contains("expires in 91s"));
+        assert_eq!(
+            monitor_end_summary("d", MonitorEnd::Ended),
+            "Monitor \"d\" stream ended"
+        );
+    }
+
+    #[test]
+    fn an_agents_live_report_opens_with_the_tools_it_used() {
+        let mut n = Notice::new(
+            "a1",
+            "r",
+            Some("killed"),
+            agent_stopped_summary("Long check", StopBy::Model),
+        );
+        n.tools_used = vec!["Bash".into()];
+        let text = live_notifications(&[n])["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text.starts_with(
+            "<tools-used-before-summary>Bash</tools-used-before-summary>\n[SYSTEM NOTIFICATION"
+        ));
+        assert!(text.contains("<summary>Agent \"Long check\" was stopped by Claude</summary>"));
+    }
+
+    #[test]
+    fn the_environment_names_the_deferred_tools_where_the_cli_does() {
+        let text = |kind, interactive| {
+            environment_message(kind, interactive, "/p")["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let sub = text(AgentKind::Subagent, false);
+        assert!(sub.starts_with("The following deferred tools are now available via ToolSearch."));
+        assert!(sub.contains(":\nEnterWorktree\nExitWorktree\nMonitor\nNotebookEdit\nSendMessage\nTaskStop\nWebFetch\nWebSearch\n\n# Environment\n"));
+        let main = text(AgentKind::Main, false);
+        assert!(main.starts_with("# Environment\n"));
+        assert!(main.contains("\nSendMessage\nTaskStop\nWebFetch\nWebSearch\n\nAvailable agent types for the Agent tool:\n"));
+        let lead = text(AgentKind::Main, true);
+        assert!(lead.contains("\nEnterPlanMode\n") && lead.contains("\nSendMessage\n"));
+        let teammate = text(AgentKind::Teammate, true);
+        assert!(!teammate.contains("\nSendMessage\n"));
     }
 }

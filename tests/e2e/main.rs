@@ -23,5 +23,6 @@ mod readme;
 mod real_cli;
 mod safety;
 mod sim_profiles;
+mod sim_tools;
 mod storage;
 mod workflow;

@@ -19,20 +19,20 @@ fn root() -> PathBuf {
 }
 
 /// One finished run folder, read.
-struct Run {
-    dir: PathBuf,
-    variant: String,
-    run: Value,
-    result: Value,
-    events: Vec<Value>,
+pub(super) struct Run {
+    pub(super) dir: PathBuf,
+    pub(super) variant: String,
+    pub(super) run: Value,
+    pub(super) result: Value,
+    pub(super) events: Vec<Value>,
 }
 
 impl Run {
-    fn outcome(&self) -> &str {
+    pub(super) fn outcome(&self) -> &str {
         self.result["judgement"]["outcome"].as_str().unwrap_or("?")
     }
 
-    fn kind<'a>(
+    pub(super) fn kind<'a>(
         &'a self,
         kind: &'a str,
         agent: Option<&'a str>,
@@ -42,14 +42,14 @@ impl Run {
             .filter(move |e| e["kind"] == kind && agent.is_none_or(|a| e["agent"] == a))
     }
 
-    fn hooks<'a>(&'a self, hook: &'a str, agent: &'a str) -> Vec<&'a Value> {
+    pub(super) fn hooks<'a>(&'a self, hook: &'a str, agent: &'a str) -> Vec<&'a Value> {
         self.kind("hook", Some(agent))
             .filter(|e| e["hook"] == hook)
             .collect()
     }
 
     /// Task ids the timeline labels `label` (a track or a spawned agent).
-    fn task_ids(&self, label: &str) -> Vec<String> {
+    pub(super) fn task_ids(&self, label: &str) -> Vec<String> {
         self.kind("task_started", None)
             .filter(|e| e["label"] == label)
             .filter_map(|e| e["task_id"].as_str().map(str::to_string))
@@ -57,7 +57,7 @@ impl Run {
     }
 
     /// Requests of `agent` carrying a notification for one of `ids`.
-    fn notified<'a>(&'a self, agent: &'a str, ids: &[String]) -> Vec<&'a Value> {
+    pub(super) fn notified<'a>(&'a self, agent: &'a str, ids: &[String]) -> Vec<&'a Value> {
         self.kind("model_request", Some(agent))
             .filter(|e| {
                 e["notifications"].as_array().is_some_and(|ns| {
@@ -72,7 +72,7 @@ impl Run {
         e["t_ms"].as_f64().unwrap_or(0.0)
     }
 
-    fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         format!(
             "{} ({}): {}",
             self.variant,
@@ -89,7 +89,7 @@ fn read_json(path: &Path) -> Value {
 
 /// `wakeprobe run SCENARIO --backend sim --profile P --set ...` to completion (bounded);
 /// returns every run folder it wrote.
-fn run_sim(
+pub(super) fn run_sim(
     scenario: &str,
     profile: &str,
     sets: &[(String, String)],
@@ -204,7 +204,7 @@ fn by_variant<'a>(runs: &'a [Run], variant: &str) -> &'a Run {
 
 /// What every simulated run must satisfy, whatever the scenario: a clean end, the simulator
 /// identifying itself, and the profile's signature.
-fn check_run(scenario: &str, profile: &str, run: &Run) {
+pub(super) fn check_run(scenario: &str, profile: &str, run: &Run) {
     let ctx = format!(
         "{scenario}/{} on {profile}: {}",
         run.variant,
@@ -301,13 +301,19 @@ fn check_run(scenario: &str, profile: &str, run: &Run) {
             }
         }
         "fixed" => {
-            // No subagent is finalized while a shell of its own still runs.
+            // No subagent is finalized while a shell of its own still runs (a monitor's
+            // source is no such work: it does not hold its owner's turn on any profile).
             for stop in run
                 .kind("hook", None)
                 .filter(|e| e["hook"] == "SubagentStop")
             {
                 let agent = stop["agent"].as_str().unwrap_or("");
-                for t in stop["background_tasks"].as_array().into_iter().flatten() {
+                for t in stop["background_tasks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| t["type"] != "monitor")
+                {
                     let owned = run
                         .kind("task_started", Some(agent))
                         .any(|s| s["task_id"] == t["id"] && s["task_type"] == "local_bash");

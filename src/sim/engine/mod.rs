@@ -20,8 +20,15 @@
 //!
 //! This file holds the state, the session loop, the driver's entry points and the builders of
 //! stream lines and hook payloads; [`turns`] holds a turn's life and notification delivery;
-//! [`tools`] holds tool calls and the background tasks they start.
+//! [`tools`] holds tool calls, dispatched by family: [`bash`] (shells and their tasks),
+//! [`agents`] (Agent, teammates, SendMessage), [`stop`] (TaskStop, stop_task), [`monitor`]
+//! (Monitor and its events) and [`tool_search`] (deferred tools and their loading).
 
+mod agents;
+mod bash;
+mod monitor;
+mod stop;
+mod tool_search;
 mod tools;
 mod turns;
 
@@ -39,6 +46,7 @@ use tokio::sync::Notify;
 use super::Profile;
 use super::api::{Api, Reply};
 use super::args::Args;
+use super::catalog;
 use super::emit::{Out, OutMode};
 use super::hooks::{Block, HookSet};
 use super::ids;
@@ -256,6 +264,8 @@ struct Agent {
     turn_over: bool,
     /// A subagent reads the available agent types once, after its first tool result.
     agent_types_sent: bool,
+    /// Deferred tools this agent loaded with ToolSearch (offered from its next request on).
+    loaded_tools: Vec<String>,
 }
 
 /// Who an agent is: everything about it that is fixed when it is created.
@@ -311,6 +321,7 @@ impl Agent {
             runs: 1,
             turn_over: false,
             agent_types_sent: false,
+            loaded_tools: Vec::new(),
         }
     }
 }
@@ -323,12 +334,22 @@ enum TaskStatus {
     Killed,
 }
 
+/// What started a shell task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShellKind {
+    /// Bash with `run_in_background` (or a slow foreground command's report).
+    Bash,
+    /// A Monitor's source: each stdout line is an event for its owner.
+    Monitor,
+}
+
 enum TaskKind {
     Shell {
         command: String,
         owner: usize,
         pid: Option<i32>,
         output: PathBuf,
+        kind: ShellKind,
     },
     Agent {
         agent: usize,
@@ -402,17 +423,36 @@ struct ToolOut {
     response: Value,
     /// Cut short by an interrupt or a stop (no PostToolUse; the result reads "rejected").
     rejected: bool,
+    /// Text that follows the results in the same user message (ToolSearch's "Tool loaded.").
+    after: Option<&'static str>,
 }
 
 impl ToolOut {
+    /// A result the model reads as `content`; hooks and stream lines see `response`.
+    fn ok(content: impl Into<Value>, response: Value) -> ToolOut {
+        ToolOut {
+            content: content.into(),
+            is_error: false,
+            response,
+            rejected: false,
+            after: None,
+        }
+    }
+
+    /// A result that reports an error (no PostToolUse).
+    fn failed(content: impl Into<Value>, response: Value) -> ToolOut {
+        ToolOut {
+            is_error: true,
+            ..ToolOut::ok(content, response)
+        }
+    }
+
     fn error(text: impl Into<String>) -> ToolOut {
         let text = text.into();
-        ToolOut {
-            content: Value::String(format!("<tool_use_error>{text}</tool_use_error>")),
-            is_error: true,
-            response: Value::String(format!("Error: {text}")),
-            rejected: false,
-        }
+        ToolOut::failed(
+            format!("<tool_use_error>{text}</tool_use_error>"),
+            Value::String(format!("Error: {text}")),
+        )
     }
 
     fn rejected(reason: Option<CancelReason>) -> ToolOut {
@@ -421,10 +461,8 @@ impl ToolOut {
             text.push_str(texts::REJECTED_WHILE_RUNNING);
         }
         ToolOut {
-            content: text.into(),
-            is_error: true,
-            response: "User rejected tool use".into(),
             rejected: true,
+            ..ToolOut::failed(text, "User rejected tool use".into())
         }
     }
 }
@@ -918,7 +956,7 @@ impl Sim {
             }
             "stop_task" => {
                 let task_id = request["task_id"].as_str().unwrap_or("").to_string();
-                match self.stop_task(&task_id) {
+                match self.stop_task(&task_id, texts::StopBy::User) {
                     Ok(after) => {
                         respond(json!({}));
                         if let Some((owner, notice)) = after {
@@ -938,7 +976,7 @@ impl Sim {
         let cwd = self.cfg.cwd.display().to_string();
         self.out.line(json!({
             "type": "system", "subtype": "init", "cwd": cwd, "session_id": self.cfg.session_id,
-            "tools": texts::INIT_TOOLS, "mcp_servers": [], "model": texts::MODEL,
+            "tools": catalog::INIT_TOOLS, "mcp_servers": [], "model": texts::MODEL,
             "permissionMode": self.cfg.permission_mode, "slash_commands": ["compact", "context", "init"],
             "terminal_slash_commands": [], "apiKeySource": "ANTHROPIC_API_KEY",
             "claude_code_version": self.cfg.version, "output_style": "default",
@@ -985,7 +1023,8 @@ impl Sim {
             .iter()
             .filter(|t| t.status == TaskStatus::Running)
             .map(|t| match &t.kind {
-                TaskKind::Shell { command, .. } => json!({"id": t.id, "type": "shell", "status": "running",
+                TaskKind::Shell { command, kind, .. } => json!({"id": t.id,
+                    "type": if *kind == ShellKind::Monitor { "monitor" } else { "shell" }, "status": "running",
                     "description": t.description, "command": command}),
                 TaskKind::Agent { agent } => json!({"id": t.id, "type": "subagent", "status": "running",
                     "description": t.description, "agent_type": st.agents[*agent].agent_type}),
@@ -1164,10 +1203,16 @@ enum Next {
     End(&'static str),
 }
 
-/// True while a background shell owned by `a` runs.
+/// True while a background Bash owned by `a` runs: the work that keeps its turn open (a
+/// Monitor's source does not: 2.1.332 reports the subagent finished while it runs).
 fn live_children(st: &State, a: usize) -> bool {
+    live_shells(st, a, |k| k == ShellKind::Bash)
+}
+
+/// True while a background shell owned by `a` whose kind passes `kind` runs.
+fn live_shells(st: &State, a: usize, kind: impl Fn(ShellKind) -> bool) -> bool {
     st.tasks.iter().any(|t| {
         t.status == TaskStatus::Running
-            && matches!(&t.kind, TaskKind::Shell { owner, .. } if *owner == a)
+            && matches!(&t.kind, TaskKind::Shell { owner, kind: k, .. } if *owner == a && kind(*k))
     })
 }

@@ -5,6 +5,10 @@
 
 use super::*;
 
+/// How many paces (see `Config::pace`) the main agent's notification turn waits before it
+/// opens.
+const NOTICE_PACE_FACTOR: u32 = 4;
+
 impl Sim {
     pub(super) async fn run_turn(self: &Arc<Self>, a: usize, opening: Opening) {
         let cancel = {
@@ -133,6 +137,7 @@ impl Sim {
             if first {
                 agent.messages.push(texts::environment_message(
                     AgentKind::Main,
+                    self.cfg.interactive(),
                     &self.cfg.cwd.display().to_string(),
                 ));
             }
@@ -163,6 +168,11 @@ impl Sim {
         };
         if notices.is_empty() {
             return None;
+        }
+        // 2.1.332 opens this turn 50-130 ms after the task's end lines (measured), so readers
+        // see the end before the request that carries it: paced the same.
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace * NOTICE_PACE_FACTOR).await;
         }
         for n in &notices {
             self.state().prompt_id = Some(ids::uuid());
@@ -228,6 +238,7 @@ impl Sim {
                 .push(json!({"role": "user", "content": content}));
             agent.messages.push(texts::environment_message(
                 kind,
+                self.cfg.interactive(),
                 &self.cfg.cwd.display().to_string(),
             ));
         }
@@ -387,7 +398,7 @@ impl Sim {
             "model": texts::MODEL,
             "messages": agent.messages,
             "system": texts::system_blocks(agent.kind, self.cfg.interactive(), &self.cfg.version),
-            "tools": texts::tools(agent.kind, self.cfg.interactive(), self.cfg.teams),
+            "tools": catalog::tools(agent.kind, self.cfg.interactive(), self.cfg.teams, &agent.loaded_tools),
             "metadata": {"user_id": user_id},
             "max_tokens": 128000,
             "thinking": {"type": "adaptive", "display": "updates"},
@@ -486,7 +497,6 @@ impl Sim {
             .await;
     }
 
-    /// A finalized subagent runs again: its task restarts under a new run id.
     pub(super) fn rerun_lines(&self, a: usize) {
         let line = {
             let mut st = self.state();
@@ -680,7 +690,7 @@ impl Sim {
                 // The first run's report names the Agent call; a re-run's does not.
                 tool_use_id: first_run.then(|| task.tool_use_id.clone()),
                 output_file: Some(output.clone()),
-                status: status.into(),
+                status: Some(status.into()),
                 summary: if live {
                     format!("Agent \"{description}\" is waiting on its own background work")
                 } else if failed {
@@ -697,6 +707,7 @@ impl Sim {
                     .into(),
                 ),
                 result: Some(last_text.clone()),
+                event: None,
                 usage: Some((tokens, tool_uses, duration)),
                 tools_used,
             };
@@ -786,6 +797,11 @@ impl Sim {
                 return;
             }
             let agent = &mut st.agents[target];
+            // 2.1.332 drops an idle teammate's own task notifications: they neither wake it
+            // nor wait for its next turn (only a message wakes it).
+            if agent.kind == AgentKind::Teammate && agent.phase == Phase::Idle {
+                return;
+            }
             agent.pending.push(notice);
             match agent.phase {
                 Phase::Running | Phase::Killed => None,
