@@ -30,7 +30,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
         let mut overrides = sets.clone();
         overrides.push((args.param.clone(), text.clone()));
         let jobs: Vec<Job> = (1..=args.exec.repeat)
-                        .map(|repetition| Job {
+            .map(|repetition| Job {
                 reference: resolve::scenario_reference(&target.scenario),
                 scenario: target.scenario.clone(),
                 variant: target.variant.clone(),

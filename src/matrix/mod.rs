@@ -9,8 +9,8 @@ pub mod grid;
 pub mod history;
 pub mod minimize;
 pub mod progress;
-pub mod threshold;
 pub mod shards;
+pub mod threshold;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -131,7 +131,7 @@ pub async fn execute(
     let statuses: progress::Statuses = Arc::default();
     let plans = jobs
         .iter()
-                .map(|job| {
+        .map(|job| {
             job.scenario
                 .plan_with(&job.variant, &job.overrides, job.policy)
         })
