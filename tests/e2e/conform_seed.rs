@@ -100,7 +100,10 @@ fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
     let case = xml
         .split("<testcase ")
         .find(|c| {
-            c.contains("name=\"conform subagent-bg-turn-end/print: claude-2.1.332 vs sim-fixed\"")
+            // The case's own attributes (its suite bears the same name).
+            c.starts_with(
+                "name=\"conform subagent-bg-turn-end/print: claude-2.1.332 vs sim-fixed\"",
+            )
         })
         .unwrap_or_else(|| panic!("no conform case in\n{xml}"));
     assert!(

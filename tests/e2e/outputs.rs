@@ -110,6 +110,7 @@ fn message_format_json_puts_one_object_a_line_on_stdout_and_people_on_stderr() {
             "sim",
             "--set",
             "bg_seconds=1",
+            "--explore", // below the print stall's range: no expected verdict
             "--out",
             out_dir.to_str().unwrap(),
             "--message-format",
@@ -273,6 +274,7 @@ fn a_library_run_in_an_80_column_terminal_leaves_no_stale_lines() {
         "sim",
         "--set",
         "bg_seconds=1",
+        "--explore", // below the print stall's range: no expected verdict
         "--out",
         dir.path().to_str().unwrap(),
     ]);
