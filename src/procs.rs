@@ -81,12 +81,22 @@ pub fn cmdline(pid: u32) -> String {
 /// Live processes whose environment holds exactly `KEY=VALUE`.
 pub fn tagged(key: &str, value: &str) -> Vec<ProcInfo> {
     let needle = format!("{key}={value}");
+    with_env(|kv| kv == needle.as_bytes())
+}
+
+/// Live processes whose environment has `KEY=` followed by `prefix`.
+pub fn tagged_with_prefix(key: &str, prefix: &str) -> Vec<ProcInfo> {
+    let needle = format!("{key}={prefix}");
+    with_env(|kv| kv.starts_with(needle.as_bytes()))
+}
+
+fn with_env(matches: impl Fn(&[u8]) -> bool) -> Vec<ProcInfo> {
     list()
         .into_iter()
         .filter(|p| p.state != 'Z')
         .filter(|p| {
             std::fs::read(format!("/proc/{}/environ", p.pid))
-                .map(|env| env.split(|c| *c == 0).any(|kv| kv == needle.as_bytes()))
+                .map(|env| env.split(|c| *c == 0).any(&matches))
                 .unwrap_or(false)
         })
         .collect()

@@ -63,7 +63,7 @@ pub fn sweep_stale() -> usize {
         else {
             continue;
         };
-        if crate::procs::exists(pid) {
+        if crate::procs::exists(pid) || runs_of_harness_alive(pid) {
             continue;
         }
         // Claim it first by a rename: harnesses starting at the same moment all sweep, and
@@ -78,6 +78,14 @@ pub fn sweep_stale() -> usize {
         }
     }
     removed
+}
+
+/// Whether processes of a dead harness's runs still live (its supervisor is ending them): a
+/// CLI that is still dying would write into the sandbox's HOME again after it was removed,
+/// leaving a folder with no owner that no sweep takes. A later sweep removes it.
+fn runs_of_harness_alive(harness: u32) -> bool {
+    !crate::procs::tagged_with_prefix(crate::backend::RUN_TAG_ENV, &format!("{harness}-"))
+        .is_empty()
 }
 
 /// The guard's registration file in the template; removed unless a scenario opts in.

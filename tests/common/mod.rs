@@ -166,6 +166,7 @@ pub fn kind<'a>(events: &'a [Value], kind: &str, agent: Option<&str>) -> Vec<&'a
 /// How many real-CLI processes the tests of one binary start at once. Each CLI costs a burst
 /// of CPU as it starts; too many at once on a small machine stretches the timings the
 /// verdicts depend on (a print-mode stall needs the work to outlive the CLI's ~5 s grace).
+/// Timing-sensitive simulator tests that run many scenarios at once take a share too.
 pub const CLI_SLOTS: usize = 8;
 
 static SLOTS: std::sync::Mutex<usize> = std::sync::Mutex::new(CLI_SLOTS);

@@ -125,6 +125,9 @@ fn import_all(originals: &[PathBuf], dir: &Path) -> Vec<String> {
 /// Runs the library, imports every run's transcripts, runs the imports, and compares each
 /// pair's timeline shape and verdict (the runs are kept when they differ).
 fn round_trip(backend: &str, sets: &[&str]) {
+    // Two runs of the whole library, compared step by step: alone, as the library test is, so
+    // the rest of the suite does not stretch the timings the shapes depend on.
+    let _slots = crate::common::cli_slots(crate::common::CLI_SLOTS);
     let tmp = tempfile::tempdir().unwrap();
     let originals = runs(&run(backend, sets, &tmp.path().join("first")));
     assert!(originals.len() >= 15, "{originals:?}");
