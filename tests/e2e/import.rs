@@ -193,7 +193,11 @@ fn round_trip(backend: &str, sets: &[&str]) {
     }
 }
 
+/// Two runs of the whole library, alone (about 75 s): `.ci/run` runs it as its own step, so
+/// `cargo test` stays everyone's fast inner loop; by hand:
+/// `cargo test --test e2e -- --ignored import::every_library_scenario_round_trips_on_the_simulator`.
 #[test]
+#[ignore]
 fn every_library_scenario_round_trips_on_the_simulator() {
     // 8 s keeps every scenario away from the simulator's edges: the 5 s orphan grace (the
     // print-mode verdict flips there), the 3 s after which a foreground command is announced
@@ -206,7 +210,7 @@ fn every_library_scenario_round_trips_on_the_simulator() {
 }
 
 /// The same on the pinned real CLI (a few minutes), by hand:
-/// `cargo test --test import -- --ignored --nocapture`. 7 s: the print-mode verdict flips
+/// `cargo test --test e2e -- --ignored import::every_library_scenario_round_trips_on_the_real_cli`. 7 s: the print-mode verdict flips
 /// between 2 and 6 s (the orphan grace), and a round trip must not sit on that edge.
 #[test]
 #[ignore]
