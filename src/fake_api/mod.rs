@@ -367,52 +367,15 @@ async fn messages(
     let (answer, think, after_send) = match (&route, step) {
         (Route::Turn, Some(index)) => {
             let agent = agent.as_deref().expect("a turn has an agent");
-            let step = &state.config.script[agent][index];
-            let offer = step.call.as_ref().map(|c| offer(&view, &c.tool));
-            let spawned = state.spawned.lock().expect("spawn lock").clone();
-            let (answer, events, alias) = match offer {
-                Some(Offer::Deferred(tool)) if state.search_once(agent, &tool) => {
-                    search_answer(agent, seq, &view, &tool)
-                }
-                Some(Offer::Deferred(tool) | Offer::Missing(tool)) => {
-                    unavailable_answer(seq, &view, &tool, &header_text("user-agent"), step.line)
-                }
-                Some(Offer::Direct(name, alias)) => {
-                    let (answer, events, unfilled) = scripted_answer(
-                        &state.config,
-                        (agent, step, seq),
-                        &name,
-                        &view,
-                        &body,
-                        &spawned,
-                    );
-                    (answer, events, unfilled.or(alias))
-                }
-                None => scripted_answer(
-                    &state.config,
-                    (agent, step, seq),
-                    "",
-                    &view,
-                    &body,
-                    &spawned,
-                ),
-            };
-            for e in &events {
-                if let EventKind::ToolCall {
-                    spawn: Some(s),
-                    tool_use_id,
-                    ..
-                } = e
-                {
-                    state
-                        .spawned
-                        .lock()
-                        .expect("spawn lock")
-                        .insert(s.clone(), tool_use_id.clone());
-                }
-            }
+            let (answer, think, events, alias) = turn_answer(
+                &state,
+                (agent, index, seq),
+                &view,
+                &body,
+                &header_text("user-agent"),
+            );
             note = alias;
-            (answer, step.think, events)
+            (answer, think, events)
         }
         (Route::ScriptExhausted, _) => {
             let text = format!(
@@ -497,6 +460,57 @@ async fn messages(
         .header("request-id", format!("req_wakeprobe_{seq}"))
         .body(Body::from_stream(stream))
         .expect("static response parts are valid")
+}
+
+/// The answer to a request that is an agent's next scripted step: the step itself, or the
+/// `ToolSearch` that loads a deferred tool first, or the end of the run where the version
+/// does not offer the tool. Returns the answer, its think time, the events to record once it
+/// is sent, and the journal's note.
+fn turn_answer(
+    state: &ApiState,
+    (agent, index, seq): (&str, usize, u64),
+    view: &RequestView,
+    body: &Value,
+    user_agent: &Option<String>,
+) -> (Answer, std::time::Duration, Vec<EventKind>, Option<String>) {
+    let step = &state.config.script[agent][index];
+    let offer = step.call.as_ref().map(|c| offer(view, &c.tool));
+    let spawned = state.spawned.lock().expect("spawn lock").clone();
+    let (answer, events, alias) = match offer {
+        Some(Offer::Deferred(tool)) if state.search_once(agent, &tool) => {
+            search_answer(agent, seq, view, &tool)
+        }
+        Some(Offer::Deferred(tool) | Offer::Missing(tool)) => {
+            unavailable_answer(seq, view, &tool, user_agent, step.line)
+        }
+        Some(Offer::Direct(name, alias)) => {
+            let (answer, events, unfilled) = scripted_answer(
+                &state.config,
+                (agent, step, seq),
+                &name,
+                view,
+                body,
+                &spawned,
+            );
+            (answer, events, unfilled.or(alias))
+        }
+        None => scripted_answer(&state.config, (agent, step, seq), "", view, body, &spawned),
+    };
+    for e in &events {
+        if let EventKind::ToolCall {
+            spawn: Some(s),
+            tool_use_id,
+            ..
+        } = e
+        {
+            state
+                .spawned
+                .lock()
+                .expect("spawn lock")
+                .insert(s.clone(), tool_use_id.clone());
+        }
+    }
+    (answer, step.think, events, alias)
 }
 
 fn text_answer(seq: u64, view: &RequestView, text: &str) -> Answer {

@@ -216,32 +216,51 @@ pub const NORMALS: &[&str] = &[
 
 /// The corpus; transcripts are written into `dir`, which must outlive the runs.
 pub fn corpus(dir: &Path) -> Vec<Case> {
-    let mut cases = Vec::new();
-    let json = |v: &Value| v.to_string().into_bytes();
-    let mut case = |name: String, group: &'static str, v: &Value, expected: Decision| {
-        cases.push(Case {
-            name,
-            group,
-            input: json(v),
-            expected,
-        });
-    };
-    let block = Decision::Block;
-    let pass = Decision::Pass;
-
-    // Structure: the payload and the transcript decide, not the words.
-    let own = own_work_payload;
     let neutral = parse(fixtures::WORKER_STOP)["last_assistant_message"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    case(
+    let mut cases = Cases::default();
+    structure_cases(dir, &neutral, &mut cases);
+    ownership_cases(dir, &neutral, &mut cases);
+    nudge_and_word_cases(dir, &neutral, &mut cases);
+    let mut cases = cases.0;
+    malformed_cases(&mut cases);
+    cases
+}
+
+/// The corpus as it is built: each case a payload and the decision it must get.
+#[derive(Default)]
+struct Cases(Vec<Case>);
+
+impl Cases {
+    fn add(&mut self, name: String, group: &'static str, v: &Value, expected: Decision) {
+        self.0.push(Case {
+            name,
+            group,
+            input: to_json(v),
+            expected,
+        });
+    }
+}
+
+fn to_json(v: &Value) -> Vec<u8> {
+    v.to_string().into_bytes()
+}
+
+/// The payload and the transcript decide, not the words.
+fn structure_cases(dir: &Path, neutral: &str, case: &mut Cases) {
+    let block = Decision::Block;
+    let pass = Decision::Pass;
+    // Structure: the payload and the transcript decide, not the words.
+    let own = own_work_payload;
+    case.add(
         format!("structure: own running shell, a neutral message (2.1.332): {neutral}"),
         "structure",
-        &own(dir, &neutral, false),
+        &own(dir, neutral, false),
         block,
     );
-    case(
+    case.add(
         format!(
             "structure: own running shell, the seed's stall message: {}",
             STALLS[0]
@@ -250,13 +269,13 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         &own(dir, STALLS[0], false),
         block,
     );
-    case(
+    case.add(
         "structure: own running shell, the message says it is done".into(),
         "structure",
         &own(dir, NORMALS[0], false),
         block,
     );
-    let mut completed = own(dir, &neutral, false);
+    let mut completed = own(dir, neutral, false);
     let own_shell = own_shell_id();
     for t in completed["background_tasks"]
         .as_array_mut()
@@ -267,13 +286,13 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
             t["status"] = Value::String("completed".into());
         }
     }
-    case(
+    case.add(
         "structure: own shell completed (its status set to completed)".into(),
         "structure",
         &completed,
         pass,
     );
-    case(
+    case.add(
         "structure: own shell ended and gone from the list, others still running (2.1.332)".into(),
         "structure",
         &with_transcript(
@@ -291,13 +310,13 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         fixtures::SELF_ONLY_TRANSCRIPT,
     );
     self_only["stop_hook_active"] = Value::Bool(false);
-    case(
+    case.add(
         "structure: only the agent's own entry (2.1.332, stop_hook_active set to false)".into(),
         "structure",
         &self_only,
         pass,
     );
-    case(
+    case.add(
         "structure: another subagent's running shell (2.1.332)".into(),
         "structure",
         &with_transcript(
@@ -308,7 +327,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         ),
         pass,
     );
-    case(
+    case.add(
         "structure: the main agent's running shell (2.1.332)".into(),
         "structure",
         &with_transcript(
@@ -319,7 +338,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         ),
         pass,
     );
-    case(
+    case.add(
         format!(
             "structure: a stall message, only others' work running: {}",
             STALLS[0]
@@ -328,6 +347,13 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         &others_work_payload(dir, STALLS[0]),
         pass,
     );
+}
+
+/// Whose work it is, when only the prompt or nobody's transcript names it.
+fn ownership_cases(dir: &Path, neutral: &str, case: &mut Cases) {
+    let pass = Decision::Pass;
+    let own = own_work_payload;
+    let own_shell = own_shell_id();
     // The main agent's shell id in the worker's prompt (a user record), not in a tool result.
     let main_shell = parse(fixtures::OTHER_STOP)["background_tasks"][0]["id"]
         .as_str()
@@ -357,14 +383,14 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     if let Some(tasks) = mentioned["background_tasks"].as_array_mut() {
         tasks.retain(|t| t["id"] != own_shell.as_str());
     }
-    case(
+    case.add(
         "structure: another agent's task named in the agent's prompt, not in a tool result".into(),
         "structure",
         &mentioned,
         pass,
     );
-    let no_tasks = words_payload(Some(&neutral), false);
-    case(
+    let no_tasks = words_payload(Some(neutral), false);
+    case.add(
         "structure: no background_tasks field (2.1.144), a neutral message: words only".into(),
         "structure",
         &no_tasks,
@@ -378,7 +404,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
             .to_string_lossy()
             .into(),
     );
-    case(
+    case.add(
         "transcript: the path names no file".into(),
         "transcript",
         &missing,
@@ -386,7 +412,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     );
     let mut folder = own(dir, STALLS[0], false);
     folder["agent_transcript_path"] = Value::String(dir.to_string_lossy().into());
-    case(
+    case.add(
         "transcript: the path is a folder".into(),
         "transcript",
         &folder,
@@ -397,22 +423,27 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         .as_object_mut()
         .expect("an object")
         .remove("agent_transcript_path");
-    case(
+    case.add(
         "transcript: no agent_transcript_path".into(),
         "transcript",
         &absent,
         pass,
     );
+}
 
+/// One nudge only; and words, where the payload does not say what runs.
+fn nudge_and_word_cases(dir: &Path, neutral: &str, case: &mut Cases) {
+    let block = Decision::Block;
+    let pass = Decision::Pass;
     // One nudge only.
-    case(
+    case.add(
         "loop guard: own running shell with stop_hook_active true".into(),
         "loop-guard",
-        &own(dir, &neutral, true),
+        &own_work_payload(dir, neutral, true),
         pass,
     );
     for m in [STALLS[0], STALLS[2]] {
-        case(
+        case.add(
             format!("loop guard: no background_tasks, stop_hook_active true: {m}"),
             "loop-guard",
             &words_payload(Some(m), true),
@@ -422,7 +453,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
 
     // Words, where the payload does not say what runs.
     for (i, m) in STALLS.iter().enumerate() {
-        case(
+        case.add(
             format!("stall {} (no background_tasks): {m}", i + 1),
             "stall",
             &words_payload(Some(m), false),
@@ -431,14 +462,17 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     }
     for (i, m) in NORMALS.iter().enumerate() {
         let shown = if m.is_empty() { "(empty message)" } else { m };
-        case(
+        case.add(
             format!("normal {} (no background_tasks): {shown}", i + 1),
             "normal",
             &words_payload(Some(m), false),
             pass,
         );
     }
+}
 
+/// Input that is not a payload: the guard passes, and never fails.
+fn malformed_cases(cases: &mut Vec<Case>) {
     let half = &CAPTURED.as_bytes()[..CAPTURED.len() / 2];
     let malformed: Vec<(&str, Vec<u8>)> = vec![
         ("empty input", vec![]),
@@ -447,25 +481,25 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
         ("a JSON array", b"[1, 2, 3]".to_vec()),
         (
             "no last_assistant_message",
-            json(&words_payload(None, false)),
+            to_json(&words_payload(None, false)),
         ),
         ("last_assistant_message is null", {
             let mut v = words_payload(Some("x"), false);
             v["last_assistant_message"] = Value::Null;
-            json(&v)
+            to_json(&v)
         }),
         ("stop_hook_active is a string", {
             let mut v = words_payload(Some("Done."), false);
             v["stop_hook_active"] = Value::String("true".into());
-            json(&v)
+            to_json(&v)
         }),
         (
             "a message of 100 KiB",
-            json(&words_payload(Some(&"all good. ".repeat(10_240)), false)),
+            to_json(&words_payload(Some(&"all good. ".repeat(10_240)), false)),
         ),
         (
             "unicode and escapes",
-            json(&words_payload(
+            to_json(&words_payload(
                 Some("Fertig ✓ — \"quoted\" \\ back\\slash\nnew line\ttab"),
                 false,
             )),
@@ -480,7 +514,6 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
             expected: Decision::Pass,
         });
     }
-    cases
 }
 
 /// The id of `worker`'s own shell in [`fixtures::WORKER_STOP`]: the one its transcript started.

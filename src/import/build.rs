@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
+use super::context::{Agent, Context};
 use super::lift::{Delay, Lifter};
 use super::model::{Draft, DraftAction, DraftStep, DraftWatch};
 use super::names::{Namer, is_agent_name, is_track_name};
 use super::read::{Record, Session};
-use super::records::{Conversation, Entry, Outcome};
+use super::records::{Conversation, Entry};
 use super::redact::Redactor;
 use super::steps::{self, strip_tag, unwrap_track};
 use super::timing::{self, Clock};
@@ -28,33 +29,6 @@ pub(super) const GUARD_REASONS: &[&str] = &[
 
 /// The tools a scenario allows unless it says otherwise (`scenario::resolve`).
 const DEFAULT_TOOLS: &[&str] = &["Bash", "Agent", "SendMessage"];
-
-/// One agent of the session.
-#[derive(Debug)]
-pub struct Agent {
-    pub name: String,
-    /// The CLI's id for a subagent.
-    pub id: Option<String>,
-    pub conv: Conversation,
-}
-
-/// What building the draft reads and accumulates.
-pub struct Context {
-    /// The main agent first, then every spawned agent in the order it was spawned.
-    pub agents: Vec<Agent>,
-    /// Agent call (tool-use id) -> the agent it spawned (index into `agents`).
-    pub children: HashMap<String, usize>,
-    pub outcomes: HashMap<String, Outcome>,
-    /// Tool inputs as the model sent them, by tool-use id.
-    pub wire: BTreeMap<String, Value>,
-    /// Tracked commands by tool-use id.
-    pub tracks: HashMap<String, String>,
-    /// The CLI's agent ids and the names they get.
-    pub agent_ids: Vec<(String, String)>,
-    pub redactor: Redactor,
-    pub lifter: Lifter,
-    pub header: Vec<String>,
-}
 
 impl Context {
     /// A text as the scenario holds it: the harness's tag stripped, redacted.

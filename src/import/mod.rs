@@ -10,6 +10,7 @@
 //! draft renders as a scenario file that [`crate::scenario::Scenario::parse`] accepts.
 
 mod build;
+mod context;
 mod lift;
 mod model;
 mod names;

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::build::Context;
+use super::context::Context;
 use super::model::DraftStep;
 use super::records::{Call, Entry};
 /// The tag the harness appends to every prompt it hands an agent (`fake_api::request::agent_tag`).

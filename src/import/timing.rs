@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::build::Context;
+use super::context::Context;
 use super::model::{DraftAction, DraftInput};
 use super::records::{Entry, Ms};
 

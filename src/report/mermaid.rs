@@ -74,24 +74,9 @@ pub fn diagram(tl: &Timeline) -> String {
                 ..
             } => {
                 let Some(a) = &agent else { continue };
-                let from = lanes.id(a, "P");
-                let bg = if *background {
-                    " in the background"
-                } else {
-                    ""
-                };
-                if let Some(target) = spawn.as_ref().or(track.as_ref()) {
-                    let to = lanes.id(target, "P");
-                    let what = if spawn.is_some() { "agent" } else { "command" };
-                    lines.push(format!(
-                        "{from}->>{to}: starts {what} via {}{bg} ({t})",
-                        clean(tool)
-                    ));
-                } else if tool == "SendMessage" {
-                    lines.push(format!(
-                        "Note over {from}: sends a message via SendMessage ({t})"
-                    ));
-                }
+                let target = spawn.as_ref().map(|s| (s, "agent"));
+                let target = target.or(track.as_ref().map(|k| (k, "command")));
+                lines.extend(call_line(&mut lanes, (a, tool, *background), target, &t));
             }
             EventKind::ControlRequest { subtype, target } => {
                 // The target is `name (id)`: to that participant when it is one.
@@ -161,30 +146,8 @@ pub fn diagram(tl: &Timeline) -> String {
                 ..
             } => {
                 let Some(a) = &agent else { continue };
-                if let Some(text) = injected {
-                    let to = lanes.id(a, "P");
-                    let gist = crate::evidence::normalize::truncate(
-                        crate::evidence::injected_gist(text),
-                        48,
-                    );
-                    lines.push(format!(
-                        "Note over {to}: injected text: {} ({t})",
-                        clean(&gist)
-                    ));
-                }
-                for n in notifications {
-                    let to = lanes.id(a, "P");
-                    match task_lane.get(&n.task_id).cloned() {
-                        Some(label) => {
-                            let from = lanes.id(&label, "P");
-                            lines.push(format!("{from}-->>{to}: notification delivered ({t})"));
-                        }
-                        None => lines.push(format!(
-                            "Note over {to}: notification for {} delivered ({t})",
-                            clean(&n.task_id)
-                        )),
-                    }
-                }
+                let request = (a.as_str(), injected.as_deref(), notifications.as_slice());
+                lines.extend(request_lines(&mut lanes, &task_lane, request, &t));
             }
             other => {
                 if let Some(what) = run_end(other) {
@@ -204,6 +167,61 @@ pub fn diagram(tl: &Timeline) -> String {
         out.push('\n');
     }
     out
+}
+
+/// An agent's tool call that starts work (an arrow to the work's lane) or sends a message.
+fn call_line(
+    lanes: &mut Lanes,
+    (agent, tool, background): (&str, &str, bool),
+    target: Option<(&String, &str)>,
+    t: &str,
+) -> Option<String> {
+    let from = lanes.id(agent, "P");
+    let bg = if background { " in the background" } else { "" };
+    match target {
+        Some((target, what)) => {
+            let to = lanes.id(target, "P");
+            Some(format!(
+                "{from}->>{to}: starts {what} via {}{bg} ({t})",
+                clean(tool)
+            ))
+        }
+        None if tool == "SendMessage" => Some(format!(
+            "Note over {from}: sends a message via SendMessage ({t})"
+        )),
+        None => None,
+    }
+}
+
+/// A model request's injected text and the notifications it delivered.
+fn request_lines(
+    lanes: &mut Lanes,
+    task_lane: &BTreeMap<String, String>,
+    (agent, injected, notifications): (&str, Option<&str>, &[crate::evidence::Notification]),
+    t: &str,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let to = lanes.id(agent, "P");
+    if let Some(text) = injected {
+        let gist = crate::evidence::normalize::truncate(crate::evidence::injected_gist(text), 48);
+        lines.push(format!(
+            "Note over {to}: injected text: {} ({t})",
+            clean(&gist)
+        ));
+    }
+    for n in notifications {
+        match task_lane.get(&n.task_id) {
+            Some(label) => {
+                let from = lanes.id(label, "P");
+                lines.push(format!("{from}-->>{to}: notification delivered ({t})"));
+            }
+            None => lines.push(format!(
+                "Note over {to}: notification for {} delivered ({t})",
+                clean(&n.task_id)
+            )),
+        }
+    }
+    lines
 }
 
 /// How the run ended, for a note over the main agent.

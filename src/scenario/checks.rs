@@ -9,7 +9,7 @@ use super::hook::HookName;
 use super::plan::{Check, CheckKind, MAIN_AGENT};
 use super::query::*;
 use super::raw::{NumExpr, RawCheck, RawPredicate, RawSelector};
-use super::resolve::{Locator, Names, VariantSource};
+use super::source::{Locator, Names, VariantSource};
 
 pub(super) fn resolve_check(
     at: &Locator,

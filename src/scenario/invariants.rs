@@ -12,7 +12,7 @@ use toml::Spanned;
 use super::ScenarioError;
 use super::plan::Check;
 use super::raw::RawCheck;
-use super::resolve::{Locator, Names, VariantSource};
+use super::source::{Locator, Names, VariantSource};
 
 /// The file name, beside the scenarios it applies to.
 pub const FILE: &str = "invariants.toml";

@@ -15,6 +15,7 @@ mod plan;
 pub mod query;
 mod raw;
 mod resolve;
+mod source;
 pub mod template;
 
 use std::path::{Path, PathBuf};
@@ -27,7 +28,7 @@ pub use params::{ParamRange, RangePolicy};
 pub use plan::*;
 use raw::RawScenario;
 pub use raw::{DriverMode, NumExpr, Until};
-use resolve::{Locator, VariantSource};
+use source::{Locator, VariantSource};
 pub use template::{ParamValue, Params};
 
 #[derive(Debug, thiserror::Error)]
@@ -358,8 +359,8 @@ impl Scenario {
                 expect: self.expected(variant),
                 want: self.wanted(variant),
                 variants: self.variants(),
-                invariants: self.invariants.as_ref(),
             },
+            self.invariants.as_ref(),
             params,
         )?;
         if !outside.is_empty() {

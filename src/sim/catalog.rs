@@ -6,7 +6,13 @@
 
 use serde_json::{Value, json};
 
-use super::texts::AgentKind;
+/// What kind of agent a request is for: it decides the system prompt and the tools offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    Main,
+    Subagent,
+    Teammate,
+}
 
 /// The name of the placeholder that keeps its place near the end of every `tools` array.
 const PLACEHOLDER: &str = "DeferredToolPlaceholder";

@@ -7,17 +7,10 @@
 use serde_json::{Value, json};
 
 use super::catalog;
+pub use super::catalog::AgentKind;
 
 /// The model name the CLI asks for.
 pub const MODEL: &str = "claude-opus-5-5";
-
-/// What kind of agent a request is for: it decides the system prompt and the tools offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentKind {
-    Main,
-    Subagent,
-    Teammate,
-}
 
 pub fn system_blocks(kind: AgentKind, interactive: bool, version: &str) -> Value {
     let entry = if interactive { "cli" } else { "sdk-cli" };

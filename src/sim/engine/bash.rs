@@ -134,6 +134,46 @@ impl Sim {
         line["parent_task_id"] = id.into();
     }
 
+    /// Registers a background shell task (a command or a monitor's source) and announces it:
+    /// the task list changes and `task_started` goes out. Returns its index.
+    pub(super) fn start_shell_task(self: &Arc<Self>, a: usize, shell: ShellTask<'_>) -> usize {
+        let run_id = ids::run_id();
+        let ShellTask {
+            task_id,
+            command,
+            description,
+            tool_use_id,
+            pid,
+            output,
+            kind,
+        } = shell;
+        let t = {
+            let mut st = self.state();
+            st.tasks.push(Task {
+                id: task_id.clone(),
+                run_id: run_id.clone(),
+                kind: TaskKind::Shell {
+                    command,
+                    owner: a,
+                    pid,
+                    output,
+                    kind,
+                },
+                description: description.clone(),
+                tool_use_id: tool_use_id.to_string(),
+                status: TaskStatus::Running,
+                started: Instant::now(),
+            });
+            st.tasks.len() - 1
+        };
+        self.emit_tasks_changed();
+        let mut line = json!({"type": "system", "subtype": "task_started", "task_id": task_id, "run_id": run_id,
+            "tool_use_id": tool_use_id, "description": description, "is_backgrounded": true, "task_type": "local_bash"});
+        self.owner_fields(a, &mut line);
+        self.out.line(line);
+        t
+    }
+
     pub(super) fn bash_background(
         self: &Arc<Self>,
         a: usize,
@@ -149,31 +189,18 @@ impl Sim {
                 Err(e) => return ToolOut::error(format!("cannot start the command: {e}")),
             };
         let pid = child.id().map(|p| p as i32);
-        let run_id = ids::run_id();
-        let t = {
-            let mut st = self.state();
-            st.tasks.push(Task {
-                id: task_id.clone(),
-                run_id: run_id.clone(),
-                kind: TaskKind::Shell {
-                    command,
-                    owner: a,
-                    pid,
-                    output: output.clone(),
-                    kind: ShellKind::Bash,
-                },
-                description: description.clone(),
-                tool_use_id: tool_use_id.to_string(),
-                status: TaskStatus::Running,
-                started: Instant::now(),
-            });
-            st.tasks.len() - 1
-        };
-        self.emit_tasks_changed();
-        let mut line = json!({"type": "system", "subtype": "task_started", "task_id": task_id, "run_id": run_id,
-            "tool_use_id": tool_use_id, "description": description, "is_backgrounded": true, "task_type": "local_bash"});
-        self.owner_fields(a, &mut line);
-        self.out.line(line);
+        let t = self.start_shell_task(
+            a,
+            ShellTask {
+                task_id: task_id.clone(),
+                command,
+                description,
+                tool_use_id,
+                pid,
+                output: output.clone(),
+                kind: ShellKind::Bash,
+            },
+        );
         let sim = self.clone();
         self.spawn(async move {
             let ended = match child.wait().await {
@@ -407,4 +434,15 @@ fn foreground_status(fg: &shell::Foreground) -> &'static str {
     } else {
         "failed"
     }
+}
+
+/// A background shell task about to be registered (`start_shell_task`).
+pub(super) struct ShellTask<'a> {
+    pub task_id: String,
+    pub command: String,
+    pub description: String,
+    pub tool_use_id: &'a str,
+    pub pid: Option<i32>,
+    pub output: std::path::PathBuf,
+    pub kind: ShellKind,
 }

@@ -9,6 +9,7 @@
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use super::bash::ShellTask;
 use super::*;
 use texts::MonitorEnd;
 
@@ -34,31 +35,18 @@ impl Sim {
             };
         let pid = child.id().map(|p| p as i32);
         let stdout = child.stdout.take();
-        let run_id = ids::run_id();
-        let t = {
-            let mut st = self.state();
-            st.tasks.push(Task {
-                id: task_id.clone(),
-                run_id: run_id.clone(),
-                kind: TaskKind::Shell {
-                    command,
-                    owner: a,
-                    pid,
-                    output: output.clone(),
-                    kind: ShellKind::Monitor,
-                },
-                description: description.clone(),
-                tool_use_id: tool_use_id.to_string(),
-                status: TaskStatus::Running,
-                started: Instant::now(),
-            });
-            st.tasks.len() - 1
-        };
-        self.emit_tasks_changed();
-        let mut line = json!({"type": "system", "subtype": "task_started", "task_id": task_id, "run_id": run_id,
-            "tool_use_id": tool_use_id, "description": description, "is_backgrounded": true, "task_type": "local_bash"});
-        self.owner_fields(a, &mut line);
-        self.out.line(line);
+        let t = self.start_shell_task(
+            a,
+            ShellTask {
+                task_id: task_id.clone(),
+                command,
+                description,
+                tool_use_id,
+                pid,
+                output: output.clone(),
+                kind: ShellKind::Monitor,
+            },
+        );
         let sim = self.clone();
         let limit = Duration::from_millis(timeout_ms);
         self.spawn(async move {

@@ -1,0 +1,134 @@
+//! What resolving a variant reads, shared by the resolvers of its parts (`resolve`, `checks`,
+//! `invariants`): where an error points (`Locator`), the raw file and the variant's merged
+//! driver (`VariantSource`), and the names its script defines (`Names`).
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use toml::Spanned;
+
+use super::ScenarioError;
+use super::outcome::Outcome;
+use super::plan::{MAIN_AGENT, Step};
+use super::raw::{NumExpr, RawDriver, RawScenario};
+use super::template::{self, Params};
+
+/// Turns byte spans into `file:line:col` errors.
+pub(super) struct Locator<'a> {
+    pub path: String,
+    pub source: &'a str,
+}
+
+impl Locator<'_> {
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.source.len());
+        let before = &self.source[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before
+            .rfind('\n')
+            .map_or(before, |nl| &before[nl + 1..])
+            .chars()
+            .count()
+            + 1;
+        (line, col)
+    }
+
+    pub fn error(&self, span: Range<usize>, message: String) -> ScenarioError {
+        let (line, col) = self.line_col(span.start);
+        ScenarioError::Invalid {
+            path: self.path.clone(),
+            line,
+            col,
+            message,
+        }
+    }
+
+    pub(super) fn text(
+        &self,
+        value: &Spanned<String>,
+        params: &Params,
+    ) -> Result<String, ScenarioError> {
+        template::substitute(value.get_ref(), params).map_err(|m| self.error(value.span(), m))
+    }
+
+    pub(super) fn seconds(
+        &self,
+        value: &Spanned<NumExpr>,
+        params: &Params,
+    ) -> Result<Duration, ScenarioError> {
+        let n = match value.get_ref() {
+            NumExpr::Num(n) => *n,
+            NumExpr::Expr(e) => template::substitute(e, params)
+                .and_then(|s| template::eval_arithmetic(&s))
+                .map_err(|m| self.error(value.span(), m))?,
+        };
+        if !(0.0..=86_400.0).contains(&n) {
+            return Err(self.error(
+                value.span(),
+                format!("{n} seconds is out of range (expected 0 to 86400)"),
+            ));
+        }
+        Ok(Duration::from_secs_f64(n))
+    }
+}
+
+/// What a variant resolves from: the raw file and the variant's merged driver table.
+pub(super) struct VariantSource<'a> {
+    pub raw: &'a RawScenario,
+    pub driver: RawDriver,
+    pub name: &'a str,
+    pub variant: &'a str,
+    pub title: &'a str,
+    pub expect: Option<Outcome>,
+    pub want: Option<Outcome>,
+    /// Every variant of the scenario, for expectations given per variant.
+    pub variants: Vec<String>,
+}
+
+/// The names a variant's script defines: its agents, and its tracked commands.
+pub(super) struct Names {
+    pub(super) agents: BTreeSet<String>,
+    pub(super) tracks: BTreeSet<String>,
+}
+
+impl Names {
+    pub(super) fn of(agents: &IndexMap<String, Vec<Step>>) -> Names {
+        Names {
+            agents: agents.keys().cloned().collect(),
+            tracks: agents
+                .values()
+                .flatten()
+                .filter_map(|s| s.call.as_ref()?.track.clone())
+                .collect(),
+        }
+    }
+
+    pub(super) fn has_agent(&self, name: &str) -> bool {
+        self.agents.contains(name)
+    }
+
+    pub(super) fn agent_list(&self) -> String {
+        Names::list(&self.agents)
+    }
+
+    /// Work a watch or a stop can name: a spawned agent or a tracked command.
+    pub(super) fn is_work(&self, name: &str) -> bool {
+        self.tracks.contains(name) || (name != MAIN_AGENT && self.agents.contains(name))
+    }
+
+    pub(super) fn list(set: &BTreeSet<String>) -> String {
+        if set.is_empty() {
+            "none in this variant".into()
+        } else {
+            set.iter().cloned().collect::<Vec<_>>().join(", ")
+        }
+    }
+
+    pub(super) fn works(&self) -> String {
+        let mut all: BTreeSet<String> = self.tracks.clone();
+        all.extend(self.agents.iter().filter(|a| *a != MAIN_AGENT).cloned());
+        Names::list(&all)
+    }
+}
