@@ -71,6 +71,8 @@ pub enum Command {
     List(ListArgs),
     /// Re-render every report of saved runs, without running anything.
     Report(ReportArgs),
+    /// Write a browsable, self-contained `index.html` into saved run folders (no server needed).
+    View(ViewArgs),
     /// Run scenarios across CLI versions (versions x scenarios x repeats).
     Matrix(MatrixArgs),
     /// Find the first published version whose verdict differs.
@@ -246,6 +248,14 @@ pub struct ManArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run folders (a run-id folder, or one run's folder).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Invocation folders (a run-id folder as `run`, `matrix` or `merge` wrote it), or a
+    /// folder above several.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
 }

@@ -11,7 +11,7 @@ use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
 use crate::report::json::{RunResult, SetupError, Summary};
-use crate::report::{messages, redact::Redactor, saved, store};
+use crate::report::{html, messages, redact::Redactor, saved, store};
 use crate::scenario::Scenario;
 
 /// One judged run of the invocation: its result, its timeline, its folder.
@@ -79,25 +79,13 @@ pub struct Outputs<'a> {
 
 /// Writes the invocation's outputs and prints its table; returns the summary.
 pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
-    let run_id = out
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let rows: Vec<(RunResult, String)> = ran
-        .rows
-        .iter()
-        .map(|r| {
-            let rel = r.dir.strip_prefix(out.dir).unwrap_or(&r.dir);
-            (r.result.clone(), rel.display().to_string())
-        })
-        .collect();
     let errors: Vec<SetupError> = ran.failures.iter().map(setup_error).collect();
-    let summary = Summary::build(&run_id, &rows, &errors, ran.interrupted);
+    let summary = summarize(out.dir, ran, &errors);
+    rerender_repeated(out, &summary, ran)?;
     if out.summary {
         store::write_json(&out.dir.join("summary.json"), &Redactor::basic(), &summary)?;
+        write_index(out.dir, &summary, ran)?;
     }
-    rerender_repeated(out, &summary, ran)?;
     if let Some(path) = out.junit {
         let results: Vec<&RunResult> = ran.rows.iter().map(|r| &r.result).collect();
         store::write_atomic(
@@ -116,6 +104,38 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
     }
     eprintln!("reports: {}", out.dir.display());
     Ok(summary)
+}
+
+/// The summary of what ran, its run folders named relative to `dir`.
+pub fn summarize(dir: &Path, ran: &Ran, errors: &[SetupError]) -> Summary {
+    let run_id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let rows: Vec<(RunResult, String)> = ran
+        .rows
+        .iter()
+        .map(|r| {
+            let rel = r.dir.strip_prefix(dir).unwrap_or(&r.dir);
+            (r.result.clone(), rel.display().to_string())
+        })
+        .collect();
+    Summary::build(&run_id, &rows, errors, ran.interrupted)
+}
+
+/// Writes the folder's `index.html` (again, after files it links to were added).
+pub fn write_index(dir: &Path, summary: &Summary, ran: &Ran) -> Result<(), AppError> {
+    let runs: Vec<html::RunRef> = ran
+        .rows
+        .iter()
+        .map(|r| html::RunRef {
+            dir: &r.dir,
+            result: &r.result,
+            timeline: &r.timeline,
+        })
+        .collect();
+    html::write_index(dir, summary, &runs)?;
+    Ok(())
 }
 
 fn setup_error(f: &SetupFailure) -> SetupError {

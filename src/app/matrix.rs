@@ -80,6 +80,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         &ran,
     )?;
     let compared = finish_matrix(&run_dir, &ran, &whole, baseline.as_ref())?;
+    invocation::write_index(&run_dir, &summary, &ran)?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
         messages::say(lines);
     }

@@ -73,6 +73,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         shard: None,
     };
     let compared = finish_matrix(&args.out, &ran, &of, baseline.as_ref())?;
+    invocation::write_index(&args.out, &summary, &ran)?;
     eprintln!(
         "merged {} of {} into {}",
         plural(matrices.len(), "shard", "shards"),

@@ -25,6 +25,7 @@ pub mod resolve;
 mod run;
 pub mod schema;
 mod threshold;
+mod view;
 
 use crate::cli::{self, exit};
 
@@ -116,6 +117,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::List(args) => list::list(&args),
         Command::Cache(command) => cache::cache(command),
         Command::Report(args) => report::report(&args),
+        Command::View(args) => view::view(&args),
         Command::Matrix(args) => matrix::matrix(args).await,
         Command::Merge(args) => merge::merge(&args),
         Command::Baseline(cli::BaselineCommand::Update { matrix, baseline }) => {

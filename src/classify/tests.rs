@@ -386,10 +386,222 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
         .collect()
 }
 
+/// One draw of the generator: when the work starts, when the turn ends, when the work ends and
+/// how long the waiter takes to react.
+#[derive(Debug, Clone, Copy)]
+struct Draw {
+    waiter: &'static str,
+    t1: f64,
+    t2: f64,
+    latency: f64,
+    end_t: f64,
+    variant: bool,
+}
+
+/// What one hypothesis adds to the common start: its events, witness phrases, fact and end.
+struct Shape {
+    events: Vec<Event>,
+    witness: Vec<&'static str>,
+    fact: &'static str,
+    expected: Outcome,
+    end: EndReason,
+}
+
+impl Shape {
+    fn new(expected: Outcome, fact: &'static str) -> Self {
+        Shape {
+            events: Vec::new(),
+            witness: Vec::new(),
+            fact,
+            expected,
+            end: EndReason::Finished,
+        }
+    }
+}
+
+fn woke_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::Woke, "received `bg`'s notification");
+    s.events.push(track_end(d.t2, ExitDesc::Code(0)));
+    s.events
+        .push(request(d.t2 + d.latency, d.waiter, 3, &["b1"]));
+    s.witness
+        .extend(["`bg` completes", "gets `bg`'s notification"]);
+    s
+}
+
+fn never_fired_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(
+        Outcome::NeverFired,
+        "no notification for `bg` appeared anywhere",
+    );
+    s.events.push(track_end(d.t2, ExitDesc::Code(0)));
+    s.witness.push("`bg` completes");
+    s
+}
+
+/// H2: finalized, then killed (or completed with only a stdout notification).
+fn not_resumable_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::NotResumable, "");
+    if d.waiter == "main" {
+        s.events.push(ev(
+            d.t1 + 1.0,
+            Source::Hook,
+            None,
+            EventKind::Hook {
+                hook: HookName::SessionEnd,
+                raw: 1,
+                agent_id: None,
+                background_tasks: None,
+                stop_hook_active: None,
+                detail: None,
+            },
+        ));
+        s.witness.push("SessionEnd: the session ends");
+    } else {
+        s.events.extend(subagent_stop(d.t1 + 1.0, d.waiter));
+        s.witness.push("SubagentStop for `worker`");
+    }
+    if d.variant {
+        s.events.push(track_end(d.t2, ExitDesc::Signal(15)));
+        s.witness.push("`bg` is killed (SIGTERM)");
+        s.fact = "made no model request after it was finalized";
+    } else {
+        s.events.push(track_end(d.t2, ExitDesc::Code(0)));
+        s.events.push(ev(
+            d.t2 + 1.0,
+            Source::Stream,
+            None,
+            EventKind::TaskNotified {
+                task_id: "b1".into(),
+                status: "completed".into(),
+                label: Some("bg".into()),
+                summary: None,
+            },
+        ));
+        s.witness.push("`bg` completes");
+        s.fact = "before `bg` ended";
+    }
+    s
+}
+
+fn queued_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::QueuedUntilInput, "stayed silent for");
+    s.events.push(track_end(d.t2, ExitDesc::Code(0)));
+    let probe = d.t2 + 2500.0 + d.latency;
+    s.events.push(ev(
+        probe,
+        Source::Driver,
+        Some("main"),
+        EventKind::UserInput {
+            text: "unrelated".into(),
+            why: InputReason::Probe,
+        },
+    ));
+    s.events
+        .push(request(probe + d.latency, d.waiter, 3, &["b1"]));
+    s.witness.extend([
+        "`bg` completes",
+        "the driver sends a probe input",
+        "gets `bg`'s notification",
+    ]);
+    s
+}
+
+fn child_failed_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::ChildFailed, "failed on its own");
+    let code = 1 + (d.latency as i32 % 200);
+    s.events.push(track_end(d.t2, ExitDesc::Code(code)));
+    s.witness.push("`bg` fails (exit code");
+    if d.variant {
+        s.events
+            .push(request(d.t2 + d.latency, d.waiter, 3, &["b1"]));
+        s.witness.push("is told of the failure");
+    }
+    s
+}
+
+/// H4 hang: still running past the bound its scenario declares.
+fn hung_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::ChildFailed, "hung: still running past");
+    s.events.push(ev(
+        d.end_t,
+        Source::Driver,
+        None,
+        EventKind::WorkOverdue {
+            work: "bg".into(),
+            bound_s: d.end_t / 1000.0,
+        },
+    ));
+    s.witness.push("passes its");
+    s.end = EndReason::WorkHung;
+    s
+}
+
+/// Still running when the ceiling cut the run short: nothing decided.
+fn cut_short_shape(d: Draw) -> Shape {
+    let mut s = Shape::new(Outcome::Unknown, "");
+    s.events.push(ev(
+        d.end_t,
+        Source::Driver,
+        None,
+        EventKind::CeilingHit {
+            ceiling_s: d.end_t / 1000.0,
+        },
+    ));
+    s.witness.push("ceiling ends the run");
+    s.end = EndReason::Ceiling;
+    s
+}
+
+const SHAPES: [fn(Draw) -> Shape; 7] = [
+    woke_shape,
+    never_fired_shape,
+    not_resumable_shape,
+    queued_shape,
+    child_failed_shape,
+    hung_shape,
+    cut_short_shape,
+];
+
+/// Builds the whole run: the common start, the hypothesis's shape, noise, and the CLI's exit
+/// when the run finished on its own.
+fn build_case(kind: usize, d: Draw, t0: f64, noise_times: Vec<f64>) -> Case {
+    let shape = SHAPES[kind](d);
+    let mut events = start(d.waiter, t0, d.t1);
+    events.extend(shape.events);
+    // Noise lands anywhere before the run's end; the waiter's own requests only before its turn
+    // ends (a later one would be a real activation, not noise).
+    let before_end: Vec<f64> = noise_times
+        .into_iter()
+        .filter(|t| *t < d.end_t - 1.0)
+        .collect();
+    events.extend(noise(before_end, d.waiter, d.t1 - 1.0));
+    if shape.end == EndReason::Finished {
+        events.push(ev(
+            d.end_t + 10.0,
+            Source::Os,
+            None,
+            EventKind::CliExited {
+                exit: ExitDesc::Code(0),
+            },
+        ));
+    }
+    let mut witness = vec!["starts `bg` in the background", "ends its turn"];
+    witness.extend(shape.witness);
+    Case {
+        expected: shape.expected,
+        events,
+        waiter: d.waiter,
+        end: shape.end,
+        witness,
+        fact: shape.fact,
+    }
+}
+
 fn case_strategy() -> impl Strategy<Value = Case> {
     let waiter = prop_oneof![Just("main"), Just("worker")];
     (
-        0usize..7,
+        0usize..SHAPES.len(),
         waiter,
         10.0f64..500.0,    // t0
         10.0f64..2000.0,   // turn-end gap
@@ -402,162 +614,15 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             |(kind, waiter, t0, gap, work, latency, noise_times, variant)| {
                 let t1 = t0 + gap;
                 let t2 = t1 + work;
-                let mut events = start(waiter, t0, t1);
-                let end_t = t2 + latency + 5000.0;
-                let mut end = EndReason::Finished;
-                let mut witness = vec!["starts `bg` in the background", "ends its turn"];
-                let fact;
-                let expected = match kind {
-                    0 => {
-                        events.push(track_end(t2, ExitDesc::Code(0)));
-                        events.push(request(t2 + latency, waiter, 3, &["b1"]));
-                        witness.extend(["`bg` completes", "gets `bg`'s notification"]);
-                        fact = "received `bg`'s notification";
-                        Outcome::Woke
-                    }
-                    1 => {
-                        events.push(track_end(t2, ExitDesc::Code(0)));
-                        witness.push("`bg` completes");
-                        fact = "no notification for `bg` appeared anywhere";
-                        Outcome::NeverFired
-                    }
-                    2 => {
-                        // H2: finalized, then killed (or completed with only a stdout notification).
-                        if waiter == "main" {
-                            events.push(ev(
-                                t1 + 1.0,
-                                Source::Hook,
-                                None,
-                                EventKind::Hook {
-                                    hook: HookName::SessionEnd,
-                                    raw: 1,
-                                    agent_id: None,
-                                    background_tasks: None,
-                                    stop_hook_active: None,
-                                    detail: None,
-                                },
-                            ));
-                        } else {
-                            events.extend(subagent_stop(t1 + 1.0, waiter));
-                        }
-                        witness.push(if waiter == "main" {
-                            "SessionEnd: the session ends"
-                        } else {
-                            "SubagentStop for `worker`"
-                        });
-                        if variant {
-                            events.push(track_end(t2, ExitDesc::Signal(15)));
-                            witness.push("`bg` is killed (SIGTERM)");
-                            fact = "made no model request after it was finalized";
-                        } else {
-                            witness.push("`bg` completes");
-                            fact = "before `bg` ended";
-                            events.push(track_end(t2, ExitDesc::Code(0)));
-                            events.push(ev(
-                                t2 + 1.0,
-                                Source::Stream,
-                                None,
-                                EventKind::TaskNotified {
-                                    task_id: "b1".into(),
-                                    status: "completed".into(),
-                                    label: Some("bg".into()),
-                                    summary: None,
-                                },
-                            ));
-                        }
-                        Outcome::NotResumable
-                    }
-                    3 => {
-                        events.push(track_end(t2, ExitDesc::Code(0)));
-                        let probe = t2 + 2500.0 + latency;
-                        events.push(ev(
-                            probe,
-                            Source::Driver,
-                            Some("main"),
-                            EventKind::UserInput {
-                                text: "unrelated".into(),
-                                why: InputReason::Probe,
-                            },
-                        ));
-                        events.push(request(probe + latency, waiter, 3, &["b1"]));
-                        witness.extend([
-                            "`bg` completes",
-                            "the driver sends a probe input",
-                            "gets `bg`'s notification",
-                        ]);
-                        fact = "stayed silent for";
-                        Outcome::QueuedUntilInput
-                    }
-                    4 => {
-                        events.push(track_end(t2, ExitDesc::Code(1 + (latency as i32 % 200))));
-                        witness.push("`bg` fails (exit code");
-                        if variant {
-                            events.push(request(t2 + latency, waiter, 3, &["b1"]));
-                            witness.push("is told of the failure");
-                        }
-                        fact = "failed on its own";
-                        Outcome::ChildFailed
-                    }
-                    5 => {
-                        // H4 hang: still running past the bound its scenario declares.
-                        events.push(ev(
-                            end_t,
-                            Source::Driver,
-                            None,
-                            EventKind::WorkOverdue {
-                                work: "bg".into(),
-                                bound_s: end_t / 1000.0,
-                            },
-                        ));
-                        end = EndReason::WorkHung;
-                        witness.push("passes its");
-                        fact = "hung: still running past";
-                        Outcome::ChildFailed
-                    }
-                    _ => {
-                        // Still running when the ceiling cut the run short: nothing decided.
-                        events.push(ev(
-                            end_t,
-                            Source::Driver,
-                            None,
-                            EventKind::CeilingHit {
-                                ceiling_s: end_t / 1000.0,
-                            },
-                        ));
-                        end = EndReason::Ceiling;
-                        witness.push("ceiling ends the run");
-                        fact = "";
-                        Outcome::Unknown
-                    }
+                let draw = Draw {
+                    waiter,
+                    t1,
+                    t2,
+                    latency,
+                    end_t: t2 + latency + 5000.0,
+                    variant,
                 };
-                // Noise lands anywhere before the run's end; the waiter's own requests only before
-                // its turn ends (a later one would be a real activation, not noise).
-                events.extend(noise(
-                    noise_times
-                        .into_iter()
-                        .filter(|t| *t < end_t - 1.0)
-                        .collect(),
-                    waiter,
-                    t1 - 1.0,
-                ));
-                if end == EndReason::Finished {
-                    events.push(ev(
-                        end_t + 10.0,
-                        Source::Os,
-                        None,
-                        EventKind::CliExited {
-                            exit: ExitDesc::Code(0),
-                        },
-                    ));
-                }
-                Case {
-                    expected,
-                    events,
-                    waiter,
-                    end,
-                    witness,
-                    fact,
-                }
+                build_case(kind, draw, t0, noise_times)
             },
         )
 }

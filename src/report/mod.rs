@@ -2,6 +2,7 @@
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
 pub mod gfm;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod lanes;

@@ -69,6 +69,12 @@ impl SavedRun {
         RunResult::new(&self.info, judgement)
     }
 
+    /// The result its reports were written from (`result.json`); judged afresh when the folder
+    /// has none that this version reads.
+    pub fn written_result(&self) -> RunResult {
+        read_json(&self.dir.join(super::RESULT_FILE)).unwrap_or_else(|_| self.judge())
+    }
+
     /// Writes result.json, report.md and timeline.svg again.
     pub fn rerender(&self, result: &RunResult, agreement: Option<&str>) -> Result<(), SavedError> {
         super::write_run_reports(

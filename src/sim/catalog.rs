@@ -17,117 +17,77 @@ pub enum AgentKind {
 /// The name of the placeholder that keeps its place near the end of every `tools` array.
 const PLACEHOLDER: &str = "DeferredToolPlaceholder";
 
-/// Tool names offered directly to each kind of agent (2.1.332, print/stream-json; the
-/// interactive main agent adds AskUserQuestion; teammates get SendMessage).
-pub fn tool_names(kind: AgentKind, interactive: bool) -> Vec<&'static str> {
+/// Which agents a tool is for, one letter each: `M` the main agent in print or stream-json
+/// mode, `I` the interactive main agent, `S` a subagent, `T` a teammate.
+type Audience = &'static str;
+
+/// Tools offered directly, in the order of a request's `tools` (2.1.332).
+const DIRECT: &[(&str, Audience)] = &[
+    ("Agent", "MIST"),
+    ("AskUserQuestion", "I"),
+    ("Bash", "MIST"),
+    ("Edit", "MIST"),
+    ("ListAgents", "MI"),
+    ("Read", "MIST"),
+    ("ReportFindings", "MI"),
+    ("ScheduleWakeup", "MI"),
+    ("SendMessage", "T"),
+    ("Skill", "MIST"),
+    ("ToolSearch", "MIST"),
+    ("Workflow", "MI"),
+    (PLACEHOLDER, "MIST"),
+    ("Write", "MIST"),
+];
+
+/// Tools only named as deferred until `ToolSearch` loads them, in the CLI's order (2.1.332).
+const DEFERRED: &[(&str, Audience)] = &[
+    ("CronCreate", "MIT"),
+    ("CronDelete", "MIT"),
+    ("CronList", "MIT"),
+    ("EnterPlanMode", "I"),
+    ("EnterWorktree", "MIST"),
+    ("ExitPlanMode", "I"),
+    ("ExitWorktree", "MIST"),
+    ("Monitor", "MIST"),
+    ("NotebookEdit", "MIST"),
+    ("SendMessage", "MIS"),
+    ("TaskStop", "MIST"),
+    ("WebFetch", "MIST"),
+    ("WebSearch", "MIST"),
+];
+
+/// The letter of `Audience` that stands for this agent.
+fn audience_letter(kind: AgentKind, interactive: bool) -> char {
     match (kind, interactive) {
-        (AgentKind::Main, false) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "ListAgents",
-            "Read",
-            "ReportFindings",
-            "ScheduleWakeup",
-            "Skill",
-            "ToolSearch",
-            "Workflow",
-            PLACEHOLDER,
-            "Write",
-        ],
-        (AgentKind::Main, true) => vec![
-            "Agent",
-            "AskUserQuestion",
-            "Bash",
-            "Edit",
-            "ListAgents",
-            "Read",
-            "ReportFindings",
-            "ScheduleWakeup",
-            "Skill",
-            "ToolSearch",
-            "Workflow",
-            PLACEHOLDER,
-            "Write",
-        ],
-        (AgentKind::Subagent, _) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "Read",
-            "Skill",
-            "ToolSearch",
-            PLACEHOLDER,
-            "Write",
-        ],
-        (AgentKind::Teammate, _) => vec![
-            "Agent",
-            "Bash",
-            "Edit",
-            "Read",
-            "SendMessage",
-            "Skill",
-            "ToolSearch",
-            PLACEHOLDER,
-            "Write",
-        ],
+        (AgentKind::Main, false) => 'M',
+        (AgentKind::Main, true) => 'I',
+        (AgentKind::Subagent, _) => 'S',
+        (AgentKind::Teammate, _) => 'T',
     }
 }
 
+fn names_for(
+    table: &[(&'static str, Audience)],
+    kind: AgentKind,
+    interactive: bool,
+) -> Vec<&'static str> {
+    let letter = audience_letter(kind, interactive);
+    table
+        .iter()
+        .filter(|(_, audience)| audience.contains(letter))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// Tool names offered directly to each kind of agent (print/stream-json; the interactive main
+/// agent adds AskUserQuestion; teammates get SendMessage).
+pub fn tool_names(kind: AgentKind, interactive: bool) -> Vec<&'static str> {
+    names_for(DIRECT, kind, interactive)
+}
+
 /// The tools each kind of agent is told are deferred (named, schema not loaded).
-pub fn deferred_names(kind: AgentKind, interactive: bool) -> &'static [&'static str] {
-    match (kind, interactive) {
-        (AgentKind::Main, false) => &[
-            "CronCreate",
-            "CronDelete",
-            "CronList",
-            "EnterWorktree",
-            "ExitWorktree",
-            "Monitor",
-            "NotebookEdit",
-            "SendMessage",
-            "TaskStop",
-            "WebFetch",
-            "WebSearch",
-        ],
-        (AgentKind::Main, true) => &[
-            "CronCreate",
-            "CronDelete",
-            "CronList",
-            "EnterPlanMode",
-            "EnterWorktree",
-            "ExitPlanMode",
-            "ExitWorktree",
-            "Monitor",
-            "NotebookEdit",
-            "SendMessage",
-            "TaskStop",
-            "WebFetch",
-            "WebSearch",
-        ],
-        (AgentKind::Subagent, _) => &[
-            "EnterWorktree",
-            "ExitWorktree",
-            "Monitor",
-            "NotebookEdit",
-            "SendMessage",
-            "TaskStop",
-            "WebFetch",
-            "WebSearch",
-        ],
-        (AgentKind::Teammate, _) => &[
-            "CronCreate",
-            "CronDelete",
-            "CronList",
-            "EnterWorktree",
-            "ExitWorktree",
-            "Monitor",
-            "NotebookEdit",
-            "TaskStop",
-            "WebFetch",
-            "WebSearch",
-        ],
-    }
+pub fn deferred_names(kind: AgentKind, interactive: bool) -> Vec<&'static str> {
+    names_for(DEFERRED, kind, interactive)
 }
 
 /// The paragraph naming the deferred tools, exactly as the CLI words it: one name a line after
@@ -323,12 +283,12 @@ mod tests {
 
     #[test]
     fn the_deferred_paragraph_is_the_measured_text() {
-        let text = deferred_text(deferred_names(AgentKind::Subagent, false));
+        let text = deferred_text(&deferred_names(AgentKind::Subagent, false));
         assert_eq!(
             text,
             "The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded — calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\nEnterWorktree\nExitWorktree\nMonitor\nNotebookEdit\nSendMessage\nTaskStop\nWebFetch\nWebSearch\n\n"
         );
-        let main = deferred_text(deferred_names(AgentKind::Main, false));
+        let main = deferred_text(&deferred_names(AgentKind::Main, false));
         assert!(main.ends_with(":\nCronCreate\nCronDelete\nCronList\nEnterWorktree\nExitWorktree\nMonitor\nNotebookEdit\nSendMessage\nTaskStop\nWebFetch\nWebSearch\n\n"));
     }
 
@@ -341,7 +301,7 @@ mod tests {
             (AgentKind::Teammate, true),
         ] {
             let names = deferred_names(kind, interactive);
-            let text = format!("{}# Environment\n - Platform: linux", deferred_text(names));
+            let text = format!("{}# Environment\n - Platform: linux", deferred_text(&names));
             let view = RequestView::parse(&request(kind, interactive, &[], &text));
             assert_eq!(view.deferred_tools, names, "{kind:?}");
             for name in names {
@@ -408,7 +368,7 @@ mod tests {
             AgentKind::Subagent,
             false,
             &loaded("Monitor"),
-            &deferred_text(names),
+            &deferred_text(&names),
         ));
         assert!(view.tool_names.iter().any(|t| t == "Monitor"));
         assert!(!view.deferred_tools.iter().any(|t| t == "Monitor"));
@@ -420,16 +380,16 @@ mod tests {
     #[test]
     fn tool_search_selects_by_name_or_matches_keywords() {
         let deferred = deferred_names(AgentKind::Main, false);
-        assert_eq!(search(deferred, "select:TaskStop", 5), ["TaskStop"]);
+        assert_eq!(search(&deferred, "select:TaskStop", 5), ["TaskStop"]);
         assert_eq!(
-            search(deferred, "select:Monitor, taskstop,Nope,Monitor", 5),
+            search(&deferred, "select:Monitor, taskstop,Nope,Monitor", 5),
             ["Monitor", "TaskStop"]
         );
-        assert_eq!(search(deferred, "cron", 2), ["CronCreate", "CronDelete"]);
+        assert_eq!(search(&deferred, "cron", 2), ["CronCreate", "CronDelete"]);
         assert!(
-            search(deferred, "select:Bash", 5).is_empty(),
+            search(&deferred, "select:Bash", 5).is_empty(),
             "not deferred"
         );
-        assert!(search(deferred, "  ", 5).is_empty());
+        assert!(search(&deferred, "  ", 5).is_empty());
     }
 }

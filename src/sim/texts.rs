@@ -58,7 +58,7 @@ pub fn environment_message(kind: AgentKind, interactive: bool, cwd: &str) -> Val
     let environment = format!(
         "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {cwd}\n - Is a git repository: true\n - Platform: linux\n - Shell: bash"
     );
-    let deferred = catalog::deferred_text(catalog::deferred_names(kind, interactive));
+    let deferred = catalog::deferred_text(&catalog::deferred_names(kind, interactive));
     let text = match kind {
         AgentKind::Main => format!(
             "{environment}\n\nYou are powered by the model named {MODEL} (claude-sim).\n\n{deferred}{AGENT_TYPES}"

@@ -167,7 +167,7 @@ pub fn kind<'a>(events: &'a [Value], kind: &str, agent: Option<&str>) -> Vec<&'a
 /// of CPU as it starts; too many at once on a small machine stretches the timings the
 /// verdicts depend on (a print-mode stall needs the work to outlive the CLI's ~5 s grace).
 /// Timing-sensitive simulator tests that run many scenarios at once take a share too.
-pub const CLI_SLOTS: usize = 8;
+pub const CLI_SLOTS: usize = 10;
 
 static SLOTS: std::sync::Mutex<usize> = std::sync::Mutex::new(CLI_SLOTS);
 static FREED: std::sync::Condvar = std::sync::Condvar::new();

@@ -263,8 +263,9 @@ fn threshold_on_the_simulator_brackets_its_orphan_grace() {
     let _slots = crate::common::cli_slots(4);
     // The simulator reads its grace from its environment, which is built from nothing but
     // the scenario's `[driver] env`: a copy of the seed scenario sets it.
-    // Off the 0.5 s grid, so the flip falls strictly between two grid points.
-    const GRACE_MS: u32 = 3300;
+    // Off the 0.5 s grid, so the flip falls strictly between two grid points; short, so the
+    // probes are short.
+    const GRACE_MS: u32 = 2300;
     const GRACE_S: f64 = GRACE_MS as f64 / 1000.0;
     let dir = tempfile::tempdir().unwrap();
     let source =
@@ -287,9 +288,9 @@ fn threshold_on_the_simulator_brackets_its_orphan_grace() {
             "--param",
             "bg_seconds",
             "--from",
-            "1",
+            "0.5",
             "--to",
-            "8",
+            "4.5",
             "--precision",
             "0.5",
             "--repeat",

@@ -353,3 +353,119 @@ fn finish_line_title(line: &str) -> Option<&str> {
     let whole = detail.ends_with(')') || detail.ends_with('…');
     (title.contains('/') && !title.contains(' ') && whole).then_some(title)
 }
+
+/// `%XX` escapes turned back into the bytes they stand for.
+fn percent_decoded(href: &str) -> String {
+    let bytes = href.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// Every `href` of a page: (the raw value, whether it resolves: an anchor the page holds, or a
+/// relative path to a file that exists beside the page).
+fn page_links(page: &std::path::Path) -> Vec<(String, bool)> {
+    let html = std::fs::read_to_string(page).unwrap();
+    let ids: Vec<String> = regex::Regex::new(r#"id="([^"]+)""#)
+        .unwrap()
+        .captures_iter(&html)
+        .map(|c| c[1].to_string())
+        .collect();
+    regex::Regex::new(r#"href="([^"]*)""#)
+        .unwrap()
+        .captures_iter(&html)
+        .map(|c| {
+            let raw = c[1].to_string();
+            let ok = match raw.strip_prefix('#') {
+                Some(id) => ids.iter().any(|i| i == id),
+                None => {
+                    !raw.contains(':')
+                        && page.parent().unwrap().join(percent_decoded(&raw)).is_file()
+                }
+            };
+            (raw, ok)
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_writes_a_self_contained_index_and_view_writes_the_same_page_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-bg-turn-end",
+            "top-level-control",
+            "--variant",
+            "session",
+            "--backend",
+            "sim",
+            "--set",
+            "bg_seconds=1",
+            "--quiet",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = run_dir(dir.path());
+    let page = run.join("index.html");
+    let written = std::fs::read_to_string(&page).unwrap();
+    // No script, nothing fetched from anywhere: it opens from a downloaded artifact.
+    for banned in ["<script", "http://", "https://", "<link", "<img"] {
+        let outside_svg_namespace = written.replace("http://www.w3.org/2000/svg", "");
+        assert!(
+            !outside_svg_namespace.contains(banned),
+            "index.html holds {banned}"
+        );
+    }
+    // A section per run, with its timeline inline and its Mermaid source.
+    assert_eq!(written.matches("<section id=\"run-").count(), 2);
+    assert_eq!(written.matches("<svg ").count(), 2);
+    assert_eq!(written.matches("sequenceDiagram").count(), 2);
+    // The grid: each cell in its verdict's colour, linking to its run.
+    assert!(
+        written.contains("<td class=\"cell woke\"><a href=\"#run-1\">woke 1/1 ✓</a></td>"),
+        "{written}"
+    );
+    // Every link resolves: the report, the summary, every raw evidence file.
+    let links = page_links(&page);
+    let dead: Vec<_> = links.iter().filter(|(_, ok)| !ok).collect();
+    assert!(dead.is_empty(), "links to nothing: {dead:?}");
+    for wanted in [
+        "summary.json",
+        "/report.md",
+        "/api-journal.jsonl",
+        "/hooks.jsonl",
+    ] {
+        assert!(
+            links.iter().any(|(l, _)| l.ends_with(wanted)),
+            "no link to {wanted}: {links:?}"
+        );
+    }
+    // `view` writes the same page from the saved files alone.
+    std::fs::remove_file(&page).unwrap();
+    let viewed = output_within(wakeprobe(&["view", run.to_str().unwrap()]), LIMIT);
+    assert_eq!(viewed.status.code(), Some(0), "{}", text(&viewed));
+    assert_eq!(
+        String::from_utf8_lossy(&viewed.stdout).trim(),
+        page.display().to_string()
+    );
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
+}

@@ -97,7 +97,7 @@ fn cargo_run_resolves_to_wakeprobe_in_a_fresh_clone() {
     );
 }
 
-/// The stored history (the real CLI, 2.1.219 to 2.1.228) holds the change `bisect` found at
+/// The stored history (the real CLI, 2.1.219 to 2.1.332) holds the change `bisect` found at
 /// 2.1.225, pinned down and confirmed; the README shows `history` and `threshold` with real
 /// output and names every change point the stored history holds, in the changelog's words.
 #[test]
@@ -135,7 +135,7 @@ fn the_readme_shows_history_and_threshold_and_every_stored_change_point() {
         assert!(readme.contains(&bold), "the README's changelog has {bold}");
     }
     for command in [
-        "$ wakeprobe history --scenarios all --from 2.1.219 --to 2.1.228",
+        "$ wakeprobe history --scenarios all --append baseline/history.json --to latest",
         "$ wakeprobe threshold subagent-bg-turn-end/print --param bg_seconds --from 1 --to 12",
         "`woke` at bg_seconds = 5.3 and below",
     ] {

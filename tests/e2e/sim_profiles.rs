@@ -213,7 +213,8 @@ pub(super) fn check_run(scenario: &str, profile: &str, run: &Run) {
     assert_eq!(
         run.run["leftovers"].as_array().map(Vec::len),
         Some(0),
-        "{ctx}: processes were left behind"
+        "{ctx}: processes were left behind: {}",
+        run.run["leftovers"]
     );
     // A waiter that is never told (or work that never ends) keeps the session open until the
     // work's hang bound or the ceiling, where the harness ends it: bounded either way.

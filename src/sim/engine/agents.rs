@@ -29,67 +29,42 @@ impl Sim {
         }
         let background = input["run_in_background"].as_bool() != Some(false);
         let id = ids::agent_id();
-        let transcript_path = self
-            .transcript_path
-            .with_extension("")
-            .join("subagents")
-            .join(format!("agent-{id}.jsonl"));
-        let output = self.task_dir.join(format!("{id}.output"));
-        let _ = std::os::unix::fs::symlink(&transcript_path, &output);
-        let meta_path = transcript_path.with_extension("meta.json");
+        let files = self.agent_files(&id);
         let meta = json!({"agentType": subagent_type, "isBuiltIn": true, "launchedWithDefaults": true,
             "description": description, "toolUseId": tool_use_id, "spawnDepth": 1,
             "requestShape": if background { "background" } else { "foreground" },
             "requestNonInteractive": !self.cfg.interactive(), "model": texts::MODEL,
             "pickedEffortModel": texts::MODEL, "modelNotNamed": true, "finished": false});
-        transcript::write_meta(&meta_path, &meta);
         let run_id = ids::run_id();
         let (new, depth) = {
             let mut st = self.state();
             let depth = st.agents[a].depth + 1;
-            let transcript = Arc::new(Transcript::new(
-                transcript_path.clone(),
-                Some(id.clone()),
-                &self.cfg.session_id,
-                &self.cfg.cwd,
-                &self.cfg.version,
-            ));
-            let new = st.agents.len();
-            st.tasks.push(Task {
+            let identity = Identity {
                 id: id.clone(),
-                run_id: run_id.clone(),
-                kind: TaskKind::Agent { agent: new },
+                kind: AgentKind::Subagent,
+                name: name.clone(),
                 description: description.clone(),
-                tool_use_id: tool_use_id.to_string(),
-                status: TaskStatus::Running,
-                started: Instant::now(),
-            });
-            let task = st.tasks.len() - 1;
-            st.agents.push(Agent::new(
-                Identity {
-                    id: id.clone(),
-                    kind: AgentKind::Subagent,
-                    name: name.clone(),
-                    description: description.clone(),
-                    agent_type: subagent_type.clone(),
-                    prompt: prompt.clone(),
-                    tool_use_id: Some(tool_use_id.to_string()),
-                    parent: a,
-                    depth,
-                    task: Some(task),
-                    header_id: Some(id.clone()),
-                },
-                Phase::Running,
-                transcript,
-                Some((meta_path, meta)),
-            ));
+                agent_type: subagent_type.clone(),
+                prompt: prompt.clone(),
+                tool_use_id: Some(tool_use_id.to_string()),
+                parent: a,
+                depth,
+                task: None,
+                header_id: Some(id.clone()),
+            };
+            let tracking = Tracking {
+                task_id: id.clone(),
+                run_id: run_id.clone(),
+                kind: |agent| TaskKind::Agent { agent },
+            };
+            let new = self.register_agent(&mut st, identity, tracking, &files, meta);
             (new, depth)
         };
         self.emit_tasks_changed();
         self.out.line(json!({"type": "system", "subtype": "task_started", "task_id": id, "run_id": run_id,
             "tool_use_id": tool_use_id, "description": description, "subagent_type": subagent_type,
             "is_backgrounded": background, "spawn_depth": depth, "task_type": "local_agent", "prompt": prompt}));
-        let output_text = output.display().to_string();
+        let output_text = files.output.display().to_string();
         let handle = self.launch(new, Opening::Spawn, Prelude::Start);
         if background {
             return ToolOut::ok(
@@ -121,59 +96,33 @@ impl Sim {
         let task_id = ids::teammate_task_id();
         let team = format!("session-{}", &self.cfg.session_id[..8]);
         let teammate_id = format!("{name}@{team}");
-        let transcript_path = self
-            .transcript_path
-            .with_extension("")
-            .join("subagents")
-            .join(format!("agent-{id}.jsonl"));
-        let output = self.task_dir.join(format!("{id}.output"));
-        let _ = std::os::unix::fs::symlink(&transcript_path, &output);
-        let meta_path = transcript_path.with_extension("meta.json");
+        let files = self.agent_files(&id);
         let meta = json!({"agentType": name, "isBuiltIn": false, "description": description, "name": name,
             "spawnDepth": 0, "requestShape": "background", "requestNonInteractive": true, "model": texts::MODEL,
             "pickedEffortModel": texts::MODEL, "taskKind": "in_process_teammate", "teamName": team,
             "color": "blue", "planModeRequired": false, "spawnedAgentType": subagent_type,
             "permissionMode": self.cfg.permission_mode});
-        transcript::write_meta(&meta_path, &meta);
         let new = {
             let mut st = self.state();
-            let transcript = Arc::new(Transcript::new(
-                transcript_path,
-                Some(id.clone()),
-                &self.cfg.session_id,
-                &self.cfg.cwd,
-                &self.cfg.version,
-            ));
-            let new = st.agents.len();
-            st.tasks.push(Task {
-                id: task_id,
-                run_id: ids::run_id(),
-                kind: TaskKind::Teammate { agent: new },
+            let identity = Identity {
+                id: id.clone(),
+                kind: AgentKind::Teammate,
+                name: Some(name.to_string()),
                 description: description.clone(),
-                tool_use_id: tool_use_id.to_string(),
-                status: TaskStatus::Running,
-                started: Instant::now(),
-            });
-            let task = st.tasks.len() - 1;
-            st.agents.push(Agent::new(
-                Identity {
-                    id: id.clone(),
-                    kind: AgentKind::Teammate,
-                    name: Some(name.to_string()),
-                    description: description.clone(),
-                    agent_type: name.to_string(),
-                    prompt: prompt.clone(),
-                    tool_use_id: Some(tool_use_id.to_string()),
-                    parent: a,
-                    depth: 0,
-                    task: Some(task),
-                    header_id: Some(teammate_id.clone()),
-                },
-                Phase::Running,
-                transcript,
-                Some((meta_path, meta)),
-            ));
-            new
+                agent_type: name.to_string(),
+                prompt: prompt.clone(),
+                tool_use_id: Some(tool_use_id.to_string()),
+                parent: a,
+                depth: 0,
+                task: None,
+                header_id: Some(teammate_id.clone()),
+            };
+            let tracking = Tracking {
+                task_id,
+                run_id: ids::run_id(),
+                kind: |agent| TaskKind::Teammate { agent },
+            };
+            self.register_agent(&mut st, identity, tracking, &files, meta)
         };
         self.launch(new, Opening::Spawn, Prelude::Start);
         ToolOut::ok(
@@ -182,7 +131,7 @@ impl Sim {
                 "teammate_id": teammate_id, "agent_id": id, "agent_type": subagent_type, "model": texts::MODEL,
                 "name": name, "color": "blue", "tmux_session_name": "in-process", "tmux_window_name": "in-process",
                 "tmux_pane_id": "in-process", "team_name": team, "is_splitpane": false, "plan_mode_required": false,
-                "outputFile": output.display().to_string()}),
+                "outputFile": files.output.display().to_string()}),
         )
     }
 
@@ -266,5 +215,76 @@ impl Sim {
             None => {}
         }
         self.wake.notify_one();
+    }
+}
+
+/// Where a spawned agent's files live: its transcript beside the session's, the task output
+/// file (a link to the transcript) and the meta file.
+struct AgentFiles {
+    transcript: PathBuf,
+    output: PathBuf,
+    meta: PathBuf,
+}
+
+/// The task that tracks a spawned agent: its ids, and its kind given the agent's index.
+struct Tracking {
+    task_id: String,
+    run_id: String,
+    kind: fn(usize) -> TaskKind,
+}
+
+impl Sim {
+    fn agent_files(&self, id: &str) -> AgentFiles {
+        let transcript = self
+            .transcript_path
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{id}.jsonl"));
+        let output = self.task_dir.join(format!("{id}.output"));
+        let _ = std::os::unix::fs::symlink(&transcript, &output);
+        let meta = transcript.with_extension("meta.json");
+        AgentFiles {
+            transcript,
+            output,
+            meta,
+        }
+    }
+
+    /// Registers a spawned agent, running, with the task that tracks it (its id, run id and
+    /// kind, built from the new agent's index); writes its meta file; returns the agent's index.
+    fn register_agent(
+        &self,
+        st: &mut State,
+        mut identity: Identity,
+        tracking: Tracking,
+        files: &AgentFiles,
+        meta: Value,
+    ) -> usize {
+        transcript::write_meta(&files.meta, &meta);
+        let transcript = Arc::new(Transcript::new(
+            files.transcript.clone(),
+            Some(identity.id.clone()),
+            &self.cfg.session_id,
+            &self.cfg.cwd,
+            &self.cfg.version,
+        ));
+        let new = st.agents.len();
+        st.tasks.push(Task {
+            id: tracking.task_id,
+            run_id: tracking.run_id,
+            kind: (tracking.kind)(new),
+            description: identity.description.clone(),
+            tool_use_id: identity.tool_use_id.clone().unwrap_or_default(),
+            status: TaskStatus::Running,
+            started: Instant::now(),
+        });
+        identity.task = Some(st.tasks.len() - 1);
+        st.agents.push(Agent::new(
+            identity,
+            Phase::Running,
+            transcript,
+            Some((files.meta.clone(), meta)),
+        ));
+        new
     }
 }

@@ -20,7 +20,7 @@ impl Sim {
             let mut st = self.state();
             let agent = &mut st.agents[a];
             let deferred = catalog::deferred_names(agent.kind, self.cfg.interactive());
-            let found = catalog::search(deferred, query, max);
+            let found = catalog::search(&deferred, query, max);
             for tool in &found {
                 if !agent.loaded_tools.contains(tool) {
                     agent.loaded_tools.push(tool.clone());
