@@ -44,7 +44,8 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         if matrix.cells.is_empty() {
             continue; // a shard that held no cell
         }
-        ran.rows.extend(super::report::load_runs(dir)?.rows);
+        ran.rows
+            .extend(super::report::load_runs(dir, super::report::Judging::Again)?.rows);
     }
     let present: Vec<CellKey> = ran
         .rows

@@ -12,7 +12,7 @@ use crate::report::{redact::Redactor, saved, store};
 pub fn report(args: &cli::ReportArgs) -> AppResult {
     let mut worst = crate::cli::exit::OK;
     for dir in &args.dirs {
-        let ran = load_runs(dir)?;
+        let ran = load_runs(dir, Judging::Again)?;
         for row in &ran.rows {
             let saved = saved::SavedRun::load(&row.dir)?;
             saved.rerender(&row.result, None)?;
@@ -40,14 +40,25 @@ pub fn report(args: &cli::ReportArgs) -> AppResult {
     Ok(worst)
 }
 
-/// Every complete run under `dir`, judged again from its evidence; incomplete ones are named
-/// and skipped.
-pub fn load_runs(dir: &Path) -> Result<Ran, AppError> {
+/// Which result a saved run is taken with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judging {
+    /// Judged again from its evidence (`report`, `merge`).
+    Again,
+    /// The result its reports were written from (`view`).
+    AsWritten,
+}
+
+/// Every complete run under `dir` with its result; incomplete ones are named and skipped.
+pub fn load_runs(dir: &Path, judging: Judging) -> Result<Ran, AppError> {
     let mut rows = Vec::new();
     for run in saved::find_runs(dir)? {
         match saved::SavedRun::load(&run) {
             Ok(saved) => {
-                let result = saved.judge();
+                let result = match judging {
+                    Judging::Again => saved.judge(),
+                    Judging::AsWritten => saved.written_result(),
+                };
                 rows.push(Row {
                     result,
                     timeline: saved.timeline,

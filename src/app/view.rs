@@ -4,16 +4,15 @@
 
 use std::path::Path;
 
-use super::invocation::{self, Ran, Row};
-use super::{AppError, AppResult};
+use super::{AppResult, invocation, report};
 use crate::cli;
+use crate::report::html;
 use crate::report::json::Summary;
-use crate::report::{html, saved};
 
 /// `wakeprobe view DIR...`
 pub fn view(args: &cli::ViewArgs) -> AppResult {
     for dir in &args.dirs {
-        let ran = saved_runs(dir)?;
+        let ran = report::load_runs(dir, report::Judging::AsWritten)?;
         let stored = read_summary(dir);
         let errors = stored
             .as_ref()
@@ -25,28 +24,6 @@ pub fn view(args: &cli::ViewArgs) -> AppResult {
         println!("{}", dir.join(html::INDEX_FILE).display());
     }
     Ok(cli::exit::OK)
-}
-
-/// Every complete run under `dir` with the result its reports show; incomplete ones are named
-/// and skipped.
-fn saved_runs(dir: &Path) -> Result<Ran, AppError> {
-    let mut rows = Vec::new();
-    for run in saved::find_runs(dir)? {
-        match saved::SavedRun::load(&run) {
-            Ok(saved) => rows.push(Row {
-                result: saved.written_result(),
-                timeline: saved.timeline,
-                dir: run,
-            }),
-            Err(e @ saved::SavedError::Incomplete(_)) => eprintln!("wakeprobe: warning: {e}"),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(Ran {
-        rows,
-        failures: vec![],
-        interrupted: false,
-    })
 }
 
 /// The folder's `summary.json`, for what only it knows (setup errors, an interruption).

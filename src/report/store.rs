@@ -240,6 +240,114 @@ mod tests {
     }
 
     #[test]
+    fn a_taken_temporary_name_is_skipped_and_other_errors_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("latest");
+        // A leftover from an earlier attempt of this very process holds the first name.
+        let taken = dir
+            .path()
+            .join(format!(".latest.{}-0.partial", std::process::id()));
+        std::fs::write(&taken, "leftover").unwrap();
+        point_link(&link, Path::new("run-1")).unwrap();
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("run-1"));
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "leftover");
+        // A folder that does not exist is its own error, not a search for a free name.
+        let nowhere = dir.path().join("missing/latest");
+        let e = point_link(&nowhere, Path::new("run-1")).unwrap_err();
+        assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound, "{e}");
+    }
+
+    #[test]
+    fn json_is_written_pretty_redacted_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        let r = Redactor::basic();
+        let value = serde_json::json!({"key": crate::backend::DUMMY_KEY, "n": 1});
+        write_json(&path, &r, &value).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"key\": \"$API_KEY\",\n  \"n\": 1\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_run_folder_is_marked_incomplete_until_it_is_ended() {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/runs/seed000-print/run.json"
+        );
+        let info: RunInfo = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let complete = || {
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap())
+                    .unwrap();
+            v["complete"].as_bool()
+        };
+        begin_run(dir.path(), &Redactor::basic(), &info).unwrap();
+        assert_eq!(complete(), Some(false));
+        end_run(dir.path(), &Redactor::basic(), &info).unwrap();
+        assert_eq!(complete(), Some(true));
+    }
+
+    fn fixture<T: serde::de::DeserializeOwned>(file: &str) -> T {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runs/seed000-print")
+            .join(file);
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn run_evidence_is_written_whole_and_redacted_with_raw_lines_kept() {
+        let key = crate::backend::DUMMY_KEY;
+        let sandbox = tempfile::tempdir().unwrap();
+        let raw_dir = sandbox.path().join("raw");
+        std::fs::create_dir_all(raw_dir.join("requests")).unwrap();
+        std::fs::write(raw_dir.join("stderr.log"), format!("key {key}\n")).unwrap();
+        std::fs::write(raw_dir.join("requests/1.json"), "{}").unwrap();
+        let transcripts = sandbox.path().join("transcripts");
+        std::fs::create_dir_all(&transcripts).unwrap();
+        std::fs::write(transcripts.join(format!("{key}.jsonl")), "line\n").unwrap();
+        let raw = RawEvidence {
+            stream: vec![
+                (1.5, "{\"b\":1,\"a\":2}".to_string()),
+                (2.0, "not json".to_string()),
+            ],
+            hooks: vec![(3.0, "{\n\"hook\": \"Stop\"\n}".to_string())],
+            raw_dir,
+            transcripts,
+        };
+        let timeline: Timeline = fixture("timeline.json");
+        let plan: Plan = fixture("plan.json");
+        let out = tempfile::tempdir().unwrap();
+        let evidence = RunEvidence {
+            timeline: &timeline,
+            plan: &plan,
+            raw: &raw,
+            scenario_source: &format!("# {key}\n"),
+        };
+        write_run_evidence(out.path(), &Redactor::basic(), &evidence).unwrap();
+        let read = |f: &str| std::fs::read_to_string(out.path().join(f)).unwrap();
+        // Raw JSON keeps its key order; other text becomes a JSON string.
+        assert_eq!(
+            read("stream.jsonl"),
+            "{\"t_ms\":1.5,\"line\":{\"b\":1,\"a\":2}}\n{\"t_ms\":2,\"line\":\"not json\"}\n"
+        );
+        assert_eq!(
+            read("hooks.jsonl"),
+            "{\"t_ms\":3,\"payload\":{\"hook\": \"Stop\"}}\n"
+        );
+        assert_eq!(read("stderr.log"), "key $API_KEY\n");
+        assert_eq!(read("requests/1.json"), "{}");
+        assert_eq!(read("transcripts/$API_KEY.jsonl"), "line\n");
+        assert_eq!(read("scenario.toml"), "# $API_KEY\n");
+        let again: Timeline = serde_json::from_str(&read("timeline.json")).unwrap();
+        assert_eq!(again.events.len(), timeline.events.len());
+        let plan_again: serde_json::Value = serde_json::from_str(&read("plan.json")).unwrap();
+        assert_eq!(plan_again["scenario"], serde_json::json!(plan.scenario));
+    }
+
+    #[test]
     fn a_run_folder_is_created_once() {
         let dir = tempfile::tempdir().unwrap();
         let run = dir.path().join("x/y");

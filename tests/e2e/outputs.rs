@@ -15,6 +15,25 @@ fn text(out: &std::process::Output) -> String {
     )
 }
 
+/// `wakeprobe run SCENARIOS --variant session` on the simulator with 1 s of background work.
+fn session_run_on_the_simulator(scenarios: &[&str], out: &std::path::Path) -> std::process::Output {
+    let mut args = vec!["run"];
+    args.extend_from_slice(scenarios);
+    let out = out.to_str().unwrap();
+    args.extend([
+        "--variant",
+        "session",
+        "--backend",
+        "sim",
+        "--set",
+        "bg_seconds=1",
+        "--quiet",
+        "--out",
+        out,
+    ]);
+    output_within(wakeprobe(&args), LIMIT)
+}
+
 #[test]
 fn the_repro_command_never_names_an_absolute_path_and_the_draft_has_its_title() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,22 +220,7 @@ fn latest_names_the_newest_run_folder() {
     let out_dir = dir.path().join("reports");
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let out = output_within(
-            wakeprobe(&[
-                "run",
-                "top-level-control",
-                "--variant",
-                "session",
-                "--backend",
-                "sim",
-                "--set",
-                "bg_seconds=1",
-                "--quiet",
-                "--out",
-                out_dir.to_str().unwrap(),
-            ]),
-            LIMIT,
-        );
+        let out = session_run_on_the_simulator(&["top-level-control"], &out_dir);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let latest = std::fs::read_link(out_dir.join("latest")).expect("latest is a symlink");
         assert!(latest.is_relative(), "{latest:?}");
@@ -406,23 +410,8 @@ fn page_links(page: &std::path::Path) -> Vec<(String, bool)> {
 #[test]
 fn a_run_writes_a_self_contained_index_and_view_writes_the_same_page_again() {
     let dir = tempfile::tempdir().unwrap();
-    let out = output_within(
-        wakeprobe(&[
-            "run",
-            "subagent-bg-turn-end",
-            "top-level-control",
-            "--variant",
-            "session",
-            "--backend",
-            "sim",
-            "--set",
-            "bg_seconds=1",
-            "--quiet",
-            "--out",
-            dir.path().to_str().unwrap(),
-        ]),
-        LIMIT,
-    );
+    let out =
+        session_run_on_the_simulator(&["subagent-bg-turn-end", "top-level-control"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let run = run_dir(dir.path());
     let page = run.join("index.html");
