@@ -19,8 +19,13 @@ fn our_guard() -> PathBuf {
     root().join("sandbox-project/.claude/hooks/subagent-stall-guard.sh")
 }
 
+/// Seed 000's report: in `../shared` beside the repository, or in `WAKEPROBE_SHARED` (a copy of
+/// the tree elsewhere, as cargo-mutants makes, has no `../shared`).
 fn seed_report() -> PathBuf {
-    root().join("../shared/seeds/000_9de3bdae13b505a9.txt")
+    let shared = std::env::var_os("WAKEPROBE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared"));
+    shared.join("seeds/000_9de3bdae13b505a9.txt")
 }
 
 fn run(input: &serde_json::Value) -> Got {

@@ -691,6 +691,113 @@ mod tests {
         }
     }
 
+    #[test]
+    fn labels_name_the_decision_or_the_error() {
+        assert_eq!(Got::Decided(Decision::Block).label(), "block");
+        assert_eq!(Got::Decided(Decision::Pass).label(), "pass");
+        assert_eq!(Got::Error("no answer".into()).label(), "error: no answer");
+    }
+
+    #[test]
+    fn words_payloads_set_or_drop_the_message_and_set_the_loop_flag() {
+        let v = words_payload(Some("done"), true);
+        assert_eq!(v["last_assistant_message"], "done");
+        assert_eq!(v["stop_hook_active"], true);
+        assert_eq!(v["hook_event_name"], "SubagentStop");
+        let none = words_payload(None, false);
+        assert!(none.get("last_assistant_message").is_none());
+        assert_eq!(none["stop_hook_active"], false);
+    }
+
+    #[test]
+    fn payloads_name_their_own_new_transcript_which_ends_with_the_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let path =
+            |v: &Value| std::path::PathBuf::from(v["agent_transcript_path"].as_str().unwrap());
+        let first = own_work_payload(dir.path(), "Waiting.", true);
+        let second = own_work_payload(dir.path(), "Done.", false);
+        assert_ne!(path(&first), path(&second), "one file per payload");
+        assert_eq!(first["last_assistant_message"], "Waiting.");
+        assert_eq!(
+            (
+                first["stop_hook_active"].as_bool(),
+                second["stop_hook_active"].as_bool()
+            ),
+            (Some(true), Some(false))
+        );
+        let written = std::fs::read_to_string(path(&first)).unwrap();
+        assert!(written.starts_with(fixtures::WORKER_TRANSCRIPT));
+        let last: Value = serde_json::from_str(written.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "assistant");
+        assert_eq!(last["message"]["content"][0]["text"], "Waiting.");
+        assert_eq!(
+            written.lines().count(),
+            fixtures::WORKER_TRANSCRIPT.lines().count() + 1
+        );
+        let other = others_work_payload(dir.path(), "Done.");
+        assert_eq!(
+            other["agent_id"],
+            serde_json::from_str::<Value>(fixtures::OTHER_STOP).unwrap()["agent_id"]
+        );
+        assert!(
+            std::fs::read_to_string(path(&other))
+                .unwrap()
+                .starts_with(fixtures::OTHER_TRANSCRIPT)
+        );
+    }
+
+    #[test]
+    fn the_corpus_covers_every_group_and_names_each_case_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = corpus(dir.path());
+        for group in [
+            "structure",
+            "transcript",
+            "loop-guard",
+            "stall",
+            "normal",
+            "malformed",
+        ] {
+            let of: Vec<_> = cases.iter().filter(|c| c.group == group).collect();
+            assert!(!of.is_empty(), "no `{group}` case");
+        }
+        for (group, decision) in [
+            ("stall", Decision::Block),
+            ("normal", Decision::Pass),
+            ("malformed", Decision::Pass),
+        ] {
+            assert!(
+                cases
+                    .iter()
+                    .filter(|c| c.group == group)
+                    .all(|c| c.expected == decision),
+                "{group}"
+            );
+        }
+        assert!(
+            cases
+                .iter()
+                .filter(|c| c.group == "structure")
+                .any(|c| c.expected == Decision::Pass)
+        );
+        assert!(
+            cases
+                .iter()
+                .filter(|c| c.group == "structure")
+                .any(|c| c.expected == Decision::Block)
+        );
+        let names: std::collections::HashSet<&str> =
+            cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), cases.len(), "case names are unique");
+        // Every well-formed case is a SubagentStop payload whose words are the case's.
+        for c in cases.iter().filter(|c| c.group != "malformed") {
+            let v: Value =
+                serde_json::from_slice(&c.input).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            assert_eq!(v["hook_event_name"], "SubagentStop", "{}", c.name);
+        }
+        assert!(cases.len() > 40, "{}", cases.len());
+    }
+
     /// A guard that writes more than a pipe holds (64 KiB) before it reads its input still
     /// answers: stdin, stdout and stderr are served at the same time.
     #[test]
