@@ -796,6 +796,34 @@ mod tests {
             assert_eq!(v["hook_event_name"], "SubagentStop", "{}", c.name);
         }
         assert!(cases.len() > 40, "{}", cases.len());
+        let case = |suffix: &str| {
+            cases
+                .iter()
+                .find(|c| c.name.contains(suffix))
+                .unwrap_or_else(|| panic!("no case `{suffix}`"))
+        };
+        // The truncated payload is half of a real one, not a byte or two.
+        assert_eq!(case("truncated JSON").input.len(), CAPTURED.len() / 2);
+        // The prompt names another agent's task, still live; the agent's own shell is gone.
+        let mentioned: Value =
+            serde_json::from_slice(&case("named in the agent's prompt").input).unwrap();
+        let ids: Vec<&str> = mentioned["background_tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        assert!(!ids.contains(&own_shell_id().as_str()), "{ids:?}");
+        assert!(ids.len() >= 2, "{ids:?}");
+    }
+
+    #[test]
+    fn a_transcript_folder_that_does_not_exist_is_an_error_not_a_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let result =
+            std::panic::catch_unwind(|| with_transcript(fixtures::WORKER_STOP, &missing, "w", ""));
+        assert!(result.is_err());
     }
 
     /// A guard that writes more than a pipe holds (64 KiB) before it reads its input still
