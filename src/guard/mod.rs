@@ -818,6 +818,50 @@ mod tests {
     }
 
     #[test]
+    fn misses_count_false_negatives_false_positives_and_errors_apart() {
+        let case = |expected| Case {
+            name: String::new(),
+            group: "structure",
+            input: Vec::new(),
+            expected,
+        };
+        let (block, pass) = (Decision::Block, Decision::Pass);
+        let cases = [
+            case(block),
+            case(block),
+            case(pass),
+            case(pass),
+            case(block),
+            case(block),
+        ];
+        let got = |d| Got::Decided(d);
+        let v = Verification {
+            results: vec![
+                got(pass),
+                got(block),
+                got(block),
+                Got::Error("x".into()),
+                Got::Error("y".into()),
+                got(pass),
+            ],
+        };
+        assert_eq!(v.misses(&cases), (2, 1, 2));
+        assert!(!v.passed(&cases));
+        let clean = Verification {
+            results: vec![
+                got(block),
+                got(block),
+                got(pass),
+                got(pass),
+                got(block),
+                got(block),
+            ],
+        };
+        assert_eq!(clean.misses(&cases), (0, 0, 0));
+        assert!(clean.passed(&cases));
+    }
+
+    #[test]
     fn a_transcript_folder_that_does_not_exist_is_an_error_not_a_search() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing");

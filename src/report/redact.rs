@@ -170,6 +170,19 @@ mod tests {
     }
 
     #[test]
+    fn the_machine_is_read_from_the_environment() {
+        // Read only: the test process's own HOME and user (set for every test run).
+        let machine = Machine::from_env();
+        let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+        assert_eq!(machine.home, home);
+        if let Ok(user) = std::env::var("USER").or_else(|_| std::env::var("LOGNAME"))
+            && !user.is_empty()
+        {
+            assert!(machine.users.contains(&user), "{machine:?}");
+        }
+    }
+
+    #[test]
     fn the_same_user_twice_is_one_rule() {
         let r = Redactor::with_base(Vec::new(), &machine("/root", &["bob", "bob"]));
         let needles: Vec<&str> = r.rules.iter().map(|(n, _)| n.as_str()).collect();
