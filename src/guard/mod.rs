@@ -818,6 +818,17 @@ mod tests {
     }
 
     #[test]
+    fn the_appended_reply_copies_the_last_assistant_text_record_not_a_later_user_one() {
+        let user =
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
+        let transcript = format!("{}{user}\n", fixtures::WORKER_TRANSCRIPT);
+        let out = transcript_ending_with(&transcript, "Done.");
+        let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "assistant");
+        assert_eq!(last["message"]["content"][0]["text"], "Done.");
+    }
+
+    #[test]
     fn misses_count_false_negatives_false_positives_and_errors_apart() {
         let case = |expected| Case {
             name: String::new(),
