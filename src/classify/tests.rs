@@ -647,6 +647,14 @@ proptest! {
             Outcome::Unknown => prop_assert!(v.reason.as_deref().is_some_and(|r| r.contains("cut short")), "{:?}", v.reason),
             _ => prop_assert!(v.facts.iter().any(|f| f.contains(case.fact)), "`{}` in {:#?}", case.fact, v.facts),
         }
+        // A hang names the bound its scenario declared.
+        if let Some(bound) = case.events.iter().find_map(|e| match &e.kind {
+            EventKind::WorkOverdue { bound_s, .. } => Some(*bound_s),
+            _ => None,
+        }) {
+            let named = format!("past the {bound:.1} s hang bound");
+            prop_assert!(v.explanation.contains(&named), "`{}` in {}", named, v.explanation);
+        }
     }
 
     /// Shuffling the arrival order of events with equal times changes nothing.
@@ -799,4 +807,118 @@ fn a_notice_that_beats_the_stdout_end_line_is_still_a_wake_up() {
     assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
     assert_eq!(v.latency_ms, Some(0.0));
     assert!(v.explanation.contains("two channels"), "{}", v.explanation);
+}
+
+/// A tool call by `agent` (or by nobody known): background or not, spawning or tracking work.
+fn call(
+    t: f64,
+    agent: Option<&str>,
+    background: bool,
+    spawn: Option<&str>,
+    track: Option<&str>,
+) -> Event {
+    ev(
+        t,
+        Source::Api,
+        agent,
+        EventKind::ToolCall {
+            seq: 1,
+            tool: if spawn.is_some() { "Agent" } else { "Bash" }.into(),
+            tool_use_id: format!("toolu_{t}"),
+            background,
+            spawn: spawn.map(str::to_string),
+            track: track.map(str::to_string),
+            teammate: None,
+            target: None,
+            inserted: false,
+        },
+    )
+}
+
+#[test]
+fn pairs_are_derived_from_background_calls_once_each_in_order() {
+    let events = vec![
+        call(1.0, Some("main"), true, Some("worker"), None),
+        call(2.0, Some("worker"), true, None, Some("bg")),
+        // Not handed to the background: no pair.
+        call(3.0, Some("main"), false, None, Some("fg")),
+        // The same work started again by someone else: the first waiter keeps it.
+        call(4.0, Some("main"), true, None, Some("bg")),
+        // A call of no known agent: no waiter, no pair.
+        call(5.0, None, true, None, Some("orphan")),
+        // A background call that starts no named work.
+        call(6.0, Some("main"), true, None, None),
+    ];
+    let pairs: Vec<(String, String, bool)> = derive_pairs(&Timeline::new(events))
+        .into_iter()
+        .map(|w| (w.waiter, w.work, w.hang_after.is_none()))
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            ("main".to_string(), "worker".to_string(), true),
+            ("worker".to_string(), "bg".to_string(), true),
+        ]
+    );
+}
+
+fn verdict_of(work: &str, outcome: Outcome) -> Verdict {
+    Verdict {
+        waiter: "main".into(),
+        work: work.into(),
+        outcome,
+        latency_ms: None,
+        reason: None,
+        witness: vec![],
+        explanation: String::new(),
+        facts: vec![],
+    }
+}
+
+fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
+    crate::checks::CheckResult {
+        name: "c".into(),
+        kind: "query:count".into(),
+        agent: None,
+        observed: "1".into(),
+        expected: None,
+        passed,
+        witness: vec![],
+        explanation: String::new(),
+    }
+}
+
+#[test]
+fn the_primary_verdict_is_the_first_that_did_not_wake_else_the_first() {
+    let judgement = |verdicts| Judgement {
+        outcome: Outcome::Woke,
+        verdicts,
+        checks: vec![],
+        invariants: vec![],
+    };
+    let mixed = judgement(vec![
+        verdict_of("a", Outcome::Woke),
+        verdict_of("b", Outcome::NotResumable),
+        verdict_of("c", Outcome::NeverFired),
+    ]);
+    assert_eq!(mixed.primary().unwrap().work, "b");
+    let all_woke = judgement(vec![
+        verdict_of("a", Outcome::Woke),
+        verdict_of("b", Outcome::Woke),
+    ]);
+    assert_eq!(all_woke.primary().unwrap().work, "a");
+    assert!(judgement(vec![]).primary().is_none());
+}
+
+#[test]
+fn checks_pass_unless_one_with_an_expectation_failed() {
+    let with = |checks| Judgement {
+        outcome: Outcome::Woke,
+        verdicts: vec![],
+        checks,
+        invariants: vec![],
+    };
+    assert!(with(vec![]).checks_pass());
+    assert!(with(vec![check_that(Some(true)), check_that(None)]).checks_pass());
+    assert!(!with(vec![check_that(Some(true)), check_that(Some(false))]).checks_pass());
 }
