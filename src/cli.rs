@@ -91,6 +91,8 @@ pub enum Command {
     Guard(GuardCommand),
     /// Compare a scenario's timeline shape on the real CLI and on the simulator.
     Conform(ConformArgs),
+    /// Differential testing: generated scenarios on the real CLI and on the simulator.
+    Fuzz(FuzzArgs),
     /// The cache of installed CLI versions.
     #[command(subcommand)]
     Cache(CacheCommand),
@@ -423,6 +425,68 @@ pub struct ConformArgs {
     pub claude_version: String,
     #[command(flatten)]
     pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FuzzArgs {
+    /// Generated cases to run (case numbers 1..=N).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub cases: u32,
+    /// The generator's seed: a seed and a case number always give the same scenario.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only these case numbers (repeatable), e.g. to run one difference again.
+    #[arg(long = "case", value_name = "N")]
+    pub only: Vec<u32>,
+    /// The simulator profile under test.
+    #[arg(long, default_value = "finalize-on-turn-end")]
+    pub profile: String,
+    /// The real CLI version the simulator is compared with.
+    #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
+    pub claude_version: String,
+    /// Compare with this simulator profile instead of the real CLI (the fuzzer's own test).
+    #[arg(long, value_name = "PROFILE", conflicts_with = "claude_version")]
+    pub reference_profile: Option<String>,
+    /// Runs allowed to shrink the first case of each kind of difference (0: no shrinking).
+    #[arg(long, default_value_t = 60)]
+    pub shrink_runs: u32,
+    /// Runs at the same time (default: 4 per CPU, at least 8).
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Folder for the fuzz run's folder.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Network isolation of the CLI.
+    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
+    pub network: NetworkPolicy,
+    /// The project template copied into every sandbox.
+    #[arg(long, value_name = "DIR")]
+    pub template: Option<PathBuf>,
+    /// Keep each run's sandbox folder.
+    #[arg(long)]
+    pub keep: bool,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl FuzzArgs {
+    /// The run options every case runs with.
+    pub fn exec(&self) -> ExecArgs {
+        ExecArgs {
+            variants: vec![],
+            sets: vec![],
+            explore: false,
+            repeat: 1,
+            jobs: self.jobs,
+            out: self.out.clone(),
+            junit: None,
+            keep: self.keep,
+            network: self.network,
+            template: self.template.clone(),
+            quiet: self.quiet,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ pub mod driver;
 pub mod evidence;
 pub mod export;
 pub mod fake_api;
+pub mod fuzz;
 pub mod guard;
 pub mod import;
 pub mod library;

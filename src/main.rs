@@ -6,6 +6,8 @@ use wakeprobe::cli::{Cli, Command, exit};
 
 fn main() {
     let cli = Cli::parse();
+    // Fixed now, before anything can replace the file (see `wakeprobe_binary`).
+    let _ = wakeprobe::backend::wakeprobe_binary();
     // The helpers run inside the CLI under test: no runtime, no logging, minimal start-up.
     match &cli.command {
         Command::HookRecord(args) => {

@@ -152,7 +152,16 @@ mod tests {
                 .iter()
                 .any(|p| p.pid == child.id() && p.comm == "sleep")
         );
-        let tagged = tagged("WAKEPROBE_TEST_TAG", &tag);
+        // A process that has just exec'd shows its new name before its environment: the
+        // kernel sets the name first. Poll (bounded) for the environment.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let tagged = loop {
+            let found = tagged("WAKEPROBE_TEST_TAG", &tag);
+            if !found.is_empty() || std::time::Instant::now() > deadline {
+                break found;
+            }
+            std::thread::yield_now();
+        };
         assert_eq!(tagged.len(), 1);
         assert_eq!(tagged[0].pid, child.id());
         assert_eq!(cmdline(child.id()), "sleep 30");

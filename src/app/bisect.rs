@@ -75,6 +75,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: false,
             summary: true,
+            index: true,
             extra_cases: std::slice::from_ref(&case),
         },
         &Ran::from_execution(execution, interrupted),

@@ -32,6 +32,7 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: false,
             summary: true,
+            index: true,
             extra_cases: &extra,
         },
         &ran,

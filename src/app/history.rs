@@ -116,6 +116,7 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets = resolve::targets(&specs, &args.exec.variants)?;
     let overrides = resolve::check_plans(&targets, &args.exec)?;
+    resolve::check_out(&args.exec.out)?;
     let checks = check_tracked(&targets, &overrides, &args.checks)?;
     let stored = args.append.as_deref().map(read_history).transpose()?;
     let settings = HistorySettings {

@@ -73,6 +73,9 @@ pub struct Outputs<'a> {
     pub table: bool,
     /// Write `summary.json` (not when `dir` is a single run's own folder).
     pub summary: bool,
+    /// Write `index.html` with the summary (false when the caller adds files the page links
+    /// to, and writes it once they are there).
+    pub index: bool,
     /// JUnit cases beyond the cells (conformance comparisons, a bisection's finding).
     pub extra_cases: &'a [crate::report::junit::ExtraCase],
 }
@@ -84,7 +87,9 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
     rerender_repeated(out, &summary, ran)?;
     if out.summary {
         store::write_json(&out.dir.join("summary.json"), &Redactor::basic(), &summary)?;
-        write_index(out.dir, &summary, ran)?;
+        if out.index {
+            write_index(out.dir, &summary, ran)?;
+        }
     }
     if let Some(path) = out.junit {
         let results: Vec<&RunResult> = ran.rows.iter().map(|r| &r.result).collect();

@@ -42,11 +42,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     for cli in &clis {
         jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
     }
-    jobs.retain(|j| {
-        wanted.iter().any(|c| {
-            c.scenario == j.scenario.name && c.variant == j.variant && c.cli_spec == j.cli.spec
-        })
-    });
+    let jobs = crate::matrix::jobs_of_cells(jobs, &wanted);
     let whole = MatrixOf {
         columns: &specs,
         identity: Some(&identity),
@@ -75,6 +71,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: false,
             summary: true,
+            index: false,
             extra_cases: &[],
         },
         &ran,

@@ -64,6 +64,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
             junit: args.junit.as_deref(),
             table: false,
             summary: true,
+            index: false,
             extra_cases: &[],
         },
         &ran,

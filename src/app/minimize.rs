@@ -25,10 +25,10 @@ use crate::scenario::{RangePolicy, Scenario};
 
 /// A candidate scenario: an edited document that is known to be valid.
 #[derive(Debug, Clone)]
-struct Candidate(Editable);
+pub(super) struct Candidate(pub(super) Editable);
 
 impl Candidate {
-    fn checked(e: Editable) -> Option<Candidate> {
+    pub(super) fn checked(e: Editable) -> Option<Candidate> {
         let scenario = e.validate().ok()?;
         scenario.plan(e.variant(), &[]).ok()?;
         Some(Candidate(e))

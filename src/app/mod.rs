@@ -9,6 +9,7 @@ mod cache;
 mod conform;
 mod docs;
 mod export;
+mod fuzz;
 mod guard;
 mod history;
 mod import;
@@ -127,6 +128,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::History(args) => history::history(args).await,
         Command::Threshold(args) => threshold::threshold(args).await,
         Command::Conform(args) => conform::conform(args).await,
+        Command::Fuzz(args) => fuzz::fuzz(args).await,
         Command::Export(args) => export::export(&args).await,
         Command::Import(args) => import::import(&args),
         Command::Minimize(args) => minimize::minimize(args).await,

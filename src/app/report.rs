@@ -24,6 +24,7 @@ pub fn report(args: &cli::ReportArgs) -> AppResult {
                 table: true,
                 // A single run's own folder holds no summary.
                 summary: !dir.join("run.json").is_file(),
+                index: true,
                 extra_cases: &[],
             },
             &ran,

@@ -370,6 +370,34 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
             )));
         }
     }
+    check_out(&exec.out)
+}
+
+/// `--out` must be able to hold run folders: said before anything is installed or run, and
+/// without creating anything (bad input writes nothing). The nearest existing folder on the
+/// path must be a folder this process can write into.
+pub fn check_out(out: &Path) -> Result<(), AppError> {
+    let refuse = |source: std::io::Error| {
+        AppError::bad_input(format!(
+            "--out {}: cannot create a run folder there: {source}",
+            out.display()
+        ))
+    };
+    for ancestor in out.ancestors() {
+        let ancestor = if ancestor.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            ancestor
+        };
+        let Ok(meta) = std::fs::metadata(ancestor) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            return Err(refuse(std::io::Error::from_raw_os_error(libc::ENOTDIR)));
+        }
+        let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+        return rustix::fs::access(ancestor, access).map_err(|e| refuse(e.into()));
+    }
     Ok(())
 }
 
@@ -477,4 +505,27 @@ pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
         "--out {}: no free run folder name after 100 tries",
         out.display()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_out;
+
+    #[test]
+    fn an_out_folder_is_checked_without_creating_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fresh = tmp.path().join("a/b/reports");
+        assert!(check_out(&fresh).is_ok());
+        assert!(!tmp.path().join("a").exists(), "the check creates nothing");
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let err = check_out(&file.join("reports")).unwrap_err();
+        assert_eq!(err.code, crate::cli::exit::BAD_INPUT);
+        let err = err.message;
+        assert!(err.contains("Not a directory"), "{err}");
+        assert!(
+            check_out(std::path::Path::new("reports")).is_ok(),
+            "a relative path"
+        );
+    }
 }

@@ -18,6 +18,7 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
             junit: args.exec.junit.as_deref(),
             table: true,
             summary: true,
+            index: true,
             extra_cases: &[],
         },
         &ran,

@@ -21,6 +21,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
     };
     threshold::check(settings).map_err(|e| AppError::bad_input(e.to_string()))?;
     let sets = check_param(&args, &target)?;
+    resolve::check_out(&args.exec.out)?;
     let cli = resolve::cli(&args.backend).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let cancel = resolve::cancel_on_signals();

@@ -155,9 +155,23 @@ pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
     env
 }
 
+/// The running `wakeprobe`'s path as it was when first asked (`main` asks at start-up). A
+/// rebuild or an install that replaces the file during a long invocation turns the live
+/// answer into `PATH (deleted)`, and every later run would fail to start its supervisor; the
+/// path first read names the new file, which speaks the same protocol when built from the same
+/// source.
+pub fn wakeprobe_binary() -> std::io::Result<PathBuf> {
+    static FIRST: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(path) = FIRST.get() {
+        return Ok(path.clone());
+    }
+    let path = std::env::current_exe()?;
+    Ok(FIRST.get_or_init(|| path).clone())
+}
+
 /// Finds the `claude-sim` binary next to the running `wakeprobe`.
 pub fn sim_binary() -> Option<PathBuf> {
-    let me = std::env::current_exe().ok()?;
+    let me = wakeprobe_binary().ok()?;
     let candidate = me.parent()?.join("claude-sim");
     candidate.exists().then_some(candidate)
 }

@@ -50,13 +50,7 @@ pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
         facts: vec![],
     };
     let Some(started) = scene.started else {
-        let why = scene
-            .tl
-            .iter()
-            .find(|e| matches!(e.kind, EventKind::ToolUnavailable { .. }))
-            .map(|e| format!(": {}", cut_what(e)))
-            .unwrap_or_else(|| " (no tool call, task or process for it)".into());
-        return unknown(v, format!("`{k}` never started{why}"));
+        return never_started(scene, v);
     };
     v.witness.push(witness(
         started,
@@ -85,6 +79,22 @@ pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
     match &scene.f.end {
         None => unended(scene, decision, v, &turn),
         Some((end, how)) => ended(scene, decision, v, &turn, end, how),
+    }
+}
+
+/// Work with no trace of a start: the harness's cut, when there is one, is the reason, since
+/// the run ended before the start could be seen.
+fn never_started(scene: &Scene, v: Verdict) -> Verdict {
+    let k = scene.f.work;
+    match scene.f.cut {
+        Some(cut) if matches!(cut.kind, EventKind::ToolUnavailable { .. }) => {
+            unknown(v, format!("`{k}` never started: {}", cut_what(cut)))
+        }
+        Some(cut) => cut_short(v, cut, format!("before `{k}` started")),
+        None => unknown(
+            v,
+            format!("`{k}` never started (no tool call, task or process for it)"),
+        ),
     }
 }
 
@@ -166,6 +176,12 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Ve
         Decision::OutlivedRun { run_end_t } => unknown(
             v,
             format!("the run ended at {} before `{k}` did", secs(*run_end_t)),
+        ),
+        Decision::EndUnseen => unknown(
+            v,
+            format!(
+                "`{k}` is an agent, and this session printed no task lines (an interactive one): when `{k}` ended, and so whether `{w}` was told, was not observed"
+            ),
         ),
         other => unreachable!("not a rule for unended work: {other:?}"),
     }

@@ -58,22 +58,13 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
             _ => {}
         }
     }
-    let run_end = timeline.iter().find(|e| {
-        matches!(
-            e.kind,
-            EventKind::CliExited { .. }
-                | EventKind::CeilingHit { .. }
-                | EventKind::Interrupted { .. }
-                | EventKind::HarnessFailed { .. }
-                | EventKind::WorkOverdue { .. }
-        )
-    });
+    let run_end = timeline
+        .iter()
+        .find(|e| e.kind.ends_the_run() || matches!(e.kind, EventKind::CliExited { .. }));
     let cut = timeline.iter().find(|e| match &e.kind {
-        EventKind::CeilingHit { .. }
-        | EventKind::Interrupted { .. }
-        | EventKind::HarnessFailed { .. } => true,
+        // Work past its own hang bound is the child's failure, not a cut.
         EventKind::WorkOverdue { work: w, .. } => w != work,
-        _ => false,
+        kind => kind.ends_the_run(),
     });
     let cut = cut.or_else(|| {
         // A late signal leaves no cut event before the CLI's exit, but the run is cut all

@@ -5,7 +5,7 @@
 use super::Input;
 use super::facts::{self, Facts, WorkEnd};
 use crate::evidence::run::EndReason;
-use crate::evidence::{Event, EventKind, Timeline};
+use crate::evidence::{Event, EventKind, Source, Timeline};
 
 /// What decided a verdict, with the events that decide it.
 #[derive(Debug, Clone)]
@@ -20,6 +20,9 @@ pub enum Decision<'a> {
     CutBeforeEnd { cut: &'a Event },
     /// The CLI crashed while the work still ran.
     CrashedBeforeEnd,
+    /// The work is an agent and the session printed no task lines (an interactive one): its
+    /// end could not be seen, so neither could what followed it.
+    EndUnseen,
     /// The CLI ended the session with the waiter finalized and the work still running (H2).
     OrphanedAtExit { stop: &'a Event },
     /// The run ended before the work did, for no reason above.
@@ -85,6 +88,7 @@ const UNENDED: &[Rule] = &[
     hung,
     cut_before_end,
     crashed_before_end,
+    end_unseen,
     orphaned_at_exit,
     outlived_run,
 ];
@@ -143,6 +147,17 @@ fn cut_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
 
 fn crashed_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     ctx.crashed.then_some(Decision::CrashedBeforeEnd)
+}
+
+/// An agent's end is only ever seen in the task lines of a printing session; an interactive
+/// session prints none, and its tracker is none of ours.
+fn end_unseen<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let agent = matches!(
+        &ctx.started.kind,
+        EventKind::ToolCall { spawn: Some(_), .. }
+    );
+    let printed = ctx.tl.iter().any(|e| e.source == Source::Stream);
+    (agent && !printed).then_some(Decision::EndUnseen)
 }
 
 fn orphaned_at_exit<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {

@@ -922,3 +922,690 @@ fn checks_pass_unless_one_with_an_expectation_failed() {
     assert!(with(vec![check_that(Some(true)), check_that(None)]).checks_pass());
     assert!(!with(vec![check_that(Some(true)), check_that(Some(false))]).checks_pass());
 }
+
+/// An event of the harness's own (a cut, an overdue bound), of no agent.
+fn driver_event(t: f64, kind: EventKind) -> Event {
+    ev(t, Source::Driver, None, kind)
+}
+
+fn cli_exit(t: f64, exit: ExitDesc) -> Event {
+    ev(t, Source::Os, None, EventKind::CliExited { exit })
+}
+
+/// A saved run's plan declares its settle window in seconds; `judge_run` judges with it: a run
+/// that went on 2.5 s after the work ended is too short for a 3 s window.
+#[test]
+fn judge_run_holds_the_run_to_its_plans_settle_window() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/seed000-print");
+    let read = |name: &str| std::fs::read_to_string(fixture.join(name)).unwrap();
+    let info: RunInfo = serde_json::from_str(&read("run.json")).unwrap();
+    let mut plan: Plan = serde_json::from_str(&read("plan.json")).unwrap();
+    plan.watch = vec![Watch {
+        waiter: "main".into(),
+        work: "bg".into(),
+        hang_after: None,
+    }];
+    plan.driver.settle = std::time::Duration::from_secs(3);
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(cli_exit(3500.0, ExitDesc::Code(0)));
+    let j = judge_run(&info, &Timeline::new(events), &plan, &[]);
+    assert_eq!(j.outcome, Outcome::Unknown, "{:#?}", j.verdicts);
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some("the run ended 2.50 s after `bg` did, less than the 3.00 s settle window")
+    );
+    // Exactly the window is enough to decide.
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(cli_exit(4000.0, ExitDesc::Code(0)));
+    let j = judge_run(&info, &Timeline::new(events), &plan, &[]);
+    assert_eq!(j.outcome, Outcome::NeverFired, "{:#?}", j.verdicts);
+}
+
+/// The witness lines and the reason of a verdict on `bg` still running when the run ended with
+/// `cut` (at 5 s) for the given reason.
+fn cut_while_running(cut: Event, end: EndReason) -> (Vec<String>, String) {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(cut);
+    let j = judge_events(events, "main", end);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Unknown, "{}", v.explanation);
+    let lines = v.witness.iter().map(|w| w.what.clone()).collect();
+    (lines, v.reason.clone().unwrap_or_default())
+}
+
+/// Whatever cut the run short, the verdict names it: its witness line says how the run ended,
+/// its reason says what cut it (a ceiling, a signal to the harness, the harness's own failure).
+#[test]
+fn a_run_cut_short_names_what_cut_it() {
+    let cases = [
+        (
+            driver_event(5000.0, EventKind::CeilingHit { ceiling_s: 30.0 }),
+            EndReason::Ceiling,
+            "the 30 s ceiling ends the run",
+            "its 30 s ceiling",
+        ),
+        (
+            driver_event(
+                5000.0,
+                EventKind::Interrupted {
+                    signal: Some("SIGINT".into()),
+                },
+            ),
+            EndReason::Interrupted,
+            "the run is interrupted (SIGINT)",
+            "SIGINT to the harness",
+        ),
+        (
+            driver_event(5000.0, EventKind::Interrupted { signal: None }),
+            EndReason::Interrupted,
+            "the run is interrupted",
+            "an interruption",
+        ),
+        (
+            driver_event(
+                5000.0,
+                EventKind::HarnessFailed {
+                    what: "the fake API stopped".into(),
+                },
+            ),
+            EndReason::HarnessFailed,
+            "the harness fails: the fake API stopped",
+            "the harness failed: the fake API stopped",
+        ),
+        // A late signal leaves no cut event: the CLI's exit is the cut.
+        (
+            cli_exit(5000.0, ExitDesc::Signal(libc::SIGINT)),
+            EndReason::Interrupted,
+            "the CLI exits (SIGINT)",
+            "a signal, as the CLI exited (SIGINT)",
+        ),
+    ];
+    for (cut, end, line, what) in cases {
+        let (lines, reason) = cut_while_running(cut, end);
+        assert_eq!(lines.last().map(String::as_str), Some(line), "{lines:#?}");
+        assert_eq!(
+            reason,
+            format!(
+                "the run was cut short at 5.00 s ({what}) before `bg` ended; what the CLI would have done next was not observed"
+            )
+        );
+    }
+}
+
+/// Work never started because the script called a tool this CLI does not offer: the reason
+/// says which tool and which CLI.
+#[test]
+fn work_never_started_for_want_of_a_tool_says_which() {
+    let events = vec![
+        request(10.0, "main", 0, &[]),
+        driver_event(
+            50.0,
+            EventKind::ToolUnavailable {
+                tool: "TaskStop".into(),
+                cli: Some("2.1.228".into()),
+            },
+        ),
+    ];
+    let j = judge_events(events, "main", EndReason::ToolUnavailable);
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some("`bg` never started: 2.1.228 offers no TaskStop tool, which the script calls")
+    );
+}
+
+/// A ceiling that ends the run before the work's start is seen is the reason, not a claim
+/// that the work never started.
+#[test]
+fn a_cut_before_the_start_names_the_cut() {
+    let events = vec![
+        request(10.0, "main", 0, &[]),
+        driver_event(12000.0, EventKind::CeilingHit { ceiling_s: 12.0 }),
+        cli_exit(12100.0, ExitDesc::Signal(libc::SIGTERM)),
+    ];
+    let j = judge_events(events, "main", EndReason::Ceiling);
+    assert_eq!(j.outcome, Outcome::Unknown);
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some("the run was cut short at 12.00 s (its 12 s ceiling) before `bg` started")
+    );
+}
+
+/// A tool the CLI lacks ends the run as any cut does: the work ended, but what the waiter
+/// would have been told after the cut was not observed, so nothing is decided.
+#[test]
+fn a_missing_tool_after_the_work_ended_decides_nothing() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(driver_event(
+        5000.0,
+        EventKind::ToolUnavailable {
+            tool: "Monitor".into(),
+            cli: Some("2.1.228".into()),
+        },
+    ));
+    events.push(cli_exit(5100.0, ExitDesc::Signal(libc::SIGTERM)));
+    let j = judge_events(events, "main", EndReason::ToolUnavailable);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Unknown, "{}", v.explanation);
+    let reason = v.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("2.1.228 offers no Monitor tool"),
+        "{reason}"
+    );
+    assert_eq!(
+        v.witness.last().map(|w| w.what.as_str()),
+        Some("2.1.228 offers no Monitor tool, which the script calls; the harness ends the run")
+    );
+}
+
+/// An agent handed to the background in a session that prints no task lines (interactive):
+/// its end cannot be seen, so nothing is decided; with the task lines, the usual rules apply.
+#[test]
+fn an_agents_end_in_a_session_without_task_lines_is_unknown() {
+    let spawn = |t: f64| {
+        ev(
+            t,
+            Source::Api,
+            Some("main"),
+            EventKind::ToolCall {
+                seq: 1,
+                tool: "Agent".into(),
+                tool_use_id: "toolu_1".into(),
+                background: true,
+                spawn: Some("bg".into()),
+                track: None,
+                teammate: None,
+                target: None,
+                inserted: false,
+            },
+        )
+    };
+    let events = vec![
+        request(10.0, "main", 0, &[]),
+        spawn(20.0),
+        request(300.0, "main", 1, &[]),
+        cli_exit(5000.0, ExitDesc::Code(0)),
+    ];
+    let j = judge_events(events.clone(), "main", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Unknown, "{}", v.explanation);
+    assert!(
+        v.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("printed no task lines")),
+        "{:?}",
+        v.reason
+    );
+    let mut printed = events;
+    printed.insert(
+        2,
+        ev(
+            25.0,
+            Source::Stream,
+            Some("main"),
+            EventKind::TaskStarted {
+                task_id: "a1".into(),
+                task_type: "local_agent".into(),
+                tool_use_id: Some("toolu_1".into()),
+                label: Some("bg".into()),
+                description: None,
+            },
+        ),
+    );
+    let j = judge_events(printed, "main", EndReason::Finished);
+    assert_ne!(
+        j.verdicts[0].outcome,
+        Outcome::Unknown,
+        "{:?}",
+        j.verdicts[0]
+    );
+    // A command's end (or its still running at the exit) is its tracker's, task lines or not.
+    let command: Vec<Event> = start("main", 100.0, 200.0)
+        .into_iter()
+        .filter(|e| e.source != Source::Stream)
+        .chain([cli_exit(5000.0, ExitDesc::Code(0))])
+        .collect();
+    let j = judge_events(command, "main", EndReason::Finished);
+    assert_ne!(
+        j.verdicts[0].outcome,
+        Outcome::Unknown,
+        "{:?}",
+        j.verdicts[0]
+    );
+}
+
+/// The main agent left `bg` running and the CLI exited: the exit both finalized the waiter and
+/// ended the run, and the witness says so in the CLI's words.
+#[test]
+fn work_left_running_at_the_main_agents_exit_is_not_resumable() {
+    // Whether the driver's plan was done or not: a clean exit is no crash.
+    for end in [EndReason::Finished, EndReason::CliEnded] {
+        let mut events = start("main", 100.0, 200.0);
+        events.push(cli_exit(3000.0, ExitDesc::Code(0)));
+        let j = judge_events(events, "main", end);
+        let v = &j.verdicts[0];
+        assert_eq!(v.outcome, Outcome::NotResumable, "{}", v.explanation);
+        let lines: Vec<&str> = v.witness.iter().map(|w| w.what.as_str()).collect();
+        assert_eq!(
+            lines,
+            [
+                "`main` starts `bg` in the background",
+                "`main` ends its turn",
+                "the CLI exits (exit 0)",
+                "the CLI exits (exit 0)",
+            ]
+        );
+    }
+}
+
+/// The CLI killed the work as it ended the session: the exit is a witness, in its own words.
+#[test]
+fn work_killed_with_the_session_has_the_exit_as_witness() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.push(track_end(5210.0, ExitDesc::Signal(libc::SIGTERM)));
+    events.push(cli_exit(5400.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NotResumable, "{}", v.explanation);
+    assert_eq!(
+        v.witness.last().map(|w| w.what.as_str()),
+        Some("the CLI exits (exit 0)")
+    );
+}
+
+/// A SubagentStop with its hook events, listing `bg` (task b1) with `status`.
+fn subagent_stop_listing(t: f64, waiter: &str, status: &str) -> Vec<Event> {
+    let mut events = subagent_stop(t, waiter);
+    if let EventKind::Hook {
+        background_tasks: Some(tasks),
+        ..
+    } = &mut events[0].kind
+    {
+        tasks[0].status = status.into();
+    }
+    events
+}
+
+/// The listing quoted is the one the finalizing stop carried, not an earlier stop's that a hook
+/// blocked (the worker asked again after it).
+#[test]
+fn the_listing_quoted_is_the_finalizing_stops() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.extend(subagent_stop_listing(210.0, "worker", "pending"));
+    events.push(request(300.0, "worker", 3, &[]));
+    events.extend(subagent_stop_listing(400.0, "worker", "running"));
+    events.push(track_end(5210.0, ExitDesc::Signal(libc::SIGTERM)));
+    events.push(cli_exit(5400.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NotResumable, "{}", v.explanation);
+    assert!(
+        v.explanation
+            .contains("finalized at 0.40 s with `bg` still running (its background_tasks listed `bg` (shell) as running)"),
+        "{}",
+        v.explanation
+    );
+}
+
+/// A hook blocked the worker's stop and it kept working, so it was live when `bg` ended: woken,
+/// and the verdict shows the blocked stop and quotes the hook's reason.
+#[test]
+fn a_wake_up_after_a_blocked_stop_names_the_block_and_its_reason() {
+    let mut events = start("worker", 100.0, 200.0);
+    // The request that ends its turn again shares the stop's instant; the stop comes after it.
+    events.push(request(300.0, "worker", 3, &[]));
+    events.extend(subagent_stop(300.0, "worker"));
+    let mut next = request(400.0, "worker", 4, &[]);
+    if let EventKind::ModelRequest { injected, .. } = &mut next.kind {
+        *injected = Some("Stop hook feedback: bg is still running".into());
+    }
+    events.push(next);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(request(1500.0, "worker", 5, &["b1"]));
+    events.push(cli_exit(9000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    let lines: Vec<&str> = v.witness.iter().map(|w| w.what.as_str()).collect();
+    assert_eq!(
+        lines,
+        [
+            "`worker` starts `bg` in the background",
+            "`worker` ends its turn",
+            "a hook blocks the stop",
+            "`bg` completes",
+            "`worker` gets `bg`'s notification",
+        ]
+    );
+    assert!(
+        v.explanation
+            .contains("was woken after a hook blocked its stop and it kept working"),
+        "{}",
+        v.explanation
+    );
+    assert!(
+        v.facts
+            .iter()
+            .any(|f| f == "`worker`'s next request carried the hook's reason: “hook feedback: bg is still running”"),
+        "{:#?}",
+        v.facts
+    );
+}
+
+/// Another watched work passing its hang bound ends the run: for work still running then, the
+/// run was cut short, and the verdict names the work that hung.
+#[test]
+fn another_works_hang_cuts_the_run_short_for_the_rest() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(driver_event(
+        5000.0,
+        EventKind::WorkOverdue {
+            work: "other".into(),
+            bound_s: 4.0,
+        },
+    ));
+    let timeline = Timeline::new(events);
+    let watch: Vec<Watch> = ["bg", "other"]
+        .map(|work| Watch {
+            waiter: "main".into(),
+            work: work.into(),
+            hang_after: None,
+        })
+        .into();
+    let j = judge(&Input {
+        timeline: &timeline,
+        end: &EndReason::WorkHung,
+        cli_exit: None,
+        watch: &watch,
+        checks: &[],
+        invariants: &[],
+        payloads: &[],
+        settle_ms: 2000.0,
+    });
+    let bg = &j.verdicts[0];
+    assert_eq!(bg.outcome, Outcome::Unknown, "{}", bg.explanation);
+    assert_eq!(
+        bg.reason.as_deref(),
+        Some(
+            "the run was cut short at 5.00 s (`other` passed its hang bound) before `bg` ended; what the CLI would have done next was not observed"
+        )
+    );
+}
+
+/// A tracked command is started when the tracker saw it start, even with no tool call or task
+/// for it; another command's start is not its start.
+#[test]
+fn a_tracked_start_starts_only_its_own_work() {
+    let track_started = |name: &str| {
+        ev(
+            100.0,
+            Source::Os,
+            Some("main"),
+            EventKind::TrackStarted {
+                name: name.into(),
+                pid: 7,
+            },
+        )
+    };
+    let run = |started: Event| {
+        vec![
+            request(10.0, "main", 0, &[]),
+            started,
+            track_end(1000.0, ExitDesc::Code(0)),
+            cli_exit(5000.0, ExitDesc::Code(0)),
+        ]
+    };
+    let j = judge_events(run(track_started("bg")), "main", EndReason::Finished);
+    assert_eq!(j.outcome, Outcome::NeverFired, "{:#?}", j.verdicts);
+    let j = judge_events(run(track_started("other")), "main", EndReason::Finished);
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some("`bg` never started (no tool call, task or process for it)")
+    );
+}
+
+/// Work ends only by its own end: another tracked command's end or disappearance is not it,
+/// while its own tracker vanishing is a kill.
+#[test]
+fn work_ends_only_by_its_own_end() {
+    let vanished = |t: f64, command: &str| {
+        ev(
+            t,
+            Source::Os,
+            None,
+            EventKind::ProcessExited {
+                pid: 8,
+                exit: ExitDesc::Vanished,
+                command: Some(command.into()),
+            },
+        )
+    };
+    let mut events = start("main", 100.0, 200.0);
+    events.push(ev(
+        500.0,
+        Source::Os,
+        Some("main"),
+        EventKind::TrackEnded {
+            name: "other".into(),
+            pid: 8,
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    events.push(vanished(600.0, "wp-track other"));
+    events.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "main", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert!(
+        v.facts
+            .iter()
+            .any(|f| f == "`bg` was still running when the CLI exited; nothing was left to wake"),
+        "{:#?}",
+        v.facts
+    );
+
+    let mut events = start("main", 100.0, 200.0);
+    events.push(vanished(1000.0, "wp-track bg"));
+    events.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "main", EndReason::Finished);
+    let lines: Vec<&str> = j.verdicts[0]
+        .witness
+        .iter()
+        .map(|w| w.what.as_str())
+        .collect();
+    assert!(lines.contains(&"`bg` is killed (vanished)"), "{lines:#?}");
+}
+
+/// Only the waiter's own activity after its stop undoes a finalization: not its request at the
+/// stop's very instant (the one that ended its turn), nor another agent starting.
+#[test]
+fn only_the_waiters_own_later_activity_undoes_its_finalization() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.push(request(210.0, "worker", 3, &[]));
+    events.extend(subagent_stop(210.0, "worker"));
+    events.push(ev(
+        300.0,
+        Source::Hook,
+        Some("helper"),
+        EventKind::Hook {
+            hook: HookName::SubagentStart,
+            raw: 2,
+            agent_id: Some("a2".into()),
+            background_tasks: None,
+            stop_hook_active: None,
+            detail: None,
+        },
+    ));
+    events.push(track_end(5210.0, ExitDesc::Signal(libc::SIGTERM)));
+    events.push(cli_exit(5400.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NotResumable);
+    assert!(
+        v.explanation
+            .contains("it was finalized at 0.21 s with `bg` still running"),
+        "{}",
+        v.explanation
+    );
+}
+
+/// A user input, scheduled by the scenario.
+fn input(t: f64) -> Event {
+    ev(
+        t,
+        Source::Driver,
+        Some("main"),
+        EventKind::UserInput {
+            text: "unrelated".into(),
+            why: InputReason::Scheduled,
+        },
+    )
+}
+
+/// Queued means silent: `main` made no request between `bg`'s end and the input (one at the
+/// end's very instant is no reaction to it; the one at the input's instant is its answer). A
+/// request in between shows it was awake, and the later notice is a wake-up.
+#[test]
+fn queued_means_the_waiter_was_silent_from_the_end_to_the_input() {
+    let run = |between: Option<f64>| {
+        let mut events = start("main", 100.0, 200.0);
+        events.push(track_end(1000.0, ExitDesc::Code(0)));
+        events.extend(between.map(|t| request(t, "main", 3, &[])));
+        events.push(input(3000.0));
+        events.push(request(3000.0, "main", 4, &["b1"]));
+        events.push(cli_exit(9000.0, ExitDesc::Code(0)));
+        judge_events(events, "main", EndReason::Finished).outcome
+    };
+    assert_eq!(run(None), Outcome::QueuedUntilInput);
+    assert_eq!(run(Some(1000.0)), Outcome::QueuedUntilInput);
+    assert_eq!(run(Some(1500.0)), Outcome::Woke);
+}
+
+/// A waiter that stopped after its work ended and was started again to receive it was
+/// re-invoked, not woken where it stood.
+#[test]
+fn a_waiter_started_again_after_the_end_was_re_invoked() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.extend(subagent_stop(1100.0, "worker"));
+    events.push(ev(
+        2000.0,
+        Source::Hook,
+        Some("worker"),
+        EventKind::Hook {
+            hook: HookName::SubagentStart,
+            raw: 2,
+            agent_id: Some("a1".into()),
+            background_tasks: None,
+            stop_hook_active: None,
+            detail: None,
+        },
+    ));
+    events.push(request(2100.0, "worker", 3, &["b1"]));
+    events.push(cli_exit(9000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke);
+    assert!(
+        v.explanation
+            .contains("`worker` was re-invoked: its request at 2.10 s"),
+        "{}",
+        v.explanation
+    );
+}
+
+/// A CLI that crashed with the work still running decides nothing: the crash, not the waiter's
+/// state, ended the session.
+#[test]
+fn a_crash_with_the_work_running_is_unknown() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(cli_exit(3000.0, ExitDesc::Signal(libc::SIGSEGV)));
+    let timeline = Timeline::new(events);
+    let watch = [Watch {
+        waiter: "main".into(),
+        work: "bg".into(),
+        hang_after: None,
+    }];
+    let j = judge(&Input {
+        timeline: &timeline,
+        end: &EndReason::CliEnded,
+        cli_exit: Some(&ExitDesc::Signal(libc::SIGSEGV)),
+        watch: &watch,
+        checks: &[],
+        invariants: &[],
+        payloads: &[],
+        settle_ms: 2000.0,
+    });
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some("the CLI exited (SIGSEGV) while `bg` was still running")
+    );
+}
+
+/// A run cut short after the work ended and before the waiter was told decides nothing: the
+/// notice might have come next.
+#[test]
+fn a_run_cut_after_the_end_and_before_the_notice_is_unknown() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(driver_event(
+        5000.0,
+        EventKind::CeilingHit { ceiling_s: 5.0 },
+    ));
+    let j = judge_events(events, "main", EndReason::Ceiling);
+    assert_eq!(
+        j.verdicts[0].reason.as_deref(),
+        Some(
+            "the run was cut short at 5.00 s (its 5 s ceiling) after `bg` ended at 1.00 s and before `main` was told; whether it would have been was not observed"
+        )
+    );
+}
+
+/// A waiter finalized before its work ended that later made a request carrying the notice was
+/// re-invoked (resumed without a SubagentStart of its own), not woken after a blocked stop.
+#[test]
+fn a_finalized_waiter_resumed_for_the_notice_was_re_invoked() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.extend(subagent_stop(300.0, "worker"));
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(request(2100.0, "worker", 3, &["b1"]));
+    events.push(cli_exit(9000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke);
+    assert!(
+        v.explanation
+            .contains("`worker` was re-invoked: its request at 2.10 s"),
+        "{}",
+        v.explanation
+    );
+}
+
+/// The CLI printed the notification on stdout, but no request of the live waiter carried it:
+/// produced and never delivered, which is not a notification that never fired.
+#[test]
+fn a_notice_printed_but_never_delivered_is_not_resumable() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(ev(
+        1010.0,
+        Source::Stream,
+        None,
+        EventKind::TaskNotified {
+            task_id: "b1".into(),
+            status: "completed".into(),
+            label: Some("bg".into()),
+            summary: None,
+        },
+    ));
+    events.push(cli_exit(6000.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "main", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NotResumable, "{}", v.explanation);
+    assert_eq!(
+        v.witness.last().map(|w| w.what.as_str()),
+        Some("the CLI prints a task_notification (not a delivery)")
+    );
+}

@@ -59,7 +59,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let plan = &req.plan;
-    let wakeprobe = std::env::current_exe()
+    let wakeprobe = crate::backend::wakeprobe_binary()
         .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
     let sandbox = Sandbox::build(&SandboxSpec {
         template: req.template.clone(),

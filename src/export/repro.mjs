@@ -465,8 +465,8 @@ async function killTree(root, seen, tag) {
 // For each waiter W and background work K (the scenario's [[watch]] pairs, else each background call
 // that spawns an agent or starts a tracked command), the first rule that applies decides:
 //   1. K never started -> unknown.
-//   2. K still ran when the run ended: W was finalized -> not-resumable; the ceiling ended the run ->
-//      child-failed (hung); else unknown.
+//   2. K still ran when the run ended: W was finalized -> not-resumable; else unknown (a ceiling
+//      is not a hang bound: what K would have done next was not observed).
 //   3. W was finalized before K ended and never got K's notification -> not-resumable (finalized:
 //      SubagentStop with no later request from W; for main, the session's end). Unless K failed:
 //   4. K failed -> child-failed.
@@ -501,7 +501,7 @@ function labelOf(taskId) {
 
 function judge(run, { waiter: w, work: k }) {
   const task = taskFor(k);
-  if (!task) return { outcome: "unknown", facts: [`\`${k}\` never started (no task for it)`] };
+  if (!task) return { outcome: "unknown", facts: [`\`${k}\` never started (no task for it before ${run.reason})`] };
   const facts = [];
   // W: its requests (scripted, or past the end of its script: still W asking), its
   // SubagentStops, when it was finalized.
@@ -542,7 +542,7 @@ function judge(run, { waiter: w, work: k }) {
   if (!end) {
     const why = `\`${k}\` was still running when the run ended (${run.reason})`;
     if (finalizedAt !== null && finalizedAt < ev.cleanupAt) return verdict("not-resumable", why);
-    return verdict(run.reason.startsWith("the ceiling") ? "child-failed" : "unknown", why);
+    return verdict("unknown", why);
   }
   const failed = ["failed", "error"].includes(end.status);
   if (!delivery && !failed && finalizedAt !== null && finalizedAt < end.t) {

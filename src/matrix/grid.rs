@@ -558,6 +558,197 @@ mod tests {
         assert!(c.lines()[0].contains("still not the behaviour"));
     }
 
+    /// A judged run of `scenario/print` on the CLI asked for as `spec`, which reported
+    /// `reported` (when it did), with the scenario's expected verdict `expect`.
+    fn run(
+        scenario: &str,
+        spec: &str,
+        reported: Option<&str>,
+        outcome: Outcome,
+        expect: Option<Outcome>,
+    ) -> RunResult {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runs/seed000-print/run.json");
+        let mut info: crate::evidence::run::RunInfo =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        info.scenario = scenario.into();
+        info.variant = "print".into();
+        info.cli_spec = spec.into();
+        info.cli_version = "unreported".into();
+        info.cli_version_reported = reported.map(str::to_string);
+        info.expect = expect;
+        let judgement = crate::classify::Judgement {
+            outcome,
+            verdicts: vec![],
+            checks: vec![],
+            invariants: vec![],
+        };
+        RunResult::new(&info, judgement)
+    }
+
+    /// Runs group into one cell per scenario variant and CLI as asked for; columns keep the
+    /// order asked for, a spec nobody asked for goes last; a column is titled with the version
+    /// it resolved to when that says more; a cell shows its verdict (its agreement when
+    /// repeated) and whether it matches the expectation; an empty cell is `-`.
+    #[test]
+    fn the_matrix_groups_runs_into_cells_and_renders_them() {
+        use Outcome::*;
+        let results = [
+            run("a", "latest", Some("2.1.332"), Woke, Some(Woke)),
+            run("a", "2.1.219", Some("2.1.219"), NotResumable, Some(Woke)),
+            run("a", "latest", Some("2.1.332"), Woke, Some(Woke)),
+            run("b", "latest", None, NeverFired, None),
+            run("b", "sim:x", None, Woke, None),
+            run("b", "sim:x", None, NotResumable, None),
+        ];
+        let columns = ["2.1.219".to_string(), "latest".to_string()];
+        let m = Matrix::build(&results, &columns);
+        assert_eq!(m.columns, ["2.1.219", "latest", "sim:x"]);
+        assert_eq!(m.cells.len(), 4);
+        let latest = m
+            .cells
+            .iter()
+            .find(|c| c.key() == ("a".into(), "print".into(), "latest".into()))
+            .unwrap();
+        assert_eq!((latest.runs, latest.cli_version.as_str()), (2, "2.1.332"));
+        assert_eq!(latest.cell_key().to_string(), "a/print on latest");
+        assert_eq!(
+            m.markdown(None),
+            "# wakeprobe matrix\n\n\
+             | scenario | 2.1.219 | latest (2.1.332) | sim:x (unreported) |\n\
+             |---|---|---|---|\n\
+             | a/print | not-resumable ✗ | woke 2/2 ✓ | - |\n\
+             | b/print | - | never-fired | flaky: woke 1/2, not-resumable 1/2 |\n\
+             \n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.\n"
+        );
+        let table = m.table(false, 200);
+        for text in [
+            "latest (2.1.332)",
+            "b/print",
+            "woke 2/2 ✓",
+            "not-resumable ✗",
+            "flaky: woke 1/2, not-resumable 1/2",
+        ] {
+            assert!(table.contains(text), "{text} in\n{table}");
+        }
+        let shard = ShardPos { index: 2, count: 3 };
+        let recorded = m.clone().of_matrix(None, Some(shard));
+        assert_eq!((recorded.cells, recorded.shard), (m.cells, Some(shard)));
+    }
+
+    /// The comparison in Markdown heads the matrix, and names cells new or gone.
+    #[test]
+    fn a_comparison_names_new_and_missing_cells_first_in_the_markdown() {
+        let before = matrix(vec![
+            cell("a", "latest", Outcome::Woke, Some(true)),
+            cell("gone", "latest", Outcome::Woke, Some(true)),
+        ]);
+        let after = matrix(vec![
+            cell("a", "latest", Outcome::Woke, Some(true)),
+            cell("fresh", "latest", Outcome::Woke, Some(true)),
+        ]);
+        let c = Comparison::of(&after, &before);
+        assert_eq!(
+            c.lines(),
+            [
+                "new cell (not in the baseline): fresh/print on latest",
+                "missing cell (in the baseline only): gone/print on latest",
+            ]
+        );
+        assert!(
+            after.markdown(Some(&c)).starts_with(
+                "# wakeprobe matrix\n\n## Changes against the baseline\n\n\
+                 - new cell (not in the baseline): fresh/print on latest\n\
+                 - missing cell (in the baseline only): gone/print on latest\n\n| scenario |"
+            ),
+            "{}",
+            after.markdown(Some(&c))
+        );
+    }
+
+    /// Without a `want`, each change says why it is better or worse: against the scenario's
+    /// expectation when one side meets it (its verdict, or only its checks), else waking beats
+    /// not waking. Regressions are listed first.
+    #[test]
+    fn a_change_without_want_says_why_it_is_better_or_worse() {
+        use Outcome::*;
+        let pairs = [
+            // (name, before, after, line)
+            (
+                "worse",
+                cell("worse", "latest", Woke, Some(true)),
+                cell("worse", "latest", NotResumable, Some(false)),
+                "REGRESSION worse/print on latest: woke 1/1 (latest) -> not-resumable 1/1 (latest): its verdict no longer matches what the scenario expects",
+            ),
+            (
+                "checks",
+                cell("checks", "latest", NotResumable, Some(false)),
+                cell("checks", "latest", NotResumable, Some(true)),
+                "improvement checks/print on latest: not-resumable 1/1 (latest) -> not-resumable 1/1 (latest): its checks now match what the scenario expects",
+            ),
+            (
+                "wakes",
+                cell("wakes", "latest", NeverFired, Some(false)),
+                cell("wakes", "latest", Woke, Some(false)),
+                "improvement wakes/print on latest: never-fired 1/1 (latest) -> woke 1/1 (latest): it wakes now (the scenario states no `want`)",
+            ),
+            (
+                "moved",
+                cell("moved", "latest", Woke, Some(false)),
+                cell("moved", "latest", NeverFired, Some(false)),
+                "REGRESSION moved/print on latest: woke 1/1 (latest) -> never-fired 1/1 (latest): it changed with nothing to say it is better (the scenario states no `want`)",
+            ),
+            (
+                "unexpected",
+                cell("unexpected", "latest", NeverFired, None),
+                cell("unexpected", "latest", Woke, None),
+                "improvement unexpected/print on latest: never-fired 1/1 (latest) -> woke 1/1 (latest): its verdict now matches what the scenario expects",
+            ),
+        ];
+        for (name, before, after, line) in pairs {
+            let c = Comparison::of(&matrix(vec![after]), &matrix(vec![before]));
+            assert_eq!(c.lines(), [line], "{name}");
+        }
+        let before: Vec<MatrixCell> = ["x", "y"]
+            .map(|s| cell(s, "latest", NeverFired, Some(false)))
+            .into();
+        let after = vec![
+            cell("x", "latest", Woke, Some(true)),
+            cell("y", "latest", NotResumable, Some(false)),
+        ];
+        let c = Comparison::of(&matrix(after), &matrix(before));
+        let kinds: Vec<ChangeKind> = c.changes.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [ChangeKind::Regression, ChangeKind::Improvement]);
+    }
+
+    /// With a `want`, a change of the checks alone is still judged against the expectation.
+    #[test]
+    fn a_change_of_checks_alone_is_judged_by_expect_even_with_a_want() {
+        let wanted = |mut c: MatrixCell| {
+            c.want = Some(Outcome::Woke);
+            c
+        };
+        let before = matrix(vec![wanted(cell(
+            "a",
+            "latest",
+            Outcome::NotResumable,
+            Some(true),
+        ))]);
+        let after = matrix(vec![wanted(cell(
+            "a",
+            "latest",
+            Outcome::NotResumable,
+            Some(false),
+        ))]);
+        let c = Comparison::of(&after, &before);
+        assert_eq!(c.regressions(), 1);
+        assert!(
+            c.lines()[0].ends_with("its checks no longer match what the scenario expects"),
+            "{:?}",
+            c.lines()
+        );
+    }
+
     #[test]
     fn shards_partition_the_cells() {
         let keys: Vec<(String, String, String)> = (0..60)

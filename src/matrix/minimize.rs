@@ -1,7 +1,9 @@
 //! Minimizing a scenario while a run keeps showing the same result: delta debugging (Zeller's
 //! ddmin) over the units of each pass (agents, then steps, then inputs), then shrinking each
 //! numeric parameter toward smaller values that keep the result, then shortening texts; round
-//! after round until a fixed point or the run budget.
+//! after round until a fixed point or the run budget. Last, each number that shrank to just
+//! above a value that lost the result is doubled (a margin over the boundary between them), so
+//! the minimal scenario still shows the result on a slower or busier machine.
 //!
 //! Pure: the subject (what can be removed or changed, and whether the result is still a valid
 //! scenario) and the oracle (does a batch of candidates still show the result) are given by the
@@ -132,6 +134,8 @@ struct Search<S, F> {
     accepted: Vec<Event>,
     on_event: Box<dyn FnMut(&Event) + Send>,
     out_of_budget: bool,
+    /// Per number, the largest value its last shrinking saw lose the result.
+    lost: HashMap<String, f64>,
     _subject: std::marker::PhantomData<S>,
 }
 
@@ -316,8 +320,53 @@ where
                     .collect();
                 ladder.dedup();
             }
+            if below > 0.0 {
+                self.lost.insert(name, below);
+            } else {
+                self.lost.remove(&name);
+            }
         }
         Ok((subject, changed))
+    }
+
+    /// Doubles each number that shrank to just above a value that lost the result (never past
+    /// where it started), when that still keeps the result: the boundary lies between the two,
+    /// so twice the smallest value that kept the result is at least twice the boundary, and a
+    /// timing boundary moves with the machine's load: a repro at its edge is a flaky one.
+    async fn keep_margins(
+        &mut self,
+        mut subject: S,
+        origin: &HashMap<String, f64>,
+    ) -> Result<S, E> {
+        for (name, value) in subject.numbers() {
+            let (Some(&lost), Some(&start)) = (self.lost.get(&name), origin.get(&name)) else {
+                continue;
+            };
+            let twice = (2.0 * value * 100.0).round() / 100.0;
+            let target = twice.min(start);
+            if target <= value || self.out_of_budget {
+                continue;
+            }
+            let candidate = [subject.with_number(&name, target)];
+            if self
+                .first_passing(&format!("margin {name}"), &candidate)
+                .await?
+                == Some(0)
+            {
+                subject = candidate[0].clone().expect("valid");
+                self.accept(
+                    &format!("margin {name}"),
+                    format!(
+                        "{name} = {} (twice {}, the smallest value that kept the result; {} lost it)",
+                        fmt_number(target),
+                        fmt_number(value),
+                        fmt_number(lost)
+                    ),
+                    &subject,
+                );
+            }
+        }
+        Ok(subject)
     }
 }
 
@@ -390,9 +439,11 @@ where
         accepted: Vec::new(),
         on_event: Box::new(on_event),
         out_of_budget: false,
+        lost: HashMap::new(),
         _subject: std::marker::PhantomData,
     };
     search.cache.insert(subject.key(), true);
+    let origin: HashMap<String, f64> = subject.numbers().into_iter().collect();
     let mut current = subject;
     loop {
         let mut changed = false;
@@ -411,6 +462,7 @@ where
             break;
         }
     }
+    let current = search.keep_margins(current, &origin).await?;
     Ok(Minimized {
         subject: current,
         accepted: search.accepted,

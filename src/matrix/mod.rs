@@ -53,6 +53,15 @@ impl Job {
         ))
     }
 
+    /// The matrix cell this job is a run of.
+    pub fn cell_key(&self) -> shards::CellKey {
+        shards::CellKey {
+            scenario: self.scenario.name.clone(),
+            variant: self.variant.clone(),
+            cli_spec: self.cli.spec.clone(),
+        }
+    }
+
     pub fn title(&self) -> String {
         format!("{}/{}", self.scenario.name, self.variant)
     }
@@ -79,6 +88,14 @@ impl Job {
         }
         cmd
     }
+}
+
+/// The jobs of the `cells` asked for (a shard's, say), in their order: every other job is left
+/// out, so a shard runs its own cells and no other.
+pub fn jobs_of_cells(jobs: Vec<Job>, cells: &[shards::CellKey]) -> Vec<Job> {
+    jobs.into_iter()
+        .filter(|j| cells.contains(&j.cell_key()))
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -294,6 +311,114 @@ pub fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::BackendKind;
+
+    /// Repetition 2 of the seed scenario's `print` variant with `bg_seconds=7`, on `kind`.
+    fn job(kind: BackendKind, version: &str, policy: RangePolicy) -> Job {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/subagent-bg-turn-end.toml");
+        Job {
+            scenario: Arc::new(Scenario::load(&path).unwrap()),
+            variant: "print".into(),
+            cli: Cli {
+                kind,
+                program: "claude".into(),
+                leading_args: vec![],
+                version: version.into(),
+                spec: version.into(),
+            },
+            repetition: 2,
+            overrides: vec![("bg_seconds".into(), "7".into())],
+            policy,
+            reference: "subagent-bg-turn-end".into(),
+        }
+    }
+
+    /// A cell's folder, title and repro command name its scenario, variant, CLI and repetition;
+    /// the command carries the `--set` values, `--explore` and the backend.
+    #[test]
+    fn a_cell_is_named_and_reproduced_by_its_job() {
+        let claude = job(BackendKind::Claude, "2.1.219", RangePolicy::Enforce);
+        assert_eq!(
+            claude.folder(),
+            PathBuf::from("subagent-bg-turn-end/print.claude-2.1.219.r2")
+        );
+        assert_eq!(claude.title(), "subagent-bg-turn-end/print");
+        assert_eq!(
+            claude.command(),
+            "wakeprobe run subagent-bg-turn-end --variant print --set bg_seconds=7 --claude-version 2.1.219"
+        );
+        let sim = job(
+            BackendKind::Sim {
+                profile: "fixed".into(),
+            },
+            "sim",
+            RangePolicy::Explore,
+        );
+        assert_eq!(
+            sim.command(),
+            "wakeprobe run subagent-bg-turn-end --variant print --set bg_seconds=7 --explore --backend sim --profile fixed"
+        );
+    }
+
+    /// A shard runs exactly its own cells: of the jobs for every variant on two CLIs, shard
+    /// `i` of 3 keeps the jobs (each repetition) of the cells `take_shard` gives it, and no other.
+    #[test]
+    fn a_shard_runs_exactly_its_own_cells() {
+        let mut jobs = Vec::new();
+        for version in ["2.1.219", "2.1.332"] {
+            for variant in ["print", "session"] {
+                for repetition in 1..=2 {
+                    let mut j = job(BackendKind::Claude, version, RangePolicy::Enforce);
+                    j.variant = variant.into();
+                    j.repetition = repetition;
+                    jobs.push(j);
+                }
+            }
+        }
+        let mut cells: Vec<shards::CellKey> = jobs.iter().map(Job::cell_key).collect();
+        cells.dedup();
+        assert_eq!(cells.len(), 4);
+        let mut ran = Vec::new();
+        for i in 1..=3 {
+            let wanted = grid::take_shard(cells.clone(), Some((i, 3)), |c| {
+                (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
+            });
+            let mine = jobs_of_cells(jobs.clone(), &wanted);
+            assert_eq!(
+                mine.len(),
+                2 * wanted.len(),
+                "shard {i}/3: both repetitions of each cell"
+            );
+            assert!(
+                mine.iter().all(|j| wanted.contains(&j.cell_key())),
+                "shard {i}/3"
+            );
+            ran.extend(mine.iter().map(|j| j.folder()));
+        }
+        ran.sort();
+        let mut all: Vec<PathBuf> = jobs.iter().map(Job::folder).collect();
+        all.sort();
+        assert_eq!(ran, all, "together the shards run every job once");
+    }
+
+    /// A job whose plan cannot be resolved fails the whole invocation before anything runs.
+    #[tokio::test]
+    async fn an_unresolvable_job_fails_before_anything_runs() {
+        let mut bad = job(BackendKind::Claude, "2.1.219", RangePolicy::Enforce);
+        bad.variant = "no-such-variant".into();
+        let opts = ExecOptions {
+            run_dir: PathBuf::from("/nonexistent"),
+            jobs: 1,
+            template: PathBuf::from("/nonexistent"),
+            keep: false,
+            network: NetworkPolicy::Host,
+            progress: false,
+        };
+        let (_tx, cancel) = tokio::sync::watch::channel(None);
+        let e = execute(vec![bad], &opts, cancel).await.unwrap_err();
+        assert!(e.to_string().contains("no-such-variant"), "{e}");
+    }
 
     #[test]
     fn run_ids_sort_by_time() {

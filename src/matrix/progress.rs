@@ -54,7 +54,8 @@ struct Live {
 
 impl Board {
     pub fn start(statuses: Statuses, plan: Plan, enabled: bool) -> Board {
-        let live = (enabled && std::io::stderr().is_terminal()).then(|| Live::new(&plan));
+        let live = (enabled && std::io::stderr().is_terminal())
+            .then(|| Live::new(&plan, ProgressDrawTarget::stderr()));
         let inner = Arc::new(Inner {
             statuses,
             plan,
@@ -70,7 +71,7 @@ impl Board {
             // A plain thread: redrawing must not depend on the runtime being responsive.
             let handle = std::thread::spawn(move || {
                 while !ticker_inner.stop.load(Ordering::SeqCst) {
-                    ticker_inner.draw();
+                    ticker_inner.draw(terminal_size().0);
                     std::thread::park_timeout(TICK);
                 }
             });
@@ -81,23 +82,15 @@ impl Board {
 
     /// A run began.
     pub fn started(&self, title: &str) {
-        let n = self.inner.started.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.inner.enabled && self.inner.live.is_none() {
-            eprintln!("[start {n}/{}] {title}", self.inner.plan.ceilings.len());
+        if let Some(line) = self.inner.count_start(title) {
+            eprintln!("{line}");
         }
     }
 
     /// A run ended (with its result, or none when it could not run).
     pub fn finished(&self, title: &str, result: Option<&RunResult>) {
-        let done = self.inner.done.fetch_add(1, Ordering::SeqCst) + 1;
-        if !self.inner.enabled {
-            return;
-        }
-        let line = format!(
-            "[{done}/{}] {title} done ({})",
-            self.inner.plan.ceilings.len(),
-            detail(result)
-        );
+        let (done, line) = self.inner.count_finish(title, result);
+        let Some(line) = line else { return };
         match &self.inner.live {
             Some(live) => {
                 live.overall.set_position(done as u64);
@@ -139,8 +132,8 @@ fn detail(result: Option<&RunResult>) -> String {
 }
 
 impl Live {
-    fn new(plan: &Plan) -> Live {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+    fn new(plan: &Plan, target: ProgressDrawTarget) -> Live {
+        let multi = MultiProgress::with_draw_target(target);
         let overall = multi.add(ProgressBar::new(plan.ceilings.len() as u64));
         overall.set_style(
             ProgressStyle::with_template("{bar:16.cyan/blue} {pos}/{len} {wide_msg}")
@@ -155,10 +148,9 @@ impl Live {
         }
     }
 
-    /// As many run lines as there are runs shown (at most what the terminal's height leaves).
-    fn fit_lines(&self, wanted: usize) -> std::sync::MutexGuard<'_, Vec<ProgressBar>> {
+    /// As many run lines as there are runs shown (at most what the terminal's `rows` leave).
+    fn fit_lines(&self, wanted: usize, rows: usize) -> std::sync::MutexGuard<'_, Vec<ProgressBar>> {
         let mut lines = self.lines.lock().expect("lines");
-        let rows = terminal_size().0;
         let wanted = wanted.min(rows.saturating_sub(4).max(1));
         while lines.len() > wanted {
             if let Some(line) = lines.pop() {
@@ -178,7 +170,30 @@ impl Live {
 }
 
 impl Inner {
-    fn draw(&self) {
+    /// Counts a run's start; returns the plain line that announces it (none when the display
+    /// is off or live on a terminal).
+    fn count_start(&self, title: &str) -> Option<String> {
+        let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        (self.enabled && self.live.is_none())
+            .then(|| format!("[start {n}/{}] {title}", self.plan.ceilings.len()))
+    }
+
+    /// Counts a run's end; returns how many are done and the line that says so (none when the
+    /// display is off).
+    fn count_finish(&self, title: &str, result: Option<&RunResult>) -> (usize, Option<String>) {
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let line = self.enabled.then(|| {
+            format!(
+                "[{done}/{}] {title} done ({})",
+                self.plan.ceilings.len(),
+                detail(result)
+            )
+        });
+        (done, line)
+    }
+
+    /// Redraws the live display for a terminal of `rows` rows.
+    fn draw(&self, rows: usize) {
         let Some(live) = &self.live else { return };
         let running: Vec<(String, LiveStatus)> = self
             .statuses
@@ -187,7 +202,7 @@ impl Inner {
             .iter()
             .map(|(title, s)| (title.clone(), s.lock().expect("status").clone()))
             .collect();
-        let lines = live.fit_lines(running.len());
+        let lines = live.fit_lines(running.len(), rows);
         for (line, (title, s)) in lines.iter().zip(&running) {
             line.set_message(format!(
                 "{title} {} {:.1}s · req {} · hooks {} · tasks {}",
@@ -233,10 +248,18 @@ impl Inner {
 
 /// The terminal's rows and columns (stderr's), 24 x 80 when it cannot say.
 fn terminal_size() -> (usize, usize) {
-    rustix::termios::tcgetwinsize(std::io::stderr())
-        .ok()
-        .filter(|w| w.ws_row > 0 && w.ws_col > 0)
-        .map(|w| (w.ws_row as usize, w.ws_col as usize))
+    rows_and_columns(
+        rustix::termios::tcgetwinsize(std::io::stderr())
+            .ok()
+            .map(|w| (w.ws_row, w.ws_col)),
+    )
+}
+
+/// The size a terminal reported, 24 x 80 when it reported none or a zero (some ptys do).
+fn rows_and_columns(reported: Option<(u16, u16)>) -> (usize, usize) {
+    reported
+        .filter(|(rows, columns)| *rows > 0 && *columns > 0)
+        .map(|(rows, columns)| (rows as usize, columns as usize))
         .unwrap_or((24, 80))
 }
 
@@ -266,18 +289,152 @@ mod tests {
     use super::*;
 
     fn board(ceilings: &[u64], slots: usize, started: usize) -> Inner {
+        let plan = Plan {
+            ceilings: ceilings.iter().map(|s| Duration::from_secs(*s)).collect(),
+            slots,
+        };
         Inner {
             statuses: Statuses::default(),
-            plan: Plan {
-                ceilings: ceilings.iter().map(|s| Duration::from_secs(*s)).collect(),
-                slots,
-            },
+            plan,
             started: AtomicUsize::new(started),
             done: AtomicUsize::new(0),
             enabled: false,
             live: None,
             stop: AtomicBool::new(false),
             ticker: Mutex::new(None),
+        }
+    }
+
+    /// A board showing plain lines (`enabled`), with nothing started.
+    fn plain_board(runs: usize, enabled: bool) -> Board {
+        let mut inner = board(&vec![60; runs], 1, 0);
+        inner.enabled = enabled;
+        Board {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// A board with a live display drawn nowhere, `running` runs under way.
+    fn live_board(running: usize) -> Inner {
+        let mut inner = board(&[60; 40], 40, running);
+        inner.enabled = true;
+        inner.live = Some(Live::new(&inner.plan, ProgressDrawTarget::hidden()));
+        for i in 0..running {
+            let status = LiveStatus {
+                elapsed_s: 1.5,
+                ceiling_s: 60.0,
+                requests: 2,
+                ..LiveStatus::default()
+            };
+            inner
+                .statuses
+                .lock()
+                .unwrap()
+                .push((format!("run{i}"), Arc::new(Mutex::new(status))));
+        }
+        inner
+    }
+
+    /// A run of the seed fixture judged `not-resumable` in 6 s, matching its expectation or not.
+    fn result(matches_expect: Option<bool>) -> RunResult {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runs/seed000-print/run.json");
+        let mut info: crate::evidence::run::RunInfo =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        info.duration_s = 6.04;
+        let judgement = crate::classify::Judgement {
+            outcome: crate::classify::Outcome::NotResumable,
+            verdicts: vec![],
+            checks: vec![],
+            invariants: vec![],
+        };
+        let mut r = RunResult::new(&info, judgement);
+        r.matches_expect = matches_expect;
+        r
+    }
+
+    /// Off a terminal, each start and end is a line counting runs from 1 of all; the end says
+    /// the verdict, whether it was expected, and the time. With the display off: no lines.
+    #[test]
+    fn plain_lines_count_runs_from_one_of_all() {
+        let b = plain_board(3, true);
+        assert_eq!(b.inner.count_start("a").as_deref(), Some("[start 1/3] a"));
+        b.started("b");
+        assert_eq!(b.inner.count_start("c").as_deref(), Some("[start 3/3] c"));
+        b.finished("a", None);
+        let line = |r: Option<&RunResult>| b.inner.count_finish("x", r).1.unwrap();
+        assert_eq!(
+            line(Some(&result(Some(true)))),
+            "[2/3] x done (not-resumable as expected, 6.0s)"
+        );
+        assert_eq!(
+            line(Some(&result(Some(false)))),
+            "[3/3] x done (not-resumable UNEXPECTED, 6.0s)"
+        );
+        assert_eq!(
+            line(Some(&result(None))),
+            "[4/3] x done (not-resumable, 6.0s)"
+        );
+        assert_eq!(line(None), "[5/3] x done (failed to run)");
+
+        let off = plain_board(3, false);
+        assert_eq!(off.inner.count_start("a"), None);
+        assert_eq!(off.inner.count_finish("a", None), (1, None));
+    }
+
+    /// A started run no longer waits for a slot: the time left counts it by its status only.
+    #[test]
+    fn a_started_run_leaves_the_queue_of_the_time_left() {
+        let b = plain_board(3, false);
+        assert_eq!(b.inner.time_left(&[]), Duration::from_secs(180));
+        b.started("a");
+        assert_eq!(b.inner.time_left(&[]), Duration::from_secs(120));
+        b.stop();
+        assert!(
+            b.inner.stop.load(Ordering::SeqCst),
+            "the ticker is told to stop"
+        );
+    }
+
+    /// On a terminal: one line per running run, as many as its rows leave room for; the
+    /// overall line counts the running runs and those not shown.
+    #[test]
+    fn the_live_display_shows_what_the_terminal_has_room_for() {
+        let inner = live_board(30);
+        let live = inner.live.as_ref().unwrap();
+        inner.draw(24);
+        assert_eq!(live.lines.lock().unwrap().len(), 20);
+        assert_eq!(
+            live.lines.lock().unwrap()[0].message(),
+            "run0 starting 1.5s · req 2 · hooks 0 · tasks 0"
+        );
+        let overall = live.overall.message();
+        assert!(
+            overall.ends_with("at most 1m00s left (ceilings) · 30 running (10 not shown)"),
+            "{overall}"
+        );
+        inner.statuses.lock().unwrap().truncate(5);
+        inner.draw(24);
+        assert_eq!(live.lines.lock().unwrap().len(), 5);
+        assert!(
+            live.overall.message().ends_with("· 5 running"),
+            "{}",
+            live.overall.message()
+        );
+        inner.statuses.lock().unwrap().truncate(3);
+        inner.draw(2);
+        assert_eq!(
+            live.lines.lock().unwrap().len(),
+            1,
+            "always one line at least"
+        );
+    }
+
+    #[test]
+    fn a_terminal_without_a_size_is_taken_as_24_by_80() {
+        assert_eq!(rows_and_columns(Some((50, 120))), (50, 120));
+        for reported in [None, Some((0, 120)), Some((50, 0))] {
+            assert_eq!(rows_and_columns(reported), (24, 80), "{reported:?}");
         }
     }
 

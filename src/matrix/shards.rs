@@ -305,6 +305,74 @@ mod tests {
         ));
     }
 
+    /// `merge` names the first thing in which two shards' matrices differ.
+    #[test]
+    fn two_matrices_differ_by_their_first_differing_field() {
+        let id = identity(&["1", "2"]);
+        let differs = |change: fn(&mut Identity)| {
+            let mut other = id.clone();
+            change(&mut other);
+            id.difference(&other)
+        };
+        assert_eq!(id.difference(&id.clone()), None);
+        assert_eq!(
+            differs(|o| o.scenarios = vec!["a".into(), "b".into()]).as_deref(),
+            Some("scenarios a vs a,b")
+        );
+        assert_eq!(
+            differs(|o| o.variants = vec!["print".into()]).as_deref(),
+            Some("variants (none) vs print")
+        );
+        assert_eq!(
+            differs(|o| o.sets.clear()).as_deref(),
+            Some("--set values bg_seconds=1 vs (none)")
+        );
+        assert_eq!(
+            differs(|o| o.sim_versions = vec!["2.1.9=fixed".into()]).as_deref(),
+            Some("--sim-version mappings (none) vs 2.1.9=fixed")
+        );
+        assert_eq!(
+            differs(|o| o.repeat = 3).as_deref(),
+            Some("--repeat 1 vs 3")
+        );
+        assert_eq!(
+            differs(|o| {
+                o.cells.pop();
+            })
+            .as_deref(),
+            Some("cell lists of 2 and 1 cells")
+        );
+    }
+
+    /// A shard given twice is named by its position, with both folders.
+    #[test]
+    fn a_shard_given_twice_names_both_folders() {
+        let id = identity(&["1", "2"]);
+        let e = check_shards(&[out("a", &id, 1, 2), out("b", &id, 1, 2)]).unwrap_err();
+        assert_eq!(e.to_string(), "shard 1/2 given twice: a and b");
+    }
+
+    /// A long list of missing cells shows the first eight and counts the rest.
+    #[test]
+    fn many_missing_cells_are_listed_eight_then_counted() {
+        let versions: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+        let id = identity(&versions.iter().map(String::as_str).collect::<Vec<_>>());
+        let e = check_cells(&id, &[]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("10 cells missing from the merged runs: a/print on 1; a/print on 2;"),
+            "{e}"
+        );
+        assert!(e.ends_with("a/print on 8; and 2 more"), "{e}");
+        let e = check_cells(&id, &id.cells[2..]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "2 cells missing from the merged runs: a/print on 1; a/print on 2"
+        );
+        let eight = identity(&versions[..8].iter().map(String::as_str).collect::<Vec<_>>());
+        let e = check_cells(&eight, &[]).unwrap_err().to_string();
+        assert!(e.ends_with("a/print on 7; a/print on 8"), "{e}");
+    }
+
     #[test]
     fn a_cell_without_its_runs_is_missing() {
         let mut id = identity(&["1", "2"]);

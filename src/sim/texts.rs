@@ -73,6 +73,14 @@ pub fn environment_message(kind: AgentKind, interactive: bool, cwd: &str) -> Val
 const AGENT_TYPES: &str = "Available agent types for the Agent tool:\n- general-purpose: a general agent for multi-step tasks. (Tools: *)";
 
 /// The role-`system` message a subagent gets after its first tool result.
+/// After this many tool calls in a row with nothing said, the main agent is nudged.
+pub const QUIET_NUDGE_AFTER: u32 = 5;
+
+/// The nudge 2.1.332 adds after the main agent's fifth silent tool call in a row.
+pub fn quiet_nudge_message() -> Value {
+    json!({"role": "system", "content": [{"type": "text", "text": "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell \u{2014} a finding, a change of plan."}]})
+}
+
 pub fn agent_types_message() -> Value {
     json!({"role": "system", "content": [{"type": "text", "cache_control": {"type": "ephemeral"},
         "text": AGENT_TYPES}]})

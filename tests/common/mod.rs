@@ -19,13 +19,23 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_wakeprobe"))
 }
 
-/// The CLI cache the tests share (installs happen once per machine, not per test).
+/// The CLI cache the tests share (installs happen once per machine, not per test): the
+/// binary's own default, so a test run and a user's runs fill one cache.
 pub fn cache() -> PathBuf {
-    if let Some(dir) = std::env::var_os("WAKEPROBE_CACHE") {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    PathBuf::from(home).join(".cache").join("wakeprobe")
+    wakeprobe::backend::install::cache_root()
+}
+
+/// The pinned CLI's package folder in the shared cache, installed first if it is missing (a
+/// fresh machine running one test alone has no cache yet; the install lock makes concurrent
+/// callers wait for one install).
+pub fn pinned_package() -> PathBuf {
+    let version = wakeprobe::backend::PINNED_VERSION;
+    wakeprobe::backend::install::ensure(&cache(), version, &|_| {})
+        .unwrap_or_else(|e| panic!("installing the pinned CLI {version}: {e}"));
+    cache()
+        .join("claude-code")
+        .join(version)
+        .join("node_modules/@anthropic-ai/claude-code")
 }
 
 /// `wakeprobe ARGS` from the repository root, with the shared cache.

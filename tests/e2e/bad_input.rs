@@ -335,9 +335,13 @@ fn argument_mistakes_fail_before_anything_runs() {
             format!("error: {j}: not a wakeprobe matrix.json: missing field `schema` at line 1 column 19; refusing to overwrite it with a baseline"),
         ),
     ];
+    // An empty cache: a mistake found only after installing the CLI would fill it.
+    let empty_cache = dir.path().join("cache");
     for (args, expected) in cases {
         let before = std::fs::read(&junk).unwrap();
-        let output = output_within(wakeprobe(&args), Duration::from_secs(30));
+        let mut cmd = wakeprobe(&args);
+        cmd.env("WAKEPROBE_CACHE", &empty_cache);
+        let output = output_within(cmd, Duration::from_secs(30));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         let line = stderr
@@ -346,6 +350,7 @@ fn argument_mistakes_fail_before_anything_runs() {
             .unwrap_or("");
         assert_eq!(line, expected, "{args:?}");
         assert!(!out.exists(), "{args:?}: nothing was run or written");
+        assert!(!empty_cache.exists(), "{args:?}: nothing was installed");
         assert_eq!(
             std::fs::read(&junk).unwrap(),
             before,

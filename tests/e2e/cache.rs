@@ -42,7 +42,7 @@ fn a_cached_cli_that_does_not_run_is_reinstalled() {
     let _cli = cli_slots(1);
     let own = own_cache();
     // A cached install whose binary was cut short (a full disk during an earlier install, say).
-    let real = package(&cache(), PINNED);
+    let real = pinned_package();
     let broken = package(own.path(), PINNED);
     std::fs::create_dir_all(broken.join("bin")).unwrap();
     std::fs::copy(real.join("package.json"), broken.join("package.json")).unwrap();

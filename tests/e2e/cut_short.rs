@@ -282,10 +282,8 @@ fn a_cli_that_exits_at_once_is_a_setup_failure() {
 #[test]
 fn a_truncated_cli_binary_is_a_setup_failure_naming_what_happened() {
     let _cli = cli_slots(1);
-    let real =
-        cache().join("claude-code/2.1.332/node_modules/@anthropic-ai/claude-code/bin/claude.exe");
-    let bytes =
-        std::fs::read(&real).expect("the pinned CLI is installed (the library test does it)");
+    let real = pinned_package().join("bin/claude.exe");
+    let bytes = std::fs::read(&real).expect("the pinned CLI's binary");
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("claude.exe");
     std::fs::write(&broken, &bytes[..bytes.len() / 3]).unwrap();

@@ -8,16 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The pinned CLI from wakeprobe's cache: the script is given its binary (no reinstall); if the
-/// cache lacks it, the script installs it there itself (the script's cache layout is the same).
+/// The pinned CLI from wakeprobe's cache (installed first on a fresh machine): the script is
+/// given its binary, so it installs nothing.
 fn cli_args() -> Vec<String> {
-    let versions = crate::common::cache().join("claude-code");
-    let bin = versions.join("2.1.332/node_modules/.bin/claude");
-    if bin.exists() {
-        vec!["--claude-bin".into(), bin.display().to_string()]
-    } else {
-        vec!["--cache".into(), versions.display().to_string()]
-    }
+    let package = crate::common::pinned_package();
+    let bin = package.join("../../.bin/claude");
+    vec!["--claude-bin".into(), bin.display().to_string()]
 }
 
 /// `wakeprobe export ARGS -o DIR/repro.mjs`; returns the script's path.

@@ -12,13 +12,15 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     // the seed's conformance) run beside it, which keeps the suite's longest chain short.
     let _cli = cli_slots(CLI_SLOTS - 2);
     let out = tempfile::tempdir().unwrap();
-    // 7 s: longer than the CLI's ~5 s grace before it kills an orphaned task in print mode,
-    // short enough for a test (the positive control's 90 s default runs in 7 s here). Every
+    // 10 s: twice the CLI's ~5 s grace before it kills an orphaned task in print mode, short
+    // enough for a test (the positive control's 90 s default runs in 10 s here). The grace
+    // counts from the last result, which comes late on a busy machine: at 7 s a loaded CI
+    // runner saw subagent-bg-turn-end/print's command end 0.04 s before the kill (woke). Every
     // declared range admits it (subagent-bg-turn-end/print needs 6 or more; see the scenario).
     let cmd = wakeprobe(&[
         "run",
         "--set",
-        "bg_seconds=7",
+        "bg_seconds=10",
         "--jobs",
         "8",
         "--quiet",

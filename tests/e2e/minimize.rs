@@ -40,6 +40,11 @@ fn the_padded_seed_stall_shrinks_to_its_few_steps_on_the_simulator() {
     // Each accepted reduction is printed as it happens, with the progress of the runs.
     assert!(stderr.contains("agents: removed linter, docs"), "{stderr}");
     assert!(stderr.contains("runs] steps: trying"), "{stderr}");
+    // A duration shrunk to the edge of the orphan grace is raised to a margin over it.
+    assert!(
+        stderr.contains("margin bg_seconds: bg_seconds = "),
+        "{stderr}"
+    );
     let dir = run_dir(&out);
     let minimal = wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml")).unwrap();
     let plan = minimal.plan("print", &[]).unwrap();
@@ -135,20 +140,41 @@ fn an_interrupted_minimization_writes_what_it_found_and_leaves_nothing_running()
     ]);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let mut child = cmd.spawn().unwrap();
     let pid = child.id();
-    // Past the first accepted reduction (the unreduced run takes about 6 s).
-    std::thread::sleep(Duration::from_secs(15));
+    // Interrupt once the first reduction is accepted (its progress line), whatever the load.
+    let stderr = child.stderr.take().unwrap();
+    let (accepted, first_reduction) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            if line.contains(": removed ") {
+                let _ = accepted.send(());
+            }
+            lines.push(line);
+        }
+        lines.join("\n")
+    });
+    if first_reduction
+        .recv_timeout(Duration::from_secs(180))
+        .is_err()
+    {
+        let _ = child.kill();
+        panic!(
+            "no reduction accepted within 180 s: {}",
+            reader.join().unwrap()
+        );
+    }
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let exited = wait_for(Duration::from_secs(60), || child.try_wait().unwrap());
+    if exited.is_none() {
+        let _ = child.kill();
+    }
     let output = child.wait_with_output().unwrap();
+    let stderr = reader.join().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(130),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(output.status.code(), Some(130), "{stdout}\n{stderr}");
     assert!(stdout.contains("; interrupted"), "{stdout}");
     let dir = run_dir(&out);
     wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml")).unwrap();

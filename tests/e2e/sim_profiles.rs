@@ -25,6 +25,8 @@ pub(super) struct Run {
     pub(super) run: Value,
     pub(super) result: Value,
     pub(super) events: Vec<Value>,
+    /// The CLI's stream-json lines (stream.jsonl), as the recorder kept them.
+    pub(super) stream: Vec<Value>,
 }
 
 impl Run {
@@ -177,6 +179,11 @@ pub(super) fn run_sim(
                     variant: run_json["variant"].as_str().unwrap_or("?").to_string(),
                     result: read_json(&dir.join("result.json")),
                     events: timeline["events"].as_array().cloned().unwrap_or_default(),
+                    stream: std::fs::read_to_string(dir.join("stream.jsonl"))
+                        .unwrap_or_default()
+                        .lines()
+                        .filter_map(|l| serde_json::from_str(l).ok())
+                        .collect(),
                     run: run_json,
                     dir: if std::env::var_os("WAKEPROBE_KEEP").is_some() {
                         let _ = std::fs::rename(&dir, &kept);

@@ -26,7 +26,7 @@
 # operations split the payload on its unescaped quotes and a small state machine walks the JSON
 # structure, so paths, commands and messages that contain quotes, braces or key names cannot
 # fool it. The transcript (JSONL, possibly many MB) is searched with `grep -F`, present wherever
-# bash is. A decision takes a few milliseconds (up to about a second while it waits for a
+# bash is. A decision takes a few milliseconds (up to two seconds while it waits for a
 # transcript the CLI has not written yet). Written for bash 3.2 (macOS) and later, tested on 5.2.
 set -u
 export LC_ALL=C
@@ -216,13 +216,17 @@ if ((tasks_present)); then
   for i in "${live[@]}"; do patterns+=(-e "${task_id[i]}"); done
   # The agent's tool results that name a live task: those tasks are its own. The CLI writes the
   # transcript a moment after the fact (the hook can run before the tool result that started a
-  # task is on disk), so until the transcript holds the agent's last message, look again (at
-  # most about a second, and only while work of others is running).
+  # task is on disk), so until the transcript holds the agent's last message, look again (for
+  # at most two seconds by the clock where bash has one, and 20 rounds; only while work of
+  # others is running). A bound by rounds alone ran short on a busy machine.
   marker=$(escaped_prefix "$top_last_assistant_message" 60)
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
+  now_us() { local t=${EPOCHREALTIME:-0}; echo "${t/[.,]/}"; }
+  deadline=$(( $(now_us) + 2000000 ))
+  for _ in {1..20}; do
     results=$(command grep -F -e '"tool_result"' -- "$transcript" 2>/dev/null | command grep -wF "${patterns[@]}" 2>/dev/null)
     [[ -z $results && -n $marker ]] || break
     command grep -qF -e "$marker" -- "$transcript" 2>/dev/null && break
+    (( $(now_us) < deadline )) || break
     sleep 0.1 2>/dev/null || break
   done
   [[ -n $results ]] || exit 0

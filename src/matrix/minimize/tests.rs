@@ -204,8 +204,15 @@ async fn it_keeps_exactly_what_the_result_needs() {
     steps.sort();
     assert_eq!(steps, [("main", 1), ("worker", 7), ("worker", 13)]);
     assert_eq!(s.inputs, [2]);
-    assert_eq!(s.numbers["bg"], 6.0);
+    // bg shrank to 6, just above 5 which lost the bug, then was doubled for a margin over the
+    // boundary between them. poll never lost it, so it needs no margin.
+    assert_eq!(s.numbers["bg"], 12.0);
     assert!(s.numbers["poll"] <= 0.05, "{:?}", s.numbers);
+    let margin = m.accepted.iter().any(|e| {
+        matches!(e, Event::Accepted { pass, what, .. }
+            if pass == "margin bg" && what == "bg = 12 (twice 6, the smallest value that kept the result; 5 lost it)")
+    });
+    assert!(margin, "{:#?}", m.accepted);
     assert!(s.long_texts.is_empty());
     // 1-minimal: removing any one remaining unit loses the bug (or is invalid).
     for pass in Pass::REMOVALS {
@@ -235,6 +242,21 @@ async fn it_keeps_exactly_what_the_result_needs() {
         "candidates go in batches"
     );
     assert!(m.runs < 400, "{} runs", m.runs);
+}
+
+/// The margin never goes past the value minimization started from.
+#[tokio::test]
+async fn a_margin_stops_at_the_starting_value() {
+    let budget = Budget {
+        max_runs: 10_000,
+        runs_per_candidate: 1,
+        spent: 0,
+    };
+    let mut subject = padded();
+    subject.numbers.insert("bg".into(), 8.0);
+    let (m, _, _) = run(subject, budget).await;
+    assert_eq!(m.subject.numbers["bg"], 8.0);
+    assert!(shows_the_bug(&m.subject));
 }
 
 #[tokio::test]

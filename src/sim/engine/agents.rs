@@ -27,7 +27,10 @@ impl Sim {
                 .spawn_teammate(a, name, prompt, description, subagent_type, tool_use_id)
                 .await;
         }
-        let background = input["run_in_background"].as_bool() != Some(false);
+        // Interactive sessions of 2.1.332 launch every agent in the background, whatever
+        // `run_in_background` says (measured by `wakeprobe fuzz`).
+        let background =
+            input["run_in_background"].as_bool() != Some(false) || self.cfg.interactive();
         let id = ids::agent_id();
         let files = self.agent_files(&id);
         let meta = json!({"agentType": subagent_type, "isBuiltIn": true, "launchedWithDefaults": true,
@@ -51,6 +54,7 @@ impl Sim {
                 depth,
                 task: None,
                 header_id: Some(id.clone()),
+                foreground: !background,
             };
             let tracking = Tracking {
                 task_id: id.clone(),
@@ -60,10 +64,18 @@ impl Sim {
             let new = self.register_agent(&mut st, identity, tracking, &files, meta);
             (new, depth)
         };
-        self.emit_tasks_changed();
-        self.out.line(json!({"type": "system", "subtype": "task_started", "task_id": id, "run_id": run_id,
+        // A foreground subagent changes no list of background tasks.
+        if background {
+            self.emit_tasks_changed();
+        }
+        let mut started = json!({"type": "system", "subtype": "task_started", "task_id": id, "run_id": run_id,
             "tool_use_id": tool_use_id, "description": description, "subagent_type": subagent_type,
-            "is_backgrounded": background, "spawn_depth": depth, "task_type": "local_agent", "prompt": prompt}));
+            "is_backgrounded": background, "spawn_depth": depth, "task_type": "local_agent", "prompt": prompt});
+        // An agent started by a subagent names its starter's task (2.1.332).
+        if a != 0 {
+            started["parent_task_id"] = self.state().agents[a].id.clone().into();
+        }
+        self.out.line(started);
         let output_text = files.output.display().to_string();
         let handle = self.launch(new, Opening::Spawn, Prelude::Start);
         if background {
@@ -116,6 +128,7 @@ impl Sim {
                 depth: 0,
                 task: None,
                 header_id: Some(teammate_id.clone()),
+                foreground: false,
             };
             let tracking = Tracking {
                 task_id,

@@ -21,6 +21,11 @@ impl Sim {
             .map(str::to_string)
             .unwrap_or_else(|| command.chars().take(60).collect());
         if input["run_in_background"].as_bool() == Some(true) {
+            // 2.1.332 takes about 100 ms from the PreToolUse hook to a background command's
+            // task_started: a race with another agent's turn is decided as on the CLI.
+            if !self.cfg.pace.is_zero() {
+                tokio::time::sleep(self.cfg.pace * 4).await;
+            }
             return self.bash_background(a, command, description, tool_use_id);
         }
         let limit = Duration::from_millis(

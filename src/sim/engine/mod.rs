@@ -241,6 +241,8 @@ struct Agent {
     task: Option<usize>,
     /// The id sent as `x-claude-code-agent-id`.
     header_id: Option<String>,
+    /// Spawned with `run_in_background: false`: its caller waits for it.
+    foreground: bool,
     messages: Vec<Value>,
     pending: Vec<Notice>,
     inbox: Vec<String>,
@@ -262,10 +264,17 @@ struct Agent {
     /// The model ended this turn (its last answer had no tool call): idle from the model's
     /// side even while the CLI still runs its stop hooks.
     turn_over: bool,
-    /// A subagent reads the available agent types once, after its first tool result.
+    /// A subagent or teammate reads the available agent types once, after its first tool
+    /// result.
     agent_types_sent: bool,
     /// Deferred tools this agent loaded with ToolSearch (offered from its next request on).
     loaded_tools: Vec<String>,
+    /// Tool-only answers since its last text or the user's last input (the main agent's
+    /// quiet nudge).
+    tools_since_text: u32,
+    /// Interactive sessions: its turn ended while an agent it started was in its first run,
+    /// so its report waits for that agent's, which re-invokes it.
+    awaits_child: bool,
 }
 
 /// Who an agent is: everything about it that is fixed when it is created.
@@ -281,6 +290,7 @@ struct Identity {
     depth: u32,
     task: Option<usize>,
     header_id: Option<String>,
+    foreground: bool,
 }
 
 impl Agent {
@@ -303,6 +313,7 @@ impl Agent {
             depth: who.depth,
             task: who.task,
             header_id: who.header_id,
+            foreground: who.foreground,
             messages: Vec::new(),
             pending: Vec::new(),
             inbox: Vec::new(),
@@ -322,6 +333,8 @@ impl Agent {
             turn_over: false,
             agent_types_sent: false,
             loaded_tools: Vec::new(),
+            awaits_child: false,
+            tools_since_text: 0,
         }
     }
 }
@@ -535,6 +548,7 @@ impl Sim {
                 depth: 0,
                 task: None,
                 header_id: None,
+                foreground: false,
             },
             Phase::Idle,
             main_transcript,
@@ -1006,6 +1020,8 @@ impl Sim {
                         }
                         Some(v)
                     }
+                    // A foreground subagent is not a background task: its caller waits for it.
+                    TaskKind::Agent { agent } if st.agents[*agent].foreground => None,
                     TaskKind::Agent { agent } => Some(json!({"task_id": t.id, "run_id": t.run_id, "task_type": "local_agent",
                         "subagent_type": st.agents[*agent].agent_type, "description": t.description})),
                     TaskKind::Teammate { .. } => None,
@@ -1016,12 +1032,14 @@ impl Sim {
             .line(json!({"type": "system", "subtype": "background_tasks_changed", "tasks": tasks}));
     }
 
-    /// Stop/SubagentStop `background_tasks`: every running task, teammates included.
+    /// Stop/SubagentStop `background_tasks`: every running background task, teammates
+    /// included (a foreground subagent is not one).
     fn background_tasks_entries(&self) -> Vec<Value> {
         let st = self.state();
         st.tasks
             .iter()
             .filter(|t| t.status == TaskStatus::Running)
+            .filter(|t| !matches!(t.kind, TaskKind::Agent { agent } if st.agents[agent].foreground))
             .map(|t| match &t.kind {
                 TaskKind::Shell { command, kind, .. } => json!({"id": t.id,
                     "type": if *kind == ShellKind::Monitor { "monitor" } else { "shell" }, "status": "running",
@@ -1207,6 +1225,18 @@ enum Next {
 /// Monitor's source does not: 2.1.332 reports the subagent finished while it runs).
 fn live_children(st: &State, a: usize) -> bool {
     live_shells(st, a, |k| k == ShellKind::Bash)
+}
+
+/// The agents `a` started whose task still runs.
+fn running_child_agents(st: &State, a: usize) -> impl Iterator<Item = &Agent> {
+    st.tasks.iter().filter_map(move |t| match t.kind {
+        TaskKind::Agent { agent }
+            if t.status == TaskStatus::Running && st.agents[agent].parent == a =>
+        {
+            Some(&st.agents[agent])
+        }
+        _ => None,
+    })
 }
 
 /// True while a background shell owned by `a` whose kind passes `kind` runs.

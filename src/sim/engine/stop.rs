@@ -10,12 +10,26 @@ use texts::StopBy;
 const STOP_PACE_FACTOR: u32 = 4;
 
 impl Sim {
-    /// The TaskStop tool: stops the task and tells its owner (a `killed` notification).
-    pub(super) async fn task_stop_tool(self: &Arc<Self>, input: &Value) -> ToolOut {
+    /// The TaskStop tool: stops the task and tells its owner (a `killed` notification). A
+    /// subagent may not stop another agent, not even one it started (2.1.332's refusal).
+    pub(super) async fn task_stop_tool(self: &Arc<Self>, a: usize, input: &Value) -> ToolOut {
         let id = input["task_id"]
             .as_str()
             .or_else(|| input["shell_id"].as_str())
             .unwrap_or("");
+        let refused = {
+            let st = self.state();
+            let other_agent = st.tasks.iter().any(|t| {
+                t.id == id
+                    && matches!(t.kind, TaskKind::Agent { agent } | TaskKind::Teammate { agent } if agent != a)
+            });
+            (a != 0 && other_agent).then(|| st.agents[a].id.clone())
+        };
+        if let Some(caller) = refused {
+            return ToolOut::error(format!(
+                "The main session, the user or the agent itself can stop task {id}; agent {caller} cannot stop it."
+            ));
+        }
         let described = {
             let st = self.state();
             st.tasks.iter().find(|t| t.id == id).map(|t| match &t.kind {

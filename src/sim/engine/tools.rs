@@ -74,9 +74,9 @@ impl Sim {
             .collect();
         let message = json!({"role": "user", "content": results});
         let mut line = json!({"type": "user", "message": message});
-        let transcript = {
+        let (transcript, printed) = {
             let mut st = self.state();
-            self.agent_fields(&st, a, &mut line);
+            let printed = self.agent_fields(&st, a, &mut line);
             let agent = &mut st.agents[a];
             // Cut short: the placeholder rides in the same message as the results.
             let mut kept = message.clone();
@@ -94,15 +94,24 @@ impl Sim {
                 }
             }
             agent.messages.push(kept);
-            if agent.kind == AgentKind::Subagent && !agent.agent_types_sent {
+            // 2.1.332 nudges the main agent once its fifth tool call in a row went by with
+            // nothing said (since its last text or the user's last input).
+            if a == 0 && agent.tools_since_text == texts::QUIET_NUDGE_AFTER {
+                agent.messages.push(texts::quiet_nudge_message());
+            }
+            // Teammates read the agent types too (2.1.332, `teammate-task-wake`'s shape).
+            if matches!(agent.kind, AgentKind::Subagent | AgentKind::Teammate)
+                && !agent.agent_types_sent
+            {
                 agent.agent_types_sent = true;
                 agent.messages.push(texts::agent_types_message());
             }
-            agent.transcript.clone()
+            (agent.transcript.clone(), printed)
         };
         line["timestamp"] = ids::iso_now().into();
-        if (a == 0 || rejected)
-            && let Some((out, _)) = outs.first()
+        // A subagent's line carries the result only when it is an error (or cut short).
+        if let Some((out, _)) = outs.first()
+            && (a == 0 || rejected || out.is_error)
         {
             line["tool_use_result"] = out.response.clone();
         }
@@ -110,22 +119,35 @@ impl Sim {
         if a == 0 || !rejected {
             line["tool_result_meta"] = Value::Array(meta);
         }
-        self.out.line(line);
+        if printed {
+            self.out.line(line);
+        }
+        // Outside interactive sessions 2.1.332 keeps a subagent's tool result in its
+        // transcript without `toolUseResult`, unless the result is an error.
         let mut extra = Map::new();
-        if let Some((out, _)) = outs.first() {
+        if let Some((out, _)) = outs.first()
+            && (a == 0 || self.cfg.interactive() || out.is_error || rejected)
+        {
             extra.insert("toolUseResult".into(), out.response.clone());
         }
         transcript.row("user", Some(message), extra);
         if rejected {
             let placeholder = json!({"role": "user", "content": [{"type": "text", "text": texts::INTERRUPTED_FOR_TOOL}]});
             let mut line = json!({"type": "user", "message": placeholder});
-            {
+            let printed = {
                 let st = self.state();
-                self.agent_fields(&st, a, &mut line);
-            }
+                self.agent_fields(&st, a, &mut line)
+            };
             line["timestamp"] = ids::iso_now().into();
-            self.out.line(line);
+            if printed {
+                self.out.line(line);
+            }
             transcript.row("user", Some(placeholder), Map::new());
+        }
+        // 2.1.332 takes some 35 ms from the last PostToolUse hook to the next model request;
+        // without it a subagent's background agent outruns its starter's closing turn.
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace).await;
         }
     }
 
@@ -182,7 +204,7 @@ impl Sim {
             "SendMessage" => self.send_message(a, input),
             "ToolSearch" => self.tool_search(a, input),
             "Monitor" => self.monitor(a, input, &tool_use_id),
-            "TaskStop" => self.task_stop_tool(input).await,
+            "TaskStop" => self.task_stop_tool(a, input).await,
             "Read" => {
                 let path = input["file_path"].as_str().unwrap_or("");
                 match std::fs::read_to_string(path) {

@@ -115,6 +115,7 @@ impl Sim {
         let transcript = {
             let mut st = self.state();
             let agent = &mut st.agents[a];
+            agent.tools_since_text = 0;
             // After a tool call was cut short, the next prompt joins the message that
             // holds the interrupt placeholder.
             let joins = agent.messages.last_mut().filter(|m| {
@@ -247,6 +248,18 @@ impl Sim {
             Some(json!({"role": "user", "content": first_text})),
             Map::new(),
         );
+        // 2.1.332 prints a foreground subagent's prompt (and, see `record_reply`, not its
+        // closing text); a background one's the other way round.
+        let mut line = json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "text", "text": first_text}]}});
+        let printed = {
+            let st = self.state();
+            self.agent_fields(&st, a, &mut line) && st.agents[a].foreground
+        };
+        if printed {
+            line["timestamp"] = ids::iso_now().into();
+            self.out.line(line);
+        }
         Some(Value::Null)
     }
 
@@ -409,15 +422,18 @@ impl Sim {
         (body, agent.header_id.clone())
     }
 
-    /// Stream-json fields a subagent's lines add.
-    pub(super) fn agent_fields(&self, st: &State, a: usize, line: &mut Value) {
+    /// Stream-json fields a subagent's lines add; false when the CLI prints none of this
+    /// agent's messages (2.1.332: a foreground subagent started by a subagent is silent).
+    pub(super) fn agent_fields(&self, st: &State, a: usize, line: &mut Value) -> bool {
         let agent = &st.agents[a];
+        let printed = !(agent.foreground && agent.parent != 0);
         line["parent_tool_use_id"] = agent.tool_use_id.clone().map_or(Value::Null, Value::from);
         if a != 0 {
             line["agent_id"] = agent.id.clone().into();
             line["subagent_type"] = agent.agent_type.clone().into();
             line["task_description"] = agent.description.clone().into();
         }
+        printed
     }
 
     pub(super) fn record_reply(&self, a: usize, reply: &Reply) {
@@ -430,6 +446,9 @@ impl Sim {
             let text = reply.text();
             if !text.is_empty() {
                 agent.last_text = text;
+                agent.tools_since_text = 0;
+            } else if !reply.tool_uses().is_empty() {
+                agent.tools_since_text += 1;
             }
             agent.turn_over = reply.tool_uses().is_empty();
             let progress = (a != 0 && agent.kind == AgentKind::Subagent)
@@ -441,15 +460,18 @@ impl Sim {
         for (i, block) in reply.content.iter().enumerate() {
             let mut line =
                 json!({"type": "assistant", "message": reply.message_object(block, false)});
-            {
+            let printed = {
                 let st = self.state();
-                self.agent_fields(&st, a, &mut line);
-            }
+                let closing = st.agents[a].foreground && reply.tool_uses().is_empty();
+                self.agent_fields(&st, a, &mut line) && !closing
+            };
             if let Some(id) = &reply.request_id {
                 line["request_id"] = id.clone().into();
             }
             line["timestamp"] = ids::iso_now().into();
-            self.out.line(line);
+            if printed {
+                self.out.line(line);
+            }
             transcript.row(
                 "assistant",
                 Some(reply.message_object(block, i + 1 == n)),
@@ -544,17 +566,19 @@ impl Sim {
         let (user, system) = texts::stop_feedback(event, &block.command, &block.reason);
         let mut line = json!({"type": "user", "message": {"role": "user", "content": [{"type": "text",
             "text": format!("Stop hook feedback:\n{}", block.reason)}]}, "isSynthetic": true});
-        let transcript = {
+        let (transcript, printed) = {
             let mut st = self.state();
-            self.agent_fields(&st, a, &mut line);
+            let printed = self.agent_fields(&st, a, &mut line);
             let agent = &mut st.agents[a];
             agent.messages.push(user.clone());
             agent.messages.push(system);
             agent.stop_hook_active = true;
-            agent.transcript.clone()
+            (agent.transcript.clone(), printed)
         };
         line["timestamp"] = ids::iso_now().into();
-        self.out.line(line);
+        if printed {
+            self.out.line(line);
+        }
         let mut extra = Map::new();
         extra.insert("isMeta".into(), true.into());
         transcript.row("user", Some(user), extra);
@@ -613,6 +637,18 @@ impl Sim {
                 if teammate {
                     self.teammate_idle(a).await;
                 } else {
+                    if self.state().agents[a].foreground {
+                        // 2.1.332 kills a foreground subagent's own background shells as it
+                        // returns (`killed`, then a `stopped` notification nobody receives),
+                        // and reports about 50 ms after its SubagentStop; paced longer with
+                        // shells, so that a command started just before has begun (and its
+                        // tracker reported) as on the CLI.
+                        let shells = live_shells(&self.state(), a, |_| true);
+                        if !self.cfg.pace.is_zero() {
+                            tokio::time::sleep(self.cfg.pace * if shells { 4 } else { 2 }).await;
+                        }
+                        self.kill_own_shells(a);
+                    }
                     self.finalize(a, matches!(how, TurnEnd::Failed(_)));
                 }
             }
@@ -647,8 +683,14 @@ impl Sim {
         self.wake.notify_one();
     }
 
-    /// A subagent's turn ended for good (for now): SubagentStop already passed.
+    /// A subagent's turn ended for good (for now): SubagentStop already passed. A foreground
+    /// subagent's report is the Agent call's result, not a notification to its caller (its
+    /// shells are gone already: see `end_turn`).
     pub(super) fn finalize(self: &Arc<Self>, a: usize, failed: bool) {
+        if self.holds_for_child(a) {
+            return;
+        }
+        let foreground = self.state().agents[a].foreground;
         let (parent, notice, lines) = {
             let mut st = self.state();
             let live = live_children(&st, a);
@@ -717,7 +759,7 @@ impl Sim {
             let mut notified = json!({"type": "system", "subtype": "task_notification", "task_id": task.id,
                 "run_id": task.run_id, "tool_use_id": task.tool_use_id, "status": status, "output_file": output,
                 "summary": last_text, "usage": {"total_tokens": tokens, "tool_uses": tool_uses, "duration_ms": duration}});
-            if !live {
+            if !live && !foreground {
                 notified["summary_is_report"] = true.into();
             }
             (parent, notice, (updated, notified))
@@ -726,8 +768,59 @@ impl Sim {
         if !self.cfg.profile.drops_notifications() {
             self.out.line(lines.1);
         }
-        self.emit_tasks_changed();
-        self.deliver(parent, notice);
+        // A foreground subagent that returns while a background agent it started still runs
+        // hands that agent over: 2.1.332 prints the (unchanged) background list again.
+        if !foreground || self.has_live_agent_child(a) {
+            self.emit_tasks_changed();
+        }
+        if !foreground {
+            self.deliver(parent, notice);
+        }
+    }
+
+    /// Interactive sessions of 2.1.332 hold a subagent's report while an agent it started is
+    /// still in its first run: that agent's report re-invokes it (SubagentStart again), and
+    /// it reports after that turn; meanwhile no `background_tasks` lists it. Returns whether
+    /// `a` is held so.
+    fn holds_for_child(&self, a: usize) -> bool {
+        if !self.cfg.interactive() {
+            return false;
+        }
+        let mut st = self.state();
+        let waiting = running_child_agents(&st, a).any(|child| child.runs == 1);
+        let agent = &mut st.agents[a];
+        agent.awaits_child = waiting;
+        if !waiting {
+            return false;
+        }
+        agent.phase = Phase::Finalized;
+        agent.quiet_since = None;
+        // Its task no longer counts as running (later `background_tasks` leave it out) until
+        // the re-run starts it again.
+        if let Some(t) = agent.task {
+            st.tasks[t].status = TaskStatus::Completed;
+        }
+        true
+    }
+
+    fn has_live_agent_child(&self, a: usize) -> bool {
+        running_child_agents(&self.state(), a).next().is_some()
+    }
+
+    /// Kills every running shell `a` started; their `stopped` notices go to no one.
+    fn kill_own_shells(self: &Arc<Self>, a: usize) {
+        let own: Vec<usize> = {
+            let st = self.state();
+            (0..st.tasks.len())
+                .filter(|t| {
+                    st.tasks[*t].status == TaskStatus::Running
+                        && matches!(&st.tasks[*t].kind, TaskKind::Shell { owner, .. } if *owner == a)
+                })
+                .collect()
+        };
+        for t in own {
+            let _ = self.kill_shell(t);
+        }
     }
 
     /// A teammate finished its turn: TeammateIdle, and the lead gets its report.
@@ -790,27 +883,30 @@ impl Sim {
         self.deliver_now(target, notice);
     }
 
-    pub(super) fn deliver_now(self: &Arc<Self>, target: usize, notice: Notice) {
-        let wake = {
+    pub(super) fn deliver_now(self: &Arc<Self>, meant_for: usize, notice: Notice) {
+        let (target, wake) = {
             let mut st = self.state();
             if st.ending {
                 return;
             }
-            let agent = &mut st.agents[target];
+            let agent = &st.agents[meant_for];
             // 2.1.332 drops an idle teammate's own task notifications: they neither wake it
             // nor wait for its next turn (only a message wakes it).
             if agent.kind == AgentKind::Teammate && agent.phase == Phase::Idle {
                 return;
             }
+            let target = recipient(&st, meant_for, &notice);
+            let agent = &mut st.agents[target];
             agent.pending.push(notice);
-            match agent.phase {
+            let wake = match agent.phase {
                 Phase::Running | Phase::Killed => None,
                 Phase::Idle if target == 0 => None,
                 other => {
                     agent.phase = Phase::Running;
                     Some(other)
                 }
-            }
+            };
+            (target, wake)
         };
         match wake {
             Some(Phase::Held) => {
@@ -826,4 +922,23 @@ impl Sim {
         }
         self.wake.notify_one();
     }
+}
+
+/// Who gets a notice meant for `target`. 2.1.332 re-invokes a finalized subagent when a shell
+/// of its own ends, but the report of an agent it started goes to the main agent instead,
+/// unless (interactive sessions) its own report still waits for that one.
+fn recipient(st: &State, target: usize, notice: &Notice) -> usize {
+    let agent = &st.agents[target];
+    let from_agent = st.tasks.iter().any(|t| {
+        t.id == notice.task_id
+            && matches!(t.kind, TaskKind::Agent { .. } | TaskKind::Teammate { .. })
+    });
+    if agent.kind != AgentKind::Subagent
+        || agent.phase != Phase::Finalized
+        || !from_agent
+        || agent.awaits_child
+    {
+        return target;
+    }
+    0
 }
