@@ -949,6 +949,7 @@ mod tests {
                 }],
                 injected: None,
                 tool_errors: vec![],
+                answer_lost: false,
             },
         );
         Timeline::new(vec![spawn, started, stop, main_stop, request])

@@ -526,6 +526,7 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
                 notifications: vec![],
                 injected: None,
                 tool_errors: errors,
+                answer_lost: false,
             }
         }),
         hook.prop_map(|hook| EventKind::Hook {

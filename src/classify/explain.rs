@@ -38,6 +38,29 @@ pub struct Scene<'a> {
 
 /// The verdict for a decision.
 pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
+    let mut v = judged(scene, decision);
+    v.facts.extend(fault_facts(scene));
+    v
+}
+
+/// The faults the harness injected into the waiter's requests: each one a fact, so a verdict
+/// reached under faults says so (and a lost answer is never mistaken for the CLI's doing).
+fn fault_facts(scene: &Scene) -> Vec<String> {
+    scene
+        .tl
+        .iter()
+        .filter(|e| e.agent.as_deref() == Some(scene.f.waiter))
+        .filter_map(|e| match &e.kind {
+            EventKind::FaultInjected { detail, .. } => Some(format!(
+                "The harness injected a fault at {}: {detail}.",
+                secs(e.t_ms)
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn judged(scene: &Scene, decision: &Decision) -> Verdict {
     let (w, k) = (scene.f.waiter, scene.f.work);
     let mut v = Verdict {
         waiter: w.to_string(),

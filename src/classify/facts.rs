@@ -179,13 +179,14 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
     (!reactivated).then_some(stop)
 }
 
-/// W's request at or after `from` that carries a notification for the work.
+/// W's request at or after `from` that carries a notification for the work, and whose answer
+/// reached W (an attempt an injected fault broke delivered nothing: its retry is the delivery).
 pub fn delivery<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
     tl.iter().find(|e| {
         e.t_ms >= from
             && e.is_request_by(f.waiter)
-                        // A Monitor's event is news from running work, not the notice of its end.
-            && matches!(&e.kind, EventKind::ModelRequest { notifications, .. }
+            // A Monitor's event is news from running work, not the notice of its end.
+            && matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: false, .. }
                 if notifications.iter().any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)))
     })
 }

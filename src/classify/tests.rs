@@ -20,6 +20,7 @@ fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
             seq,
             injected: None,
             tool_errors: vec![],
+            answer_lost: false,
             route: Route::Turn,
             step: Some(seq as usize),
             notifications: notified
@@ -285,6 +286,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
             notifications: vec![],
             injected: None,
             tool_errors: vec![],
+            answer_lost: false,
         },
     ));
     events.push(track_end(3000.0, ExitDesc::Code(0)));
@@ -690,6 +692,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             seq,
             injected: None,
             tool_errors: vec![],
+            answer_lost: false,
             route: if n {
                 Route::Turn
             } else {
@@ -1608,4 +1611,34 @@ fn a_notice_printed_but_never_delivered_is_not_resumable() {
         v.witness.last().map(|w| w.what.as_str()),
         Some("the CLI prints a task_notification (not a delivery)")
     );
+}
+
+/// An injected fault broke the answer to the first request that carried the notice; the
+/// retry 3 s later is the delivery, and the latency counts to it.
+#[test]
+fn a_notice_whose_answer_a_fault_broke_is_delivered_by_the_retry() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    let mut lost = request(1100.0, "main", 3, &["b1"]);
+    if let EventKind::ModelRequest { answer_lost, .. } = &mut lost.kind {
+        *answer_lost = true;
+    }
+    events.push(lost);
+    events.push(request(4100.0, "main", 4, &["b1"]));
+    events.push(ev(
+        6000.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    let j = judge_events(events.clone(), "main", EndReason::CliEnded);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    assert_eq!(v.latency_ms, Some(3100.0), "{}", v.explanation);
+    // Without the retry, nothing reached the waiter.
+    events.retain(|e| !matches!(e.kind, EventKind::ModelRequest { seq: 4, .. }));
+    let j = judge_events(events, "main", EndReason::CliEnded);
+    assert_ne!(j.verdicts[0].outcome, Outcome::Woke);
 }

@@ -77,6 +77,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
             script: plan.agents.clone(),
             track_command: "wp-track".into(),
             evidence_dir: Some(raw_dir.clone()),
+            faults: plan.faults.clone(),
         },
         clock,
         api_tx,

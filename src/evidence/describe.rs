@@ -32,6 +32,7 @@ pub fn describe(e: &Event) -> String {
             format!("{what}: “{}”", truncate(text, 60))
         }
         EventKind::ModelRequest { .. } => describe_request(&e.kind),
+        EventKind::FaultInjected { detail, .. } => format!("fault injected: {detail}"),
         EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
         EventKind::TaskStarted {
@@ -141,6 +142,7 @@ fn describe_request(kind: &EventKind) -> String {
         notifications,
         injected,
         tool_errors,
+        answer_lost,
     } = kind
     else {
         return String::new();
@@ -167,6 +169,9 @@ fn describe_request(kind: &EventKind) -> String {
             ", carrying task-notification [{}]",
             ids.join(", ")
         ));
+    }
+    if *answer_lost {
+        s.push_str(", answer broken by an injected fault");
     }
     if let Some(first) = tool_errors.first() {
         s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));

@@ -49,6 +49,8 @@ pub enum Source {
     Transcript,
     /// The pseudo-terminal's screen.
     Screen,
+    /// A fault the harness injected on purpose (`[[faults]]`).
+    Fault,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,6 +76,16 @@ pub enum EventKind {
         /// Error tool results this request reports back (refused or failed tool calls).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_errors: Vec<String>,
+        /// A fault the harness injected kept the answer from the agent (an error status, a
+        /// broken stream): the agent saw nothing of this attempt.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        answer_lost: bool,
+    },
+    /// The harness broke a model request's answer on purpose (`[[faults]]`).
+    FaultInjected {
+        seq: u64,
+        fault: crate::scenario::FaultKind,
+        detail: String,
     },
     /// The fake API answered with a tool call.
     ToolCall {

@@ -7,17 +7,15 @@
 //! becomes an [`Event`]; requests the script does not cover get a short harmless answer, never an
 //! error that would derail the CLI.
 
+pub mod fault;
 pub mod reply;
 pub mod request;
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::io::Write;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -45,6 +43,8 @@ pub struct ApiConfig {
     pub track_command: String,
     /// Where the journal and request bodies go; `None` keeps them in memory only.
     pub evidence_dir: Option<PathBuf>,
+    /// What to break, and on which requests (`[[faults]]`).
+    pub faults: Vec<crate::scenario::Fault>,
 }
 
 /// Shared state of one fake API instance (one run).
@@ -57,6 +57,7 @@ pub struct ApiState {
     journal: Mutex<Vec<JournalEntry>>,
     /// Spawned agent -> the tool_use id of the Agent call that started it.
     spawned: Mutex<HashMap<String, String>>,
+    injector: fault::Injector,
 }
 
 #[derive(Debug, Default)]
@@ -115,6 +116,7 @@ impl ApiState {
             let _ = std::fs::create_dir_all(dir.join("requests"));
         }
         Arc::new(ApiState {
+            injector: fault::Injector::new(config.faults.clone()),
             config,
             clock,
             sink,
@@ -363,8 +365,25 @@ async fn messages(
         (None, None) => (Route::Unrouted, None, None),
     };
 
-    let mut note = None;
+    // A fault is decided before the answer: an attempt that loses its answer must not move
+    // the script (a ToolSearch inserted, an agent spawned), so its retry gets the same step.
+    let hit = match (&route, &agent) {
+        (Route::Turn | Route::ScriptExhausted, Some(agent)) => state
+            .injector
+            .hit(agent, !view.new_notifications.is_empty()),
+        _ => None,
+    };
+    let answer_lost = hit
+        .as_ref()
+        .is_some_and(|h| h.fault.kind.loses_the_answer());
+
+    let mut note = hit.as_ref().map(fault::Hit::detail);
     let (answer, think, after_send) = match (&route, step) {
+        _ if answer_lost => (
+            text_answer(seq, &view, "(wakeprobe fault: this answer is broken.)"),
+            Default::default(),
+            vec![],
+        ),
         (Route::Turn, Some(index)) => {
             let agent = agent.as_deref().expect("a turn has an agent");
             let (answer, think, events, alias) = turn_answer(
@@ -374,7 +393,7 @@ async fn messages(
                 &body,
                 &header_text("user-agent"),
             );
-            note = alias;
+            note = note.or(alias);
             (answer, think, events)
         }
         (Route::ScriptExhausted, _) => {
@@ -414,7 +433,10 @@ async fn messages(
         session_id: header_text("x-claude-code-session-id"),
         credential: credential(&headers),
         headers: header_names(&headers),
-        answer: describe(&answer),
+        answer: match &hit {
+            Some(h) if answer_lost => format!("fault:{}", h.fault.kind.as_str()),
+            _ => describe(&answer),
+        },
         note,
     };
     state.record(entry, Some(&body));
@@ -428,8 +450,24 @@ async fn messages(
             notifications: view.new_notifications.clone(),
             injected: view.injected.clone(),
             tool_errors: view.tool_errors.clone(),
+            answer_lost,
         },
     );
+    if let Some(h) = &hit {
+        let _ = state.sink.send(Event {
+            t_ms,
+            source: Source::Fault,
+            agent: agent.clone(),
+            kind: EventKind::FaultInjected {
+                seq,
+                fault: h.fault.kind,
+                detail: h.detail(),
+            },
+        });
+        if let Some(response) = fault::status_answer(h, seq) {
+            return response;
+        }
+    }
 
     let (content_type, bytes) = if view.stream {
         ("text/event-stream", answer.to_sse())
@@ -446,13 +484,12 @@ async fn messages(
             state_for_send.emit(t, agent.as_deref(), kind);
         }
     });
-    let stream = DelayedBody {
-        // No timer for a zero think-time: the timer wheel's 1 ms tick would add that much to
-        // every answer.
-        delay: (!think.is_zero()).then(|| Box::pin(tokio::time::sleep(think))),
-        data: Some(Bytes::from(bytes)),
-        on_send: Some(on_send),
+    let pieces = if view.stream {
+        fault::stream_pieces(&bytes, think, hit.as_ref().map(|h| &h.fault))
+    } else {
+        fault::stream_pieces(&bytes, think, None)
     };
+    let stream = fault::AnswerBody::new(pieces, on_send);
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)
@@ -797,27 +834,5 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// A response body that waits for the step's think-time, then sends everything at once.
-struct DelayedBody {
-    delay: Option<Pin<Box<tokio::time::Sleep>>>,
-    data: Option<Bytes>,
-    on_send: Option<Box<dyn FnOnce() + Send>>,
-}
-
-impl futures_core::Stream for DelayedBody {
-    type Item = Result<Bytes, Infallible>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(delay) = self.delay.as_mut()
-            && delay.as_mut().poll(cx).is_pending()
-        {
-            return Poll::Pending;
-        }
-        if let Some(on_send) = self.on_send.take() {
-            on_send();
-        }
-        Poll::Ready(self.data.take().map(Ok))
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -54,6 +54,7 @@ fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         script: script(),
         track_command: "wp-track".into(),
         evidence_dir: None,
+        faults: vec![],
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }
@@ -259,6 +260,7 @@ fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         script: s,
         track_command: "wp-track".into(),
         evidence_dir: None,
+        faults: vec![],
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }

@@ -401,6 +401,13 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
     for line in script_steps(d.plan) {
         steps.push(format!("The model script: {line}"));
     }
+    for fault in &d.plan.faults {
+        steps.push(format!(
+            "Injected fault (line {} of the scenario): {}.",
+            fault.line,
+            fault.describe()
+        ));
+    }
     if !run.params.is_empty() {
         let params: Vec<String> = run
             .params

@@ -45,6 +45,9 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 route: Route::Turn | Route::ScriptExhausted,
                 ..
             } if !notifications.is_empty() => Some(format!("{agent} notified {t:.2}s")),
+            EventKind::FaultInjected { fault, .. } => {
+                Some(format!("fault {} {t:.2}s", fault.as_str()))
+            }
             _ => None,
         };
         if let Some(p) = part {

@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod edit;
+mod fault;
 mod hook;
 mod invariants;
 mod outcome;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+pub use fault::{Fault, FaultKind, FaultTarget};
 pub use hook::HookName;
 pub use outcome::{ALL_OUTCOMES, Outcome};
 pub use params::{ParamRange, RangePolicy};

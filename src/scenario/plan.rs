@@ -38,6 +38,9 @@ pub struct Plan {
     /// The folder's invariants (`invariants.toml`), judged like checks and reported apart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invariants: Vec<Check>,
+    /// What the fake API breaks (`[[faults]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<super::fault::Fault>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

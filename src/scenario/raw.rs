@@ -32,6 +32,22 @@ pub struct RawScenario {
     pub watch: Vec<Spanned<RawWatch>>,
     #[serde(default)]
     pub checks: Vec<Spanned<RawCheck>>,
+    /// What the fake API breaks, in every variant (see `scenario::fault`).
+    #[serde(default)]
+    pub faults: Vec<Spanned<RawFault>>,
+}
+
+/// One `[[faults]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFault {
+    pub kind: Spanned<String>,
+    pub agent: Option<Spanned<String>>,
+    pub request: Option<Spanned<u32>>,
+    pub on: Option<Spanned<String>>,
+    pub times: Option<Spanned<u32>>,
+    pub seconds: Option<Spanned<f64>>,
+    pub delay_ms: Option<Spanned<u64>>,
 }
 
 /// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.

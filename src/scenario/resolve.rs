@@ -67,7 +67,14 @@ pub(super) fn plan(
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
     };
+    let faults = src
+        .raw
+        .faults
+        .iter()
+        .map(|f| super::fault::resolve_fault(at, f, &names))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Plan {
+        faults,
         invariants,
         scenario: src.name.to_string(),
         title: src.title.to_string(),

@@ -28,7 +28,12 @@ pub enum ApiError {
     #[error("cannot reach the API at {addr}: {message}")]
     Connect { addr: String, message: String },
     #[error("the API answered {status}: {body}")]
-    Status { status: u16, body: String },
+    Status {
+        status: u16,
+        body: String,
+        /// The answer's `retry-after`, in seconds.
+        retry_after: Option<f64>,
+    },
     #[error("the API stream broke: {0}")]
     Stream(String),
     #[error("the API did not answer within {0:?}")]
@@ -145,7 +150,17 @@ impl Api {
             match result {
                 Err(e) if e.retryable() && attempt < RETRIES => {
                     attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                    // The backoff, or longer where the answer says when to come back (as the
+                    // real CLI does: 2.1.332 waited out a 1 s `retry-after`).
+                    let backoff = Duration::from_millis(200 << attempt);
+                    let asked = match &e {
+                        ApiError::Status {
+                            retry_after: Some(s),
+                            ..
+                        } => Duration::try_from_secs_f64(s.min(60.0)).unwrap_or_default(),
+                        _ => Duration::ZERO,
+                    };
+                    tokio::time::sleep(backoff.max(asked)).await;
                 }
                 other => return other,
             }
@@ -217,6 +232,12 @@ impl Api {
                 .get("content-type")
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0);
             let mut body = response.into_body();
             if status != 200 {
                 let bytes = body
@@ -227,6 +248,7 @@ impl Api {
                 return Err(ApiError::Status {
                     status,
                     body: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
+                    retry_after,
                 });
             }
             if !event_stream {
@@ -420,11 +442,9 @@ impl Assembler {
                 "the stream ended before message_start".into(),
             ));
         }
-        if !self.done {
-            return Err(ApiError::Stream(
-                "the stream ended before message_stop".into(),
-            ));
-        }
+        // A body that ends cleanly without `message_stop` is taken as the whole message: the
+        // real CLI does so (2.1.332, measured with the `cut-before-stop` fault); only a broken
+        // connection or an `error` event makes it retry.
         Ok(Reply {
             id: self.id,
             model: self.model,

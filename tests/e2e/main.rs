@@ -12,6 +12,7 @@ mod cache;
 mod conform_seed;
 mod cut_short;
 mod export;
+mod faults;
 mod fuzz;
 mod history;
 mod import;

@@ -1,0 +1,371 @@
+//! Injecting a scenario's faults into the fake API's answers: which request a fault hits
+//! ([`Injector`]), and the broken answer itself ([`broken_answer`], [`AnswerBody`]).
+//!
+//! A fault is decided before the answer is computed, so an attempt that gets no usable answer
+//! changes nothing in the script's state: the retry carries the same assistant messages and
+//! gets the same step (see the cursor in `fake_api`).
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use serde_json::json;
+
+use crate::scenario::{Fault, FaultKind, FaultTarget};
+
+/// Which requests the faults hit, counted per agent.
+pub struct Injector {
+    faults: Vec<Fault>,
+    state: Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// Model requests seen per agent (every attempt).
+    requests: HashMap<String, u32>,
+    /// Attempts each fault has broken so far.
+    fired: Vec<u32>,
+}
+
+/// A fault hitting one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub fault: Fault,
+    /// The agent's request number (1-based, every attempt).
+    pub request: u32,
+    /// Which of the fault's `times` attempts this is (1-based).
+    pub attempt: u32,
+}
+
+impl Hit {
+    /// What was done, for the timeline and the journal.
+    pub fn detail(&self) -> String {
+        let mut text = format!(
+            "{} on `{}`'s request #{}",
+            self.fault.kind.as_str(),
+            self.fault.agent,
+            self.request
+        );
+        if self.fault.times > 1 {
+            text.push_str(&format!(
+                " (attempt {} of {})",
+                self.attempt, self.fault.times
+            ));
+        }
+        match self.fault.kind {
+            FaultKind::Stall => text.push_str(&format!(", stalled {} s", self.fault.seconds)),
+            FaultKind::Http429 => text.push_str(&format!(", retry-after {} s", self.fault.seconds)),
+            FaultKind::Slow => {
+                text.push_str(&format!(", {} ms between events", self.fault.delay_ms))
+            }
+            _ => {}
+        }
+        text
+    }
+}
+
+impl Injector {
+    pub fn new(faults: Vec<Fault>) -> Injector {
+        let fired = vec![0; faults.len()];
+        Injector {
+            faults,
+            state: Mutex::new(Counts {
+                requests: HashMap::new(),
+                fired,
+            }),
+        }
+    }
+
+    /// Counts one model request of `agent` and returns the fault that hits it, if any: a
+    /// fault hits its target request, then the agent's next requests until it has broken
+    /// `times` attempts. The first fault in file order wins when two hit one request.
+    pub fn hit(&self, agent: &str, carries_notification: bool) -> Option<Hit> {
+        if self.faults.is_empty() {
+            return None;
+        }
+        let mut state = self.state.lock().expect("fault lock");
+        let request = {
+            let n = state.requests.entry(agent.to_string()).or_default();
+            *n += 1;
+            *n
+        };
+        let index = self.faults.iter().enumerate().position(|(i, f)| {
+            let fired = state.fired[i];
+            f.agent == agent
+                && fired < f.times
+                && (fired > 0
+                    || match f.target {
+                        FaultTarget::Request(n) => n == request,
+                        FaultTarget::Notification => carries_notification,
+                    })
+        })?;
+        state.fired[index] += 1;
+        Some(Hit {
+            fault: self.faults[index].clone(),
+            request,
+            attempt: state.fired[index],
+        })
+    }
+}
+
+/// The error answer of a status fault, or `None` for a fault that breaks the stream instead.
+pub fn status_answer(hit: &Hit, seq: u64) -> Option<Response> {
+    let (status, error_type, message) = match hit.fault.kind {
+        FaultKind::Http429 => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "wakeprobe fault: rate limited",
+        ),
+        FaultKind::Http500 => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            "wakeprobe fault: internal server error",
+        ),
+        FaultKind::Overloaded529 => (
+            StatusCode::from_u16(529).expect("529 is a valid status"),
+            "overloaded_error",
+            "wakeprobe fault: Overloaded",
+        ),
+        _ => return None,
+    };
+    let body = json!({"type": "error", "error": {"type": error_type, "message": message},
+        "request_id": format!("req_wakeprobe_{seq}")});
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header("request-id", format!("req_wakeprobe_{seq}"));
+    if hit.fault.kind == FaultKind::Http429 {
+        builder = builder.header(header::RETRY_AFTER, format!("{}", hit.fault.seconds.ceil()));
+    }
+    Some(
+        builder
+            .body(Body::from(body.to_string()))
+            .expect("static response parts are valid"),
+    )
+}
+
+/// One piece of an answer's body as it goes out.
+#[derive(Debug)]
+pub enum Piece {
+    Data(Bytes),
+    Pause(Duration),
+    /// The connection ends here, the body unfinished.
+    Break,
+}
+
+/// An SSE answer split into its events, with what the fault (if any) does to them.
+pub fn stream_pieces(sse: &[u8], think: Duration, fault: Option<&Fault>) -> VecDeque<Piece> {
+    let events = split_events(sse);
+    let mut pieces = VecDeque::new();
+    if !think.is_zero() {
+        pieces.push_back(Piece::Pause(think));
+    }
+    let Some(fault) = fault else {
+        pieces.push_back(Piece::Data(Bytes::copy_from_slice(sse)));
+        return pieces;
+    };
+    let is_stop = |e: &[u8]| String::from_utf8_lossy(e).contains("\"message_stop\"");
+    match fault.kind {
+        FaultKind::ResetAfterHeaders => {
+            // A pause first, so the status line and headers go out before the connection ends.
+            pieces.push_back(Piece::Pause(Duration::from_millis(50)));
+            pieces.push_back(Piece::Break);
+        }
+        FaultKind::ResetMidStream => {
+            pieces.extend(events.iter().take(2).map(|e| Piece::Data(e.clone())));
+            pieces.push_back(Piece::Pause(Duration::from_millis(50)));
+            pieces.push_back(Piece::Break);
+        }
+        FaultKind::ErrorEvent => {
+            pieces.extend(events.iter().take(1).map(|e| Piece::Data(e.clone())));
+            let error = json!({"type": "error", "error": {"type": "overloaded_error",
+                "message": "wakeprobe fault: Overloaded"}});
+            pieces.push_back(Piece::Data(Bytes::from(format!(
+                "event: error\ndata: {error}\n\n"
+            ))));
+        }
+        FaultKind::CutBeforeStop => {
+            pieces.extend(
+                events
+                    .iter()
+                    .filter(|e| !is_stop(e))
+                    .map(|e| Piece::Data(e.clone())),
+            );
+        }
+        FaultKind::Stall => {
+            let mut rest = events.into_iter();
+            pieces.extend(rest.next().map(Piece::Data));
+            pieces.push_back(Piece::Pause(Duration::from_secs_f64(fault.seconds)));
+            pieces.extend(rest.map(Piece::Data));
+        }
+        FaultKind::Slow => {
+            let pause = Duration::from_millis(fault.delay_ms);
+            for (i, e) in events.into_iter().enumerate() {
+                if i > 0 {
+                    pieces.push_back(Piece::Pause(pause));
+                }
+                pieces.push_back(Piece::Data(e));
+            }
+        }
+        FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529 => {
+            unreachable!("status faults are answered by status_answer")
+        }
+    }
+    pieces
+}
+
+/// The events of an SSE body, each with its blank-line terminator.
+fn split_events(sse: &[u8]) -> Vec<Bytes> {
+    let mut events = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i + 1 < sse.len() {
+        if &sse[i..i + 2] == b"\n\n" {
+            events.push(Bytes::copy_from_slice(&sse[start..i + 2]));
+            start = i + 2;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if start < sse.len() {
+        events.push(Bytes::copy_from_slice(&sse[start..]));
+    }
+    events
+}
+
+/// An answer body sent piece by piece; `on_sent` runs once the whole body has gone out (never
+/// for a body that breaks).
+pub struct AnswerBody {
+    pieces: VecDeque<Piece>,
+    pause: Option<Pin<Box<tokio::time::Sleep>>>,
+    on_sent: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl AnswerBody {
+    pub fn new(pieces: VecDeque<Piece>, on_sent: Box<dyn FnOnce() + Send>) -> AnswerBody {
+        AnswerBody {
+            pieces,
+            pause: None,
+            on_sent: Some(on_sent),
+        }
+    }
+}
+
+impl futures_core::Stream for AnswerBody {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            if let Some(pause) = self.pause.as_mut() {
+                if pause.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.pause = None;
+            }
+            match self.pieces.pop_front() {
+                Some(Piece::Pause(d)) => self.pause = Some(Box::pin(tokio::time::sleep(d))),
+                Some(Piece::Data(bytes)) => {
+                    if self.pieces.is_empty()
+                        && let Some(on_sent) = self.on_sent.take()
+                    {
+                        on_sent();
+                    }
+                    return Poll::Ready(Some(Ok(bytes)));
+                }
+                Some(Piece::Break) => {
+                    self.on_sent = None;
+                    self.pieces.clear();
+                    return Poll::Ready(Some(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "wakeprobe fault: connection reset",
+                    ))));
+                }
+                None => return Poll::Ready(None),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(kind: FaultKind, target: FaultTarget, times: u32) -> Fault {
+        Fault {
+            kind,
+            agent: "main".into(),
+            target,
+            times,
+            seconds: 1.0,
+            delay_ms: 10,
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn a_fault_hits_its_request_then_the_next_attempts_up_to_times() {
+        let injector = Injector::new(vec![fault(
+            FaultKind::Overloaded529,
+            FaultTarget::Request(2),
+            2,
+        )]);
+        let hits: Vec<Option<u32>> = (0..5)
+            .map(|_| injector.hit("main", false).map(|h| h.request))
+            .collect();
+        assert_eq!(hits, vec![None, Some(2), Some(3), None, None]);
+        assert_eq!(
+            injector.hit("worker", false),
+            None,
+            "another agent's requests"
+        );
+    }
+
+    #[test]
+    fn a_notification_fault_waits_for_the_first_request_with_one() {
+        let injector = Injector::new(vec![fault(
+            FaultKind::Http500,
+            FaultTarget::Notification,
+            1,
+        )]);
+        assert!(injector.hit("main", false).is_none());
+        let hit = injector.hit("main", true).expect("hits the notification");
+        assert_eq!((hit.request, hit.attempt), (2, 1));
+        assert!(injector.hit("main", true).is_none(), "once only");
+    }
+
+    #[test]
+    fn each_stream_fault_shapes_the_body_as_its_kind_says() {
+        let sse = b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n\
+event: content_block_start\ndata: {}\n\n\
+event: message_delta\ndata: {}\n\n\
+event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let shape = |kind| {
+            stream_pieces(
+                sse,
+                Duration::ZERO,
+                Some(&fault(kind, FaultTarget::Request(1), 1)),
+            )
+            .into_iter()
+            .map(|p| match p {
+                Piece::Data(b) if String::from_utf8_lossy(&b).contains("error") => 'E',
+                Piece::Data(_) => 'd',
+                Piece::Pause(_) => 'p',
+                Piece::Break => 'X',
+            })
+            .collect::<String>()
+        };
+        assert_eq!(shape(FaultKind::ResetAfterHeaders), "pX");
+        assert_eq!(shape(FaultKind::ResetMidStream), "ddpX");
+        assert_eq!(shape(FaultKind::ErrorEvent), "dE");
+        assert_eq!(shape(FaultKind::CutBeforeStop), "ddd");
+        assert_eq!(shape(FaultKind::Stall), "dpddd");
+        assert_eq!(shape(FaultKind::Slow), "dpdpdpd");
+        assert_eq!(split_events(sse).len(), 4);
+    }
+}

@@ -1,0 +1,282 @@
+//! Faults a scenario injects (`[[faults]]`): what the fake API does wrong, and to which of an
+//! agent's model requests. Real sessions meet 429s, overloaded answers and broken streams, and
+//! those are the moments a pending notification is most likely to be lost; a fault lets a run
+//! put one exactly on the request that should carry the notification.
+//!
+//! Every fault has a bound: it repeats on at most [`MAX_TIMES`] consecutive attempts, and a
+//! stall or a retry-after lasts at most [`MAX_SECONDS`].
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::ScenarioError;
+use super::raw::RawFault;
+use super::source::{Locator, Names};
+
+/// The most consecutive attempts one fault may break.
+pub const MAX_TIMES: u32 = 20;
+/// The longest stall or `retry-after` a fault may ask for.
+pub const MAX_SECONDS: f64 = 120.0;
+/// The longest pause between two stream events of a slow stream.
+pub const MAX_DELAY_MS: u64 = 5_000;
+
+/// What the fake API does instead of a clean answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// HTTP 429 `rate_limit_error`, with a `retry-after` header (`seconds`, default 1).
+    #[serde(rename = "http-429")]
+    Http429,
+    /// HTTP 500 `api_error`.
+    #[serde(rename = "http-500")]
+    Http500,
+    /// HTTP 529 `overloaded_error`.
+    #[serde(rename = "overloaded-529")]
+    Overloaded529,
+    /// Status 200 and the headers, then the connection ends before the first stream event.
+    ResetAfterHeaders,
+    /// The first stream events (the message start and its first block), then the connection
+    /// ends with the body unfinished.
+    ResetMidStream,
+    /// An `error` stream event (`overloaded_error`) after the message start, then the end.
+    ErrorEvent,
+    /// The whole message but its `message_stop`; the body then ends cleanly.
+    CutBeforeStop,
+    /// The stream pauses `seconds` after the message start, then completes.
+    Stall,
+    /// `delay_ms` between stream events.
+    Slow,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 9] = [
+        FaultKind::Http429,
+        FaultKind::Http500,
+        FaultKind::Overloaded529,
+        FaultKind::ResetAfterHeaders,
+        FaultKind::ResetMidStream,
+        FaultKind::ErrorEvent,
+        FaultKind::CutBeforeStop,
+        FaultKind::Stall,
+        FaultKind::Slow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Http429 => "http-429",
+            FaultKind::Http500 => "http-500",
+            FaultKind::Overloaded529 => "overloaded-529",
+            FaultKind::ResetAfterHeaders => "reset-after-headers",
+            FaultKind::ResetMidStream => "reset-mid-stream",
+            FaultKind::ErrorEvent => "error-event",
+            FaultKind::CutBeforeStop => "cut-before-stop",
+            FaultKind::Stall => "stall",
+            FaultKind::Slow => "slow",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
+    /// stall or a slow stream still delivers the whole answer, late; a message cut before its
+    /// `message_stop` holds the whole answer too, and whether the CLI takes it is what the
+    /// fault tests (2.1.332 does, without a retry).
+    pub fn loses_the_answer(self) -> bool {
+        !matches!(
+            self,
+            FaultKind::Stall | FaultKind::Slow | FaultKind::CutBeforeStop
+        )
+    }
+}
+
+/// Which of an agent's model requests a fault hits first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
+pub enum FaultTarget {
+    /// The agent's Nth model request (1-based; every attempt counts, retries included).
+    Request(u32),
+    /// The agent's first request that carries a task notification.
+    Notification,
+}
+
+impl std::fmt::Display for FaultTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FaultTarget::Request(n) => write!(f, "request #{n}"),
+            FaultTarget::Notification => f.write_str("the first request with a notification"),
+        }
+    }
+}
+
+/// One fault, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Whose requests it hits.
+    pub agent: String,
+    pub target: FaultTarget,
+    /// How many consecutive attempts it breaks, from the first one it hits.
+    pub times: u32,
+    /// A stall's length, or a 429's `retry-after`.
+    pub seconds: f64,
+    /// A slow stream's pause between events.
+    pub delay_ms: u64,
+    /// 1-based line of the fault in the scenario file.
+    pub line: usize,
+}
+
+impl Fault {
+    /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} on `{}`'s {}",
+            self.kind.as_str(),
+            self.agent,
+            self.target
+        );
+        match self.kind {
+            FaultKind::Stall => text.push_str(&format!(" ({} s)", self.seconds)),
+            FaultKind::Http429 => text.push_str(&format!(" (retry-after {} s)", self.seconds)),
+            FaultKind::Slow => text.push_str(&format!(" ({} ms between events)", self.delay_ms)),
+            _ => {}
+        }
+        if self.times > 1 {
+            text.push_str(&format!(", {} consecutive attempts", self.times));
+        }
+        text
+    }
+}
+
+/// Resolves one `[[faults]]` entry; every mistake is one located error.
+pub(super) fn resolve_fault(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    names: &Names,
+) -> Result<Fault, ScenarioError> {
+    let f = fault.get_ref();
+    let kind = FaultKind::parse(f.kind.get_ref()).ok_or_else(|| {
+        let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.as_str()).collect();
+        at.error(
+            f.kind.span(),
+            format!(
+                "unknown fault kind `{}`, expected one of: {}",
+                f.kind.get_ref(),
+                known.join(", ")
+            ),
+        )
+    })?;
+    let agent = match &f.agent {
+        Some(a) if !names.has_agent(a.get_ref()) => {
+            return Err(at.error(
+                a.span(),
+                format!(
+                    "`agent` names no agent: `{}` (the agents are: {})",
+                    a.get_ref(),
+                    names.agent_list()
+                ),
+            ));
+        }
+        Some(a) => a.get_ref().clone(),
+        None => super::plan::MAIN_AGENT.to_string(),
+    };
+    let target = match (&f.request, &f.on) {
+        (Some(n), None) if *n.get_ref() >= 1 => FaultTarget::Request(*n.get_ref()),
+        (Some(n), None) => {
+            return Err(at.error(n.span(), "`request` counts from 1".into()));
+        }
+        (None, Some(on)) if on.get_ref() == "notification" => FaultTarget::Notification,
+        (None, Some(on)) => {
+            return Err(at.error(
+                on.span(),
+                format!("unknown `on` = `{}`, expected `notification`", on.get_ref()),
+            ));
+        }
+        (Some(_), Some(on)) => {
+            return Err(at.error(
+                on.span(),
+                "a fault has one target: `request = N` or `on = \"notification\"`, not both".into(),
+            ));
+        }
+        (None, None) => {
+            return Err(at.error(
+                fault.span(),
+                "a fault needs a target: `request = N` (the agent's Nth model request) or \
+                 `on = \"notification\"`"
+                    .into(),
+            ));
+        }
+    };
+    let times = match &f.times {
+        Some(t) if !(1..=MAX_TIMES).contains(t.get_ref()) => {
+            return Err(at.error(t.span(), format!("`times` must be 1 to {MAX_TIMES}")));
+        }
+        Some(t) => *t.get_ref(),
+        None => 1,
+    };
+    let seconds = match (&f.seconds, kind) {
+        (Some(s), FaultKind::Stall | FaultKind::Http429) => {
+            let v = *s.get_ref();
+            if !(v > 0.0 && v <= MAX_SECONDS) {
+                return Err(at.error(
+                    s.span(),
+                    format!("`seconds` must be more than 0 and at most {MAX_SECONDS}"),
+                ));
+            }
+            v
+        }
+        (Some(s), _) => {
+            return Err(at.error(
+                s.span(),
+                format!(
+                    "`seconds` applies to `stall` and `http-429`, not `{}`",
+                    kind.as_str()
+                ),
+            ));
+        }
+        (None, FaultKind::Stall) => {
+            return Err(at.error(fault.span(), "a `stall` needs `seconds`".into()));
+        }
+        (None, _) => 1.0,
+    };
+    let delay_ms = match (&f.delay_ms, kind) {
+        (Some(d), FaultKind::Slow) if (1..=MAX_DELAY_MS).contains(d.get_ref()) => *d.get_ref(),
+        (Some(d), FaultKind::Slow) => {
+            return Err(at.error(d.span(), format!("`delay_ms` must be 1 to {MAX_DELAY_MS}")));
+        }
+        (Some(d), _) => {
+            return Err(at.error(
+                d.span(),
+                format!("`delay_ms` applies to `slow`, not `{}`", kind.as_str()),
+            ));
+        }
+        (None, FaultKind::Slow) => {
+            return Err(at.error(fault.span(), "a `slow` fault needs `delay_ms`".into()));
+        }
+        (None, _) => 0,
+    };
+    Ok(Fault {
+        kind,
+        agent,
+        target,
+        times,
+        seconds,
+        delay_ms,
+        line: at.line_col(fault.span().start).0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FaultKind;
+
+    #[test]
+    fn every_kind_is_written_as_the_scenario_names_it() {
+        for kind in FaultKind::ALL {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, kind.as_str());
+            assert_eq!(FaultKind::parse(kind.as_str()), Some(kind));
+        }
+    }
+}

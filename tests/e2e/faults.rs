@@ -1,0 +1,303 @@
+//! Injected faults (`[[faults]]`) through the binary: each kind lands exactly on the request
+//! its selector names (the fake API's journal and the timeline agree), the agent's retry gets
+//! the same step, and the verdict counts the delivery from the attempt that got an answer. On
+//! the simulator for every kind; on the real pinned CLI for the kinds whose reaction differs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+const BASE: &str = "tests/fixtures/scenarios/faults/main-wake.toml";
+
+/// One scenario file: the base with one `[[faults]]` table.
+struct Case {
+    kind: &'static str,
+    /// The lines of the fault's table after `kind`.
+    table: &'static str,
+    /// The main agent's request numbers the fault must break, in order.
+    hit: &'static [u64],
+    /// Whether the agent's next request after the last hit is a retry of the same step.
+    retried: bool,
+}
+
+/// The base scenario's main agent: request 1 gets the Bash call, 2 ends the turn, 3 carries
+/// the notification.
+const CASES: [Case; 10] = [
+    Case {
+        kind: "http-429",
+        table: "on = \"notification\"\nseconds = 1",
+        hit: &[3],
+        retried: true,
+    },
+    Case {
+        kind: "http-500",
+        table: "on = \"notification\"",
+        hit: &[3],
+        retried: true,
+    },
+    Case {
+        kind: "overloaded-529",
+        table: "request = 2\ntimes = 2",
+        hit: &[2, 3],
+        retried: true,
+    },
+    Case {
+        kind: "reset-after-headers",
+        table: "on = \"notification\"",
+        hit: &[3],
+        retried: true,
+    },
+    Case {
+        kind: "reset-mid-stream",
+        table: "on = \"notification\"",
+        hit: &[3],
+        retried: true,
+    },
+    Case {
+        kind: "error-event",
+        table: "on = \"notification\"",
+        hit: &[3],
+        retried: true,
+    },
+    Case {
+        kind: "cut-before-stop",
+        table: "on = \"notification\"",
+        hit: &[3],
+        retried: false,
+    },
+    Case {
+        kind: "stall",
+        table: "on = \"notification\"\nseconds = 2",
+        hit: &[3],
+        retried: false,
+    },
+    Case {
+        kind: "slow",
+        table: "on = \"notification\"\ndelay_ms = 200",
+        hit: &[3],
+        retried: false,
+    },
+    Case {
+        kind: "http-500",
+        table: "request = 1",
+        hit: &[1],
+        retried: true,
+    },
+];
+
+/// Writes each case's scenario into `dir`; returns the paths.
+fn write_cases(dir: &Path, cases: &[&Case]) -> Vec<PathBuf> {
+    let base = std::fs::read_to_string(root().join(BASE)).unwrap();
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let name = format!("fault-{i}-{}", case.kind);
+            let text = base.replacen(
+                "name = \"fault-main-wake\"",
+                &format!("name = \"{name}\""),
+                1,
+            ) + &format!("\n[[faults]]\nkind = \"{}\"\n{}\n", case.kind, case.table);
+            let path = dir.join(format!("{name}.toml"));
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// The main agent's turn requests from a run's journal, in order.
+fn main_requests(run: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("api-journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|j| j["agent"] == "main" && j["route"]["route"] != "side_call")
+        .filter(|j| j["step"].is_u64() || j["route"]["route"] == "script_exhausted")
+        .collect()
+}
+
+/// Runs the cases on one backend and checks each run against its case.
+fn run_cases(cases: &[&Case], backend: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = write_cases(tmp.path(), cases);
+    let out = tmp.path().join("out");
+    let mut args: Vec<&str> = vec!["run"];
+    let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    args.extend(backend);
+    let jobs = cases.len().to_string();
+    args.extend(["--jobs", &jobs, "--quiet", "--out", out.to_str().unwrap()]);
+    let (pid, output) = run_within(wakeprobe(&args), Duration::from_secs(300));
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    let dir = run_dir(&out);
+    let found = runs(&dir);
+    assert_eq!(found.len(), cases.len());
+    for (case, run) in cases.iter().zip(case_order(&found, cases)) {
+        check_case(case, &run);
+    }
+}
+
+/// The runs in case order (their scenario names start with `fault-INDEX-`).
+fn case_order(found: &[PathBuf], cases: &[&Case]) -> Vec<PathBuf> {
+    (0..cases.len())
+        .map(|i| {
+            found
+                .iter()
+                .find(|r| {
+                    r.parent()
+                        .and_then(|p| p.file_name())
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&format!("fault-{i}-")))
+                })
+                .unwrap_or_else(|| panic!("no run for case {i} in {found:?}"))
+                .clone()
+        })
+        .collect()
+}
+
+fn check_case(case: &Case, run: &Path) {
+    let requests = main_requests(run);
+    let broken: Vec<u64> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| j["note"].as_str().is_some_and(|n| n.starts_with(case.kind)))
+        .map(|(i, _)| i as u64 + 1)
+        .collect();
+    assert_eq!(
+        broken, case.hit,
+        "{}: the requests the fault hit",
+        case.kind
+    );
+    // The timeline has one fault event per hit, from the `fault` source, at the request's seq.
+    let faults: Vec<u64> = events(run)
+        .iter()
+        .filter(|e| e["source"] == "fault")
+        .map(|e| {
+            assert_eq!(e["fault"], case.kind, "{e}");
+            e["seq"].as_u64().unwrap()
+        })
+        .collect();
+    let seqs: Vec<u64> = case
+        .hit
+        .iter()
+        .map(|n| requests[*n as usize - 1]["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(faults, seqs, "{}: fault events", case.kind);
+    let last = *case.hit.last().unwrap() as usize - 1;
+    let lost = requests[last]["answer"]
+        .as_str()
+        .unwrap()
+        .starts_with("fault:");
+    assert_eq!(lost, case.retried, "{}: {}", case.kind, requests[last]);
+    if case.retried {
+        let next = requests
+            .get(last + 1)
+            .unwrap_or_else(|| panic!("{}: no retry after the fault", case.kind));
+        assert_eq!(
+            next["step"], requests[last]["step"],
+            "the retry gets the same step"
+        );
+    }
+    let result = json(&run.join("result.json"));
+    let verdict = &result["judgement"]["verdicts"][0];
+    assert_eq!(verdict["outcome"], "woke", "{}: {verdict}", case.kind);
+    assert!(
+        verdict["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("injected a fault")),
+        "{}: the verdict names the fault: {verdict}",
+        case.kind
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("Injected fault (line"),
+        "{}: the repro lists it",
+        case.kind
+    );
+}
+
+#[test]
+fn every_fault_kind_lands_where_its_selector_says_on_the_simulator() {
+    let _slots = cli_slots(2);
+    let cases: Vec<&Case> = CASES.iter().collect();
+    run_cases(&cases, &["--backend", "sim"]);
+}
+
+/// The real pinned CLI retries a 529 (twice here) and a broken stream on the same step, and
+/// takes a message cut before its `message_stop` as whole, without a retry.
+#[test]
+fn api_faults_on_the_pinned_cli_are_retried_or_taken_as_measured() {
+    let _slots = cli_slots(3);
+    let cases: Vec<&Case> = [2, 4, 6].iter().map(|i| &CASES[*i]).collect();
+    run_cases(&cases, &[]);
+}
+
+/// Bad fault tables: one located line, exit 2, nothing run.
+#[test]
+fn a_bad_fault_is_one_located_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(root().join(BASE)).unwrap();
+    let cases = [
+        (
+            "kind = \"teapot\"\non = \"notification\"",
+            "unknown fault kind `teapot`",
+        ),
+        (
+            "kind = \"stall\"\non = \"notification\"",
+            "a `stall` needs `seconds`",
+        ),
+        ("kind = \"http-500\"", "a fault needs a target"),
+        (
+            "kind = \"http-500\"\nrequest = 0",
+            "`request` counts from 1",
+        ),
+        (
+            "kind = \"http-500\"\nrequest = 1\nagent = \"nobody\"",
+            "`agent` names no agent: `nobody`",
+        ),
+        (
+            "kind = \"slow\"\non = \"notification\"\ndelay_ms = 0",
+            "`delay_ms` must be 1 to 5000",
+        ),
+        (
+            "kind = \"http-500\"\non = \"notification\"\ntimes = 99",
+            "`times` must be 1 to 20",
+        ),
+    ];
+    for (table, expected) in cases {
+        let path = tmp.path().join("bad.toml");
+        std::fs::write(&path, format!("{base}\n[[faults]]\n{table}\n")).unwrap();
+        let out = tmp.path().join("out");
+        let output = output_within(
+            wakeprobe(&[
+                "run",
+                path.to_str().unwrap(),
+                "--backend",
+                "sim",
+                "--out",
+                out.to_str().unwrap(),
+            ]),
+            Duration::from_secs(30),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{table}: {stderr}");
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(lines[0].contains("bad.toml:"), "located: {stderr}");
+        assert!(lines[0].contains(expected), "{table}: {stderr}");
+        assert!(!out.exists(), "nothing ran");
+    }
+}
