@@ -142,6 +142,7 @@ fn main() {
                 script: script(n + 1),
                 track_command: "wp-track".into(),
                 evidence_dir: Some(journal),
+                faults: vec![],
             },
             RunClock::start(),
             tx,
