@@ -93,6 +93,9 @@ pub enum Command {
     Conform(ConformArgs),
     /// Differential testing: generated scenarios on the real CLI and on the simulator.
     Fuzz(FuzzArgs),
+    /// A scenario clean and under each API fault aimed at its handoff: what each fault does
+    /// to the wake-up.
+    Nemesis(NemesisArgs),
     /// The cache of installed CLI versions.
     #[command(subcommand)]
     Cache(CacheCommand),
@@ -176,6 +179,11 @@ pub struct ExecArgs {
     /// runs have no expected verdict.
     #[arg(long)]
     pub explore: bool,
+    /// Inject a fault, as a `[[faults]]` table written KEY=VALUE,...: e.g.
+    /// --fault kind=overloaded-529,on=notification,times=2 (repeatable; applies to every
+    /// chosen scenario that has the fault's agent).
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<String>,
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -428,6 +436,19 @@ pub struct ConformArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct NemesisArgs {
+    /// Scenario file or name.
+    pub scenario: String,
+    /// Print the table as one JSON array on stdout instead.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct FuzzArgs {
     /// Generated cases to run (case numbers 1..=N).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -476,6 +497,7 @@ impl FuzzArgs {
         ExecArgs {
             variants: vec![],
             sets: vec![],
+            faults: vec![],
             explore: false,
             repeat: 1,
             jobs: self.jobs,
@@ -584,6 +606,7 @@ impl MinimizeArgs {
         ExecArgs {
             variants: self.variant.iter().cloned().collect(),
             sets: self.sets.clone(),
+            faults: vec![],
             explore: false,
             repeat: self.repeat,
             jobs: self.jobs,

@@ -20,6 +20,7 @@ mod list;
 mod matrix;
 mod merge;
 mod minimize;
+mod nemesis;
 mod probe;
 mod report;
 pub mod resolve;
@@ -129,6 +130,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::Threshold(args) => threshold::threshold(args).await,
         Command::Conform(args) => conform::conform(args).await,
         Command::Fuzz(args) => fuzz::fuzz(args).await,
+        Command::Nemesis(args) => nemesis::nemesis(args).await,
         Command::Export(args) => export::export(&args).await,
         Command::Import(args) => import::import(&args),
         Command::Minimize(args) => minimize::minimize(args).await,

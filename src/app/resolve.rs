@@ -335,6 +335,7 @@ pub fn exec_options(
         .map(|n| n.get())
         .unwrap_or(2);
     Ok(ExecOptions {
+        faults: faults(scenarios, exec)?,
         run_dir,
         // A run mostly waits on the CLI and its sleeping tasks, so runs overlap well beyond the
         // CPU count; the cap keeps CLI start-ups from crowding each other's timing.
@@ -370,7 +371,24 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
             )));
         }
     }
+    faults(scenarios, exec)?;
     check_out(&exec.out)
+}
+
+/// `--fault` specs, each resolved; its agent must be one of a chosen scenario's.
+pub fn faults(
+    scenarios: &[Arc<Scenario>],
+    exec: &ExecArgs,
+) -> Result<Vec<(String, crate::scenario::Fault)>, AppError> {
+    let agents: std::collections::BTreeSet<String> =
+        scenarios.iter().flat_map(|s| s.agent_names()).collect();
+    exec.faults
+        .iter()
+        .map(|spec| {
+            let fault = crate::scenario::fault::parse_spec(spec, &agents)?;
+            Ok((spec.clone(), fault))
+        })
+        .collect()
 }
 
 /// `--out` must be able to hold run folders: said before anything is installed or run, and

@@ -102,6 +102,9 @@ pub fn jobs_of_cells(jobs: Vec<Job>, cells: &[shards::CellKey]) -> Vec<Job> {
 pub struct ExecOptions {
     pub run_dir: PathBuf,
     pub jobs: usize,
+    /// `--fault` specs and what they resolve to: added to every plan that has the fault's
+    /// agent, and to each run's repro command.
+    pub faults: Vec<(String, crate::scenario::Fault)>,
     pub template: PathBuf,
     pub keep: bool,
     pub network: NetworkPolicy,
@@ -149,10 +152,15 @@ pub async fn execute(
     let plans = jobs
         .iter()
         .map(|job| {
-            job.scenario
-                .plan_with(&job.variant, &job.overrides, job.policy)
+            let mut plan = job
+                .scenario
+                .plan_with(&job.variant, &job.overrides, job.policy)?;
+            let applicable = opts.faults.iter().map(|(_, f)| f);
+            plan.faults
+                .extend(applicable.filter(|f| plan.agents.contains_key(&f.agent)).cloned());
+            Ok(plan)
         })
-        .collect::<Result<Vec<Plan>, _>>()?;
+        .collect::<Result<Vec<Plan>, ScenarioError>>()?;
     let board = progress::Board::start(
         statuses.clone(),
         progress::Plan {
@@ -242,6 +250,15 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
     });
 }
 
+/// The `--fault` flags that apply to a plan, as the repro command repeats them.
+fn fault_flags(faults: &[(String, crate::scenario::Fault)], plan: &Plan) -> String {
+    faults
+        .iter()
+        .filter(|(_, f)| plan.agents.contains_key(&f.agent))
+        .map(|(spec, _)| format!(" --fault {spec}"))
+        .collect()
+}
+
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.
 async fn run_cell(
     job: &Job,
@@ -258,7 +275,7 @@ async fn run_cell(
         network: opts.network,
         cancel,
         status,
-        command: job.command(),
+        command: job.command() + &fault_flags(&opts.faults, &plan),
     })
     .await
     .map_err(|e| e.to_string())?;
@@ -410,6 +427,7 @@ mod tests {
         let opts = ExecOptions {
             run_dir: PathBuf::from("/nonexistent"),
             jobs: 1,
+            faults: vec![],
             template: PathBuf::from("/nonexistent"),
             keep: false,
             network: NetworkPolicy::Host,

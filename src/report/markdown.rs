@@ -402,11 +402,11 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
         steps.push(format!("The model script: {line}"));
     }
     for fault in &d.plan.faults {
-        steps.push(format!(
-            "Injected fault (line {} of the scenario): {}.",
-            fault.line,
-            fault.describe()
-        ));
+        let from = match fault.line {
+            0 => "`--fault`".to_string(),
+            line => format!("line {line} of the scenario"),
+        };
+        steps.push(format!("Injected fault ({from}): {}.", fault.describe()));
     }
     if !run.params.is_empty() {
         let params: Vec<String> = run

@@ -123,7 +123,7 @@ pub struct Fault {
     pub seconds: f64,
     /// A slow stream's pause between events.
     pub delay_ms: u64,
-    /// 1-based line of the fault in the scenario file.
+    /// 1-based line of the fault in the scenario file; 0 for a `--fault`.
     pub line: usize,
 }
 
@@ -147,6 +147,40 @@ impl Fault {
         }
         text
     }
+}
+
+/// A `--fault` spec (`KEY=VALUE,...`, the keys of a `[[faults]]` table) resolved against
+/// the agents it may name. Errors name the spec and the pair (as its line) and column.
+pub fn parse_spec<'a>(
+    spec: &str,
+    agents: impl IntoIterator<Item = &'a String>,
+) -> Result<Fault, ScenarioError> {
+    // One pair a line, string values quoted: then the scenario's own parser and messages apply.
+    let text: String = spec
+        .split(',')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) if v.trim().parse::<f64>().is_ok() => format!("{} = {}\n", k.trim(), v.trim()),
+            Some((k, v)) => format!("{} = {:?}\n", k.trim(), v.trim()),
+            None => format!("{pair}\n"),
+        })
+        .collect();
+    let at = Locator {
+        path: format!("--fault {spec}: pair"),
+        source: &text,
+    };
+    let raw: RawFault = toml::from_str(&text).map_err(|e| {
+        at.error(
+            e.span().unwrap_or(0..0),
+            e.message().trim_end().replace('\n', " "),
+        )
+    })?;
+    let names = Names {
+        agents: agents.into_iter().cloned().collect(),
+        tracks: Default::default(),
+    };
+    let mut fault = resolve_fault(&at, &Spanned::new(0..text.len(), raw), &names)?;
+    fault.line = 0;
+    Ok(fault)
 }
 
 /// Resolves one `[[faults]]` entry; every mistake is one located error.

@@ -7,7 +7,7 @@
 
 mod checks;
 pub mod edit;
-mod fault;
+pub mod fault;
 mod hook;
 mod invariants;
 mod outcome;
@@ -146,6 +146,11 @@ impl Scenario {
         } else {
             self.raw.variants.keys().cloned().collect()
         }
+    }
+
+    /// The agents the file scripts (every variant has the same ones).
+    pub fn agent_names(&self) -> Vec<String> {
+        self.raw.agents.keys().cloned().collect()
     }
 
     /// The parameters and their defaults.

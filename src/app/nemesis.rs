@@ -1,0 +1,314 @@
+//! `wakeprobe nemesis SCENARIO [--variant V]`: the scenario run once clean and once under each
+//! API fault kind aimed at its handoff (the waiter's first request that carries a task
+//! notification), then a table fault -> verdict, with what each fault did to the wake-up:
+//! retried and delivered, taken as it was, delivered twice, delayed by how much, or lost.
+//!
+//! Each faulted scenario is the scenario's own file with one `[[faults]]` table and a name
+//! that says the fault (`NAME--KIND`), written into the run folder's `scenarios/`, so every
+//! run's report and repro command stand alone. `nemesis.json` holds the table for machines;
+//! the JUnit file has one case per fault.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::invocation::{self, Outputs, Ran};
+use super::{AppError, AppResult, resolve};
+use crate::cli::{self, exit};
+use crate::evidence::{EventKind, Timeline};
+use crate::report::store;
+use crate::scenario::{FaultKind, MAIN_AGENT, Outcome, Scenario};
+
+/// The fault each row injects (`None`: the clean run), with the table's extra keys.
+fn faults() -> Vec<(FaultKind, &'static str)> {
+    FaultKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let extra = match kind {
+                FaultKind::Http429 => "seconds = 1\n",
+                FaultKind::Stall => "seconds = 5\n",
+                FaultKind::Slow => "delay_ms = 200\n",
+                _ => "",
+            };
+            (kind, extra)
+        })
+        .collect()
+}
+
+/// One row of the table.
+#[derive(Debug, Serialize)]
+struct Row {
+    /// `none` for the clean run.
+    fault: String,
+    outcome: Option<Outcome>,
+    latency_ms: Option<f64>,
+    /// Attempts the fault broke or slowed.
+    injected: usize,
+    /// The waiter's requests that carried the notification and got an answer.
+    deliveries: usize,
+    /// What the fault did to the wake-up, in words.
+    effect: String,
+    /// The verdict differs from the clean run's.
+    differs: bool,
+    /// The verdict's explanation, for the rows that differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explanation: Option<String>,
+    /// The run's folder, relative to the run-id folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<String>,
+}
+
+/// `wakeprobe nemesis`
+pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
+    let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
+    let scenario = scenarios[0].clone();
+    resolve::check_exec_args(&scenarios, &args.exec)?;
+    let variant = match args.exec.variants.as_slice() {
+        [] => scenario.variants()[0].clone(),
+        [one] => one.clone(),
+        _ => {
+            return Err(AppError::bad_input(
+                "nemesis faults one variant: pass --variant once",
+            ));
+        }
+    };
+    let plan = scenario.plan_with(&variant, &args.exec.sets, resolve::policy(&args.exec))?;
+    let waiter = plan
+        .watch
+        .first()
+        .map(|w| w.waiter.clone())
+        .unwrap_or_else(|| MAIN_AGENT.to_string());
+    let cli = resolve::cli(&args.backend).await?;
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
+    let mut all = vec![scenario.clone()];
+    all.extend(write_faulted(&run_dir, &scenario, &waiter)?);
+    let mut exec = args.exec.clone();
+    exec.variants = vec![variant.clone()];
+    let jobs = resolve::jobs(&all, &exec, &cli)?;
+    let ran = invocation::execute(jobs, &exec, &all, &run_dir).await?;
+    let summary = invocation::finish(
+        &Outputs {
+            dir: &run_dir,
+            junit: exec.junit.as_deref(),
+            table: false,
+            summary: true,
+            index: true,
+            extra_cases: &[],
+        },
+        &ran,
+    )?;
+    let rows = table_rows(&all, &ran, &run_dir, &waiter);
+    let text = render(&scenario.name, &variant, &cli.label(), &waiter, &rows);
+    if args.json {
+        println!("{}", serde_json::to_string(&rows).unwrap_or_default());
+    } else {
+        print!("{text}");
+    }
+    store::write_atomic(&run_dir.join("nemesis.txt"), text.as_bytes())?;
+    store::write_atomic(
+        &run_dir.join("nemesis.json"),
+        &serde_json::to_vec_pretty(&rows).unwrap_or_default(),
+    )?;
+    Ok(if ran.interrupted {
+        exit::INTERRUPTED
+    } else if !ran.failures.is_empty() {
+        exit::SETUP
+    } else if rows.iter().any(|r| r.differs) || summary.cells.is_empty() {
+        exit::MISMATCH
+    } else {
+        exit::OK
+    })
+}
+
+/// The scenario once per fault kind, aimed at `waiter`'s first request with a notification.
+fn write_faulted(
+    run_dir: &Path,
+    scenario: &Scenario,
+    waiter: &str,
+) -> Result<Vec<Arc<Scenario>>, AppError> {
+    let dir = run_dir.join("scenarios");
+    std::fs::create_dir_all(&dir).map_err(|e| AppError::setup(format!("{}: {e}", dir.display())))?;
+    faults()
+        .into_iter()
+        .map(|(kind, extra)| {
+            let name = faulted_name(&scenario.name, kind);
+            let mut doc: toml_edit::DocumentMut = scenario
+                .source
+                .parse()
+                .map_err(|e| AppError::setup(format!("{}: {e}", scenario.path.display())))?;
+            doc["name"] = toml_edit::value(name.as_str());
+            let text = format!(
+                "{}\n# Added by `wakeprobe nemesis`.\n[[faults]]\nkind = \"{}\"\nagent = \"{waiter}\"\non = \"notification\"\n{extra}",
+                doc.to_string().trim_end(),
+                kind.as_str()
+            );
+            let path = dir.join(format!("{name}.toml"));
+            store::write_atomic(&path, text.as_bytes())?;
+            Ok(Arc::new(Scenario::parse(&path, text)?))
+        })
+        .collect()
+}
+
+fn faulted_name(scenario: &str, kind: FaultKind) -> String {
+    format!("{scenario}--{}", kind.as_str())
+}
+
+/// The clean row first, then one per fault kind in [`FaultKind::ALL`]'s order.
+fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) -> Vec<Row> {
+    let found = |s: &Scenario| ran.rows.iter().find(|r| r.result.run.scenario == s.name);
+    let clean = found(&all[0]);
+    let clean_outcome = clean.map(|r| r.result.judgement.outcome);
+    let clean_latency = clean.and_then(|r| latency(&r.result));
+    let clean_deliveries = clean.map(|r| deliveries(&r.timeline, waiter)).unwrap_or(0);
+    all.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let fault = if i == 0 {
+                "none".to_string()
+            } else {
+                FaultKind::ALL[i - 1].as_str().to_string()
+            };
+            let Some(row) = found(s) else {
+                return Row {
+                    fault,
+                    outcome: None,
+                    latency_ms: None,
+                    injected: 0,
+                    deliveries: 0,
+                    effect: "did not run".into(),
+                    differs: false,
+                    explanation: None,
+                    run: None,
+                };
+            };
+            let outcome = row.result.judgement.outcome;
+            let observed = Observed {
+                outcome,
+                latency: latency(&row.result),
+                injected: injected(&row.timeline),
+                deliveries: deliveries(&row.timeline, waiter),
+            };
+            let differs = i > 0 && Some(outcome) != clean_outcome;
+            Row {
+                effect: if i == 0 {
+                    "the clean run".into()
+                } else {
+                    effect(
+                        FaultKind::ALL[i - 1],
+                        &observed,
+                        clean_outcome,
+                        clean_latency,
+                        clean_deliveries,
+                    )
+                },
+                fault,
+                outcome: Some(outcome),
+                latency_ms: observed.latency,
+                injected: observed.injected,
+                deliveries: observed.deliveries,
+                differs,
+                explanation: differs
+                    .then(|| row.result.judgement.primary().map(|v| v.explanation.clone()))
+                    .flatten(),
+                run: Some(
+                    row.dir
+                        .strip_prefix(run_dir)
+                        .unwrap_or(&row.dir)
+                        .display()
+                        .to_string(),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// What one faulted run showed.
+struct Observed {
+    outcome: Outcome,
+    latency: Option<f64>,
+    injected: usize,
+    deliveries: usize,
+}
+
+/// What the fault did to the wake-up, against the clean run.
+fn effect(
+    kind: FaultKind,
+    o: &Observed,
+    clean: Option<Outcome>,
+    clean_latency: Option<f64>,
+    clean_deliveries: usize,
+) -> String {
+    if o.injected == 0 {
+        return "never hit: no request carried a notification".into();
+    }
+    if clean == Some(Outcome::Woke) && o.outcome != Outcome::Woke {
+        return format!("wake-up lost ({})", o.outcome);
+    }
+    if o.outcome != Outcome::Woke {
+        return format!("{} (as the clean run is not woken)", o.outcome);
+    }
+    let delay = match (o.latency, clean_latency) {
+        (Some(l), Some(c)) => format!(", {:+.2} s", (l - c) / 1000.0),
+        _ => String::new(),
+    };
+    let how = if o.deliveries > clean_deliveries.max(1) {
+        "delivered twice"
+    } else if kind.loses_the_answer() {
+        "retried and delivered"
+    } else if kind == FaultKind::CutBeforeStop {
+        "taken as it was, no retry"
+    } else {
+        "delivered late"
+    };
+    format!("{how}{delay}")
+}
+
+fn latency(result: &crate::report::json::RunResult) -> Option<f64> {
+    result.judgement.primary().and_then(|v| v.latency_ms)
+}
+
+fn injected(tl: &Timeline) -> usize {
+    tl.iter()
+        .filter(|e| matches!(e.kind, EventKind::FaultInjected { .. }))
+        .count()
+}
+
+/// The waiter's requests that carried a task's end (not a Monitor event) and got an answer.
+fn deliveries(tl: &Timeline, waiter: &str) -> usize {
+    tl.iter()
+        .filter(|e| e.agent.as_deref() == Some(waiter))
+        .filter(|e| {
+            matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: false, .. }
+                if notifications.iter().any(|n| n.event.is_none()))
+        })
+        .count()
+}
+
+fn render(scenario: &str, variant: &str, cli: &str, waiter: &str, rows: &[Row]) -> String {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_header(["fault", "verdict", "latency", "what it did to the wake-up"]);
+    for r in rows {
+        table.add_row([
+            r.fault.clone(),
+            r.outcome
+                .map(|o| format!("{o}{}", if r.differs { " ≠" } else { "" }))
+                .unwrap_or_else(|| "-".into()),
+            r.latency_ms
+                .map(|l| format!("{:.2}s", l / 1000.0))
+                .unwrap_or_else(|| "-".into()),
+            r.effect.clone(),
+        ]);
+    }
+    let mut text = format!(
+        "nemesis {scenario}/{variant} on {cli}: each fault on `{waiter}`'s first request with a notification\n{table}\n"
+    );
+    for r in rows.iter().filter(|r| r.differs) {
+        if let Some(e) = &r.explanation {
+            text.push_str(&format!("{}: {e}\n", r.fault));
+        }
+    }
+    text
+}
