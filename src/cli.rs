@@ -442,6 +442,10 @@ pub struct NemesisArgs {
     /// Print the table as one JSON array on stdout instead.
     #[arg(long)]
     pub json: bool,
+    /// Consecutive attempts each answer-losing fault breaks (its retries included), to find
+    /// where the CLI's retries run out.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub times: u32,
     #[command(flatten)]
     pub backend: BackendArgs,
     #[command(flatten)]

@@ -20,17 +20,22 @@ use crate::evidence::{EventKind, Timeline};
 use crate::report::store;
 use crate::scenario::{FaultKind, MAIN_AGENT, Outcome, Scenario};
 
-/// The fault each row injects (`None`: the clean run), with the table's extra keys.
-fn faults() -> Vec<(FaultKind, &'static str)> {
+/// The fault each row injects, with the table's extra keys; `times` applies to the kinds
+/// that lose the answer (a retry meets the fault again).
+fn faults(times: u32) -> Vec<(FaultKind, String)> {
     FaultKind::ALL
         .into_iter()
         .map(|kind| {
-            let extra = match kind {
+            let mut extra = match kind {
                 FaultKind::Http429 => "seconds = 1\n",
                 FaultKind::Stall => "seconds = 5\n",
                 FaultKind::Slow => "delay_ms = 200\n",
                 _ => "",
-            };
+            }
+            .to_string();
+            if times > 1 && kind.loses_the_answer() {
+                extra.push_str(&format!("times = {times}\n"));
+            }
             (kind, extra)
         })
         .collect()
@@ -82,7 +87,7 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
     let cli = resolve::cli(&args.backend).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let mut all = vec![scenario.clone()];
-    all.extend(write_faulted(&run_dir, &scenario, &waiter)?);
+    all.extend(write_faulted(&run_dir, &scenario, &waiter, args.times)?);
     let mut exec = args.exec.clone();
     exec.variants = vec![variant.clone()];
     let jobs = resolve::jobs(&all, &exec, &cli)?;
@@ -99,7 +104,13 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         &ran,
     )?;
     let rows = table_rows(&all, &ran, &run_dir, &waiter);
-    let text = render(&scenario.name, &variant, &cli.label(), &waiter, &rows);
+    let text = render(
+        &scenario.name,
+        &variant,
+        &cli.label(),
+        (&waiter, args.times),
+        &rows,
+    );
     if args.json {
         println!("{}", serde_json::to_string(&rows).unwrap_or_default());
     } else {
@@ -126,10 +137,12 @@ fn write_faulted(
     run_dir: &Path,
     scenario: &Scenario,
     waiter: &str,
+    times: u32,
 ) -> Result<Vec<Arc<Scenario>>, AppError> {
     let dir = run_dir.join("scenarios");
-    std::fs::create_dir_all(&dir).map_err(|e| AppError::setup(format!("{}: {e}", dir.display())))?;
-    faults()
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| AppError::setup(format!("{}: {e}", dir.display())))?;
+    faults(times)
         .into_iter()
         .map(|(kind, extra)| {
             let name = faulted_name(&scenario.name, kind);
@@ -188,6 +201,7 @@ fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) ->
                 latency: latency(&row.result),
                 injected: injected(&row.timeline),
                 deliveries: deliveries(&row.timeline, waiter),
+                answer_s: answer_time(&row.timeline),
             };
             let differs = i > 0 && Some(outcome) != clean_outcome;
             Row {
@@ -209,7 +223,12 @@ fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) ->
                 deliveries: observed.deliveries,
                 differs,
                 explanation: differs
-                    .then(|| row.result.judgement.primary().map(|v| v.explanation.clone()))
+                    .then(|| {
+                        row.result
+                            .judgement
+                            .primary()
+                            .map(|v| v.explanation.clone())
+                    })
                     .flatten(),
                 run: Some(
                     row.dir
@@ -229,6 +248,9 @@ struct Observed {
     latency: Option<f64>,
     injected: usize,
     deliveries: usize,
+    /// From the first faulted request to its whole answer having gone out (a stalled or slow
+    /// answer that was still delivered).
+    answer_s: Option<f64>,
 }
 
 /// What the fault did to the wake-up, against the clean run.
@@ -242,6 +264,12 @@ fn effect(
     if o.injected == 0 {
         return "never hit: no request carried a notification".into();
     }
+    if o.deliveries == 0 && kind.loses_the_answer() {
+        return format!(
+            "wake-up lost: no answer got through ({} broken), not delivered again",
+            o.injected
+        );
+    }
     if clean == Some(Outcome::Woke) && o.outcome != Outcome::Woke {
         return format!("wake-up lost ({})", o.outcome);
     }
@@ -252,20 +280,36 @@ fn effect(
         (Some(l), Some(c)) => format!(", {:+.2} s", (l - c) / 1000.0),
         _ => String::new(),
     };
-    let how = if o.deliveries > clean_deliveries.max(1) {
-        "delivered twice"
+    let answer = o
+        .answer_s
+        .map(|s| format!(", the answer took {s:.2} s"))
+        .unwrap_or_default();
+    if o.deliveries > clean_deliveries.max(1) {
+        format!("delivered {} times{delay}", o.deliveries)
     } else if kind.loses_the_answer() {
-        "retried and delivered"
+        format!("retried and delivered{delay}")
     } else if kind == FaultKind::CutBeforeStop {
-        "taken as it was, no retry"
+        format!("taken as it was, no retry{answer}")
     } else {
-        "delivered late"
-    };
-    format!("{how}{delay}")
+        format!("delivered late{answer}")
+    }
 }
 
 fn latency(result: &crate::report::json::RunResult) -> Option<f64> {
     result.judgement.primary().and_then(|v| v.latency_ms)
+}
+
+/// Seconds from the first faulted request to the end of its answer (the fake API records
+/// the answer's tool call or turn end once the whole body is sent), if it was delivered.
+fn answer_time(tl: &Timeline) -> Option<f64> {
+    let (t, seq) = tl.iter().find_map(|e| match e.kind {
+        EventKind::FaultInjected { seq, .. } => Some((e.t_ms, seq)),
+        _ => None,
+    })?;
+    let sent = tl.iter().find(|e| {
+        matches!(e.kind, EventKind::TurnEnded { seq: s, .. } | EventKind::ToolCall { seq: s, .. } if s == seq)
+    })?;
+    Some((sent.t_ms - t) / 1000.0)
 }
 
 fn injected(tl: &Timeline) -> usize {
@@ -285,7 +329,13 @@ fn deliveries(tl: &Timeline, waiter: &str) -> usize {
         .count()
 }
 
-fn render(scenario: &str, variant: &str, cli: &str, waiter: &str, rows: &[Row]) -> String {
+fn render(
+    scenario: &str,
+    variant: &str,
+    cli: &str,
+    (waiter, times): (&str, u32),
+    rows: &[Row],
+) -> String {
     let mut table = comfy_table::Table::new();
     table
         .load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
@@ -302,8 +352,13 @@ fn render(scenario: &str, variant: &str, cli: &str, waiter: &str, rows: &[Row]) 
             r.effect.clone(),
         ]);
     }
+    let repeat = if times > 1 {
+        format!(" ({times} attempts in a row for the faults that lose the answer)")
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "nemesis {scenario}/{variant} on {cli}: each fault on `{waiter}`'s first request with a notification\n{table}\n"
+        "nemesis {scenario}/{variant} on {cli}: each fault on `{waiter}`'s first request with a notification{repeat}\n{table}\n"
     );
     for r in rows.iter().filter(|r| r.differs) {
         if let Some(e) = &r.explanation {

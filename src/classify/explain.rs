@@ -258,6 +258,19 @@ fn ended(
         Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
         Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
         Decision::Woke { delivery, how } => woke(v, w, k, end, delivery, how),
+        Decision::AnswersLost { first, attempts } => {
+            v.witness.push(witness(
+                first,
+                format!("`{w}`'s request carries the notification; a fault breaks its answer"),
+            ));
+            unknown(
+                v,
+                format!(
+                    "`{w}` was woken for `{k}` at {} ({attempts} request(s) carried the notification), but the harness's injected faults broke every answer, so whether the wake-up would have reached `{w}` was not observed",
+                    secs(first.t_ms)
+                ),
+            )
+        }
         Decision::CutBeforeTold { cut } => cut_short(
             v,
             cut,

@@ -191,6 +191,19 @@ pub fn delivery<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event>
     })
 }
 
+/// W's requests at or after `from` that carried the work's notification but whose answers an
+/// injected fault broke.
+pub fn lost_deliveries<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Vec<&'a Event> {
+    tl.iter()
+        .filter(|e| {
+            e.t_ms >= from
+                && e.is_request_by(f.waiter)
+                && matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: true, .. }
+                    if notifications.iter().any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)))
+        })
+        .collect()
+}
+
 /// The CLI's stdout notice for the work at or after `from` (not a delivery).
 pub fn printed<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
     tl.iter().find(|e| {

@@ -39,6 +39,9 @@ pub enum Decision<'a> {
     },
     /// The waiter got the notification.
     Woke { delivery: &'a Event, how: Woken<'a> },
+    /// The waiter's requests carried the notification, but injected faults broke every
+    /// answer: the harness, not the CLI, kept it from the waiter.
+    AnswersLost { first: &'a Event, attempts: usize },
     /// The harness cut the run short after the work ended and before the waiter was told.
     CutBeforeTold { cut: &'a Event },
     /// The CLI killed the work after finalizing the waiter (H2: the kill is a consequence).
@@ -97,6 +100,7 @@ const UNENDED: &[Rule] = &[
 const ENDED: &[Rule] = &[
     failed_on_its_own,
     told,
+    answers_lost,
     cut_before_told,
     killed_after_finalized,
     finalized_before_end,
@@ -187,6 +191,18 @@ fn failed_on_its_own<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
 /// milliseconds before the stdout line that reports the end (two channels, read apart).
 fn told_from(ctx: &Ctx, end: &Event) -> f64 {
     ctx.started.t_ms.min(end.t_ms)
+}
+
+/// Runs after `told`: no request brought the notification with an answer, but some did
+/// without one (every answer broken by an injected fault).
+fn answers_lost<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let (end, _) = end(ctx);
+    let lost = facts::lost_deliveries(ctx.tl, ctx.f, told_from(ctx, end));
+    let first = *lost.first()?;
+    Some(Decision::AnswersLost {
+        first,
+        attempts: lost.len(),
+    })
 }
 
 fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {

@@ -1640,5 +1640,11 @@ fn a_notice_whose_answer_a_fault_broke_is_delivered_by_the_retry() {
     // Without the retry, nothing reached the waiter.
     events.retain(|e| !matches!(e.kind, EventKind::ModelRequest { seq: 4, .. }));
     let j = judge_events(events, "main", EndReason::CliEnded);
-    assert_ne!(j.verdicts[0].outcome, Outcome::Woke);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Unknown, "{}", v.explanation);
+    let reason = v.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("injected faults broke every answer") && reason.contains("1 request(s)"),
+        "the harness, not the CLI, kept it from the waiter: {reason}"
+    );
 }

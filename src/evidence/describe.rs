@@ -8,7 +8,8 @@ use super::{Event, EventKind, HookName, InputReason, Route};
 /// and tool hooks are left to `timeline.json`).
 pub fn is_notable(e: &Event) -> bool {
     match &e.kind {
-        EventKind::StreamLine { .. } => false,
+        // The CLI's own retries of a model request: its reaction to a failing API.
+        EventKind::StreamLine { subtype, .. } => subtype.as_deref() == Some("api_retry"),
         EventKind::Hook { hook, .. } => {
             !matches!(hook, HookName::PreToolUse | HookName::PostToolUse)
         }
@@ -77,6 +78,9 @@ pub fn describe(e: &Event) -> String {
             None => format!("result {subtype}"),
         },
         EventKind::StreamLine { line_type, subtype } => match subtype {
+            Some(s) if s == "api_retry" => {
+                "the CLI retries a failed model request (api_retry)".into()
+            }
             Some(s) => format!("stream {line_type}/{s}"),
             None => format!("stream {line_type}"),
         },

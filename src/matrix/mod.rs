@@ -156,8 +156,11 @@ pub async fn execute(
                 .scenario
                 .plan_with(&job.variant, &job.overrides, job.policy)?;
             let applicable = opts.faults.iter().map(|(_, f)| f);
-            plan.faults
-                .extend(applicable.filter(|f| plan.agents.contains_key(&f.agent)).cloned());
+            plan.faults.extend(
+                applicable
+                    .filter(|f| plan.agents.contains_key(&f.agent))
+                    .cloned(),
+            );
             Ok(plan)
         })
         .collect::<Result<Vec<Plan>, ScenarioError>>()?;

@@ -159,7 +159,9 @@ pub fn parse_spec<'a>(
     let text: String = spec
         .split(',')
         .map(|pair| match pair.split_once('=') {
-            Some((k, v)) if v.trim().parse::<f64>().is_ok() => format!("{} = {}\n", k.trim(), v.trim()),
+            Some((k, v)) if v.trim().parse::<f64>().is_ok() => {
+                format!("{} = {}\n", k.trim(), v.trim())
+            }
             Some((k, v)) => format!("{} = {:?}\n", k.trim(), v.trim()),
             None => format!("{pair}\n"),
         })

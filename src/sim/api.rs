@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 const ANSWER_LIMIT: Duration = Duration::from_secs(900);
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 const RETRIES: u32 = 4;
+/// Attempts at one request while the API answers 529 (the real CLI's cap, measured).
+const OVERLOADED_ATTEMPTS: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -147,7 +149,11 @@ impl Api {
                 tokio::time::timeout(ANSWER_LIMIT, self.once(bytes.clone(), agent_id, attempt))
                     .await
                     .unwrap_or(Err(ApiError::Timeout(ANSWER_LIMIT)));
+            // 2.1.332 gives a request up after three 529s in a row, whatever `max_retries`
+            // says (measured with the `overloaded-529` fault).
+            let overloaded = matches!(&result, Err(ApiError::Status { status: 529, .. }));
             match result {
+                Err(e) if overloaded && attempt + 1 >= OVERLOADED_ATTEMPTS => return Err(e),
                 Err(e) if e.retryable() && attempt < RETRIES => {
                     attempt += 1;
                     // The backoff, or longer where the answer says when to come back (as the

@@ -344,7 +344,10 @@ fn a_fault_given_on_the_command_line_lands_and_is_in_the_repro() {
     let command = result["run"]["command"].as_str().unwrap();
     assert!(command.ends_with(&format!(" --fault {spec}")), "{command}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(report.contains("Injected fault (`--fault`): http-500"), "{report}");
+    assert!(
+        report.contains("Injected fault (`--fault`): http-500"),
+        "{report}"
+    );
 
     for (spec, expected) in [
         (
@@ -357,12 +360,24 @@ fn a_fault_given_on_the_command_line_lands_and_is_in_the_repro() {
         ),
     ] {
         let output = output_within(
-            wakeprobe(&["run", BASE, "--fault", spec, "--backend", "sim", "--out", out.to_str().unwrap()]),
+            wakeprobe(&[
+                "run",
+                BASE,
+                "--fault",
+                spec,
+                "--backend",
+                "sim",
+                "--out",
+                out.to_str().unwrap(),
+            ]),
             Duration::from_secs(30),
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{stderr}");
-        let line = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or("");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or("");
         assert!(line.starts_with(expected), "{line}");
     }
 }
@@ -438,4 +453,69 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
     assert!(dir.join("nemesis.json").exists() && dir.join("nemesis.txt").exists());
     let junit = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(junit.matches("<testcase").count(), 10, "{junit}");
+}
+
+/// 2.1.332 gives up a model request after three 529s in a row (its `api_retry` lines say
+/// `max_retries` 10, yet the third 529 ends the turn with a synthetic "Repeated 529
+/// Overloaded errors" message). The notification those requests carried never reaches the
+/// waiter, and the verdict says the harness's faults, not the CLI, kept it away: `unknown`.
+#[test]
+fn a_persistent_529_on_the_pinned_cli_is_given_up_after_three_attempts() {
+    persistent_529(&[]);
+}
+
+/// The simulator gives up as 2.1.332 does (it prints no `api_retry` lines).
+#[test]
+fn a_persistent_529_on_the_simulator_is_given_up_after_three_attempts() {
+    persistent_529(&["--backend", "sim"]);
+}
+
+fn persistent_529(backend: &[&str]) {
+    let _slots = cli_slots(1);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut args = vec![
+        "run",
+        BASE,
+        "--fault",
+        "kind=overloaded-529,on=notification,times=6",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(backend);
+    let (pid, output) = run_within(wakeprobe(&args), Duration::from_secs(120));
+    assert!(matches!(output.status.code(), Some(0 | 1)));
+    assert_eq!(tagged_by(pid), vec![]);
+    let run = runs(&run_dir(&out)).pop().unwrap();
+    let broken: Vec<Value> = main_requests(&run)
+        .into_iter()
+        .filter(|j| j["answer"] == "fault:overloaded-529")
+        .collect();
+    assert_eq!(
+        broken.len(),
+        3,
+        "three attempts, then the CLI gives up: {broken:?}"
+    );
+    let after = main_requests(&run)
+        .into_iter()
+        .filter(|j| j["seq"].as_u64() > broken[2]["seq"].as_u64())
+        .count();
+    assert_eq!(after, 0, "the notification is not sent again");
+    let retries = events(&run)
+        .iter()
+        .filter(|e| e["kind"] == "stream_line" && e["subtype"] == "api_retry")
+        .count();
+    if backend.is_empty() {
+        assert_eq!(retries, 2, "the CLI's own retry lines");
+    }
+    let verdict = &json(&run.join("result.json"))["judgement"]["verdicts"][0];
+    assert_eq!(verdict["outcome"], "unknown", "{verdict}");
+    assert!(
+        verdict["reason"]
+            .as_str()
+            .unwrap()
+            .contains("injected faults broke every answer"),
+        "{verdict}"
+    );
 }
