@@ -508,11 +508,14 @@ mod tests {
     }
 
     #[test]
-    fn a_truncated_stream_is_an_error_and_urls_are_checked() {
+    fn a_stream_cut_before_message_stop_is_taken_and_urls_are_checked() {
+        // As 2.1.332 does (the `cut-before-stop` fault): a clean end without `message_stop`
+        // is the whole message; a body with no `message_start` is not one.
         let mut asm = Assembler::default();
         asm.event(r#"{"type":"message_start","message":{"id":"m","model":"x","usage":{}}}"#)
             .unwrap();
-        assert!(asm.finish().is_err());
+        assert_eq!(asm.finish().unwrap().id, "m");
+        assert!(Assembler::default().finish().is_err());
         assert!(Api::new("https://x", "k", "ua", "s").is_err());
         let api = Api::new("http://127.0.0.1:9/prefix/", "k", "ua", "s").unwrap();
         assert_eq!(api.authority, "127.0.0.1:9");
