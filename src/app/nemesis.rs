@@ -202,6 +202,7 @@ fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) ->
                 injected: injected(&row.timeline),
                 deliveries: deliveries(&row.timeline, waiter),
                 answer_s: answer_time(&row.timeline),
+                gave_up: gave_up(&row.timeline),
             };
             let differs = i > 0 && Some(outcome) != clean_outcome;
             Row {
@@ -251,6 +252,14 @@ struct Observed {
     /// From the first faulted request to its whole answer having gone out (a stalled or slow
     /// answer that was still delivered).
     answer_s: Option<f64>,
+    /// The CLI ended a turn in error after the first fault (it gave the request up), and
+    /// whether an input of the driver came after that.
+    gave_up: Option<GaveUp>,
+}
+
+/// The CLI gave a faulted request up: its turn ended in error.
+struct GaveUp {
+    then_input: bool,
 }
 
 /// What the fault did to the wake-up, against the clean run.
@@ -286,10 +295,20 @@ fn effect(
         .unwrap_or_default();
     if o.deliveries > clean_deliveries.max(1) {
         format!("delivered {} times{delay}", o.deliveries)
+    } else if let Some(g) = &o.gave_up {
+        let then = if g.then_input {
+            "delivered with the next input"
+        } else {
+            "delivered later"
+        };
+        format!(
+            "the CLI gave the request up ({} broken), {then}{delay}",
+            o.injected
+        )
     } else if kind.loses_the_answer() {
         format!("retried and delivered{delay}")
     } else if kind == FaultKind::CutBeforeStop {
-        format!("taken as it was, no retry{answer}")
+        "taken as it was, no retry".into()
     } else {
         format!("delivered late{answer}")
     }
@@ -310,6 +329,20 @@ fn answer_time(tl: &Timeline) -> Option<f64> {
         matches!(e.kind, EventKind::TurnEnded { seq: s, .. } | EventKind::ToolCall { seq: s, .. } if s == seq)
     })?;
     Some((sent.t_ms - t) / 1000.0)
+}
+
+/// An error `result` after the first fault: the CLI gave the faulted request up.
+fn gave_up(tl: &Timeline) -> Option<GaveUp> {
+    let first = tl
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::FaultInjected { .. }))?;
+    let error = tl.iter().find(|e| {
+        e.t_ms >= first.t_ms && matches!(e.kind, EventKind::TurnResult { is_error: true, .. })
+    })?;
+    let then_input = tl
+        .iter()
+        .any(|e| e.t_ms > error.t_ms && matches!(e.kind, EventKind::UserInput { .. }));
+    Some(GaveUp { then_input })
 }
 
 fn injected(tl: &Timeline) -> usize {

@@ -15,7 +15,7 @@ use crate::procs;
 use crate::scenario::MAIN_AGENT;
 
 /// How long the supervisor may take to clean up before it is killed itself.
-const SUPERVISOR_LIMIT: Duration = Duration::from_secs(15);
+const SUPERVISOR_LIMIT: Duration = Duration::from_secs(30);
 /// How long each output reader may take to reach the end of its stream.
 const READER_LIMIT: Duration = Duration::from_secs(2);
 

@@ -83,8 +83,9 @@ impl Injector {
 
     /// Counts one model request of `agent` and returns the fault that hits it, if any: a
     /// fault hits its target request, then the agent's next requests until it has broken
-    /// `times` attempts. The first fault in file order wins when two hit one request.
-    pub fn hit(&self, agent: &str, carries_notification: bool) -> Option<Hit> {
+    /// `times` attempts. The first fault in file order wins when two hit one request. A
+    /// stream fault passes over a non-streaming request (it has no stream to break).
+    pub fn hit(&self, agent: &str, carries_notification: bool, streaming: bool) -> Option<Hit> {
         if self.faults.is_empty() {
             return None;
         }
@@ -98,6 +99,7 @@ impl Injector {
             let fired = state.fired[i];
             f.agent == agent
                 && fired < f.times
+                && (streaming || !f.kind.needs_a_stream())
                 && (fired > 0
                     || match f.target {
                         FaultTarget::Request(n) => n == request,
@@ -316,11 +318,11 @@ mod tests {
             2,
         )]);
         let hits: Vec<Option<u32>> = (0..5)
-            .map(|_| injector.hit("main", false).map(|h| h.request))
+            .map(|_| injector.hit("main", false, true).map(|h| h.request))
             .collect();
         assert_eq!(hits, vec![None, Some(2), Some(3), None, None]);
         assert_eq!(
-            injector.hit("worker", false),
+            injector.hit("worker", false, true),
             None,
             "another agent's requests"
         );
@@ -333,10 +335,35 @@ mod tests {
             FaultTarget::Notification,
             1,
         )]);
-        assert!(injector.hit("main", false).is_none());
-        let hit = injector.hit("main", true).expect("hits the notification");
+        assert!(injector.hit("main", false, true).is_none());
+        let hit = injector
+            .hit("main", true, true)
+            .expect("hits the notification");
         assert_eq!((hit.request, hit.attempt), (2, 1));
-        assert!(injector.hit("main", true).is_none(), "once only");
+        assert!(injector.hit("main", true, true).is_none(), "once only");
+    }
+
+    #[test]
+    fn a_stream_fault_passes_over_a_non_streaming_request() {
+        let injector = Injector::new(vec![fault(
+            FaultKind::ErrorEvent,
+            FaultTarget::Request(1),
+            2,
+        )]);
+        assert!(injector.hit("main", false, true).is_some());
+        assert!(
+            injector.hit("main", false, false).is_none(),
+            "the fallback is clean"
+        );
+        assert!(
+            injector.hit("main", false, true).is_some(),
+            "the second attempt"
+        );
+        let status = Injector::new(vec![fault(FaultKind::Http500, FaultTarget::Request(1), 1)]);
+        assert!(
+            status.hit("main", false, false).is_some(),
+            "a status needs no stream"
+        );
     }
 
     #[test]

@@ -368,9 +368,11 @@ async fn messages(
     // A fault is decided before the answer: an attempt that loses its answer must not move
     // the script (a ToolSearch inserted, an agent spawned), so its retry gets the same step.
     let hit = match (&route, &agent) {
-        (Route::Turn | Route::ScriptExhausted, Some(agent)) => state
-            .injector
-            .hit(agent, !view.new_notifications.is_empty()),
+        (Route::Turn | Route::ScriptExhausted, Some(agent)) => {
+            state
+                .injector
+                .hit(agent, !view.new_notifications.is_empty(), view.stream)
+        }
         _ => None,
     };
     let answer_lost = hit

@@ -79,6 +79,15 @@ impl FaultKind {
         FaultKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
+    /// Whether the fault breaks a stream (and so leaves a non-streaming request alone: the
+    /// CLI's fallback after repeated stream errors gets a clean answer).
+    pub fn needs_a_stream(self) -> bool {
+        !matches!(
+            self,
+            FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529
+        )
+    }
+
     /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
     /// stall or a slow stream still delivers the whole answer, late; a message cut before its
     /// `message_stop` holds the whole answer too, and whether the CLI takes it is what the
