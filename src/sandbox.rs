@@ -290,7 +290,8 @@ impl Sandbox {
                 ))),
             }
         };
-        run(&["init", "-q", "-b", "main"])?;
+        // No template: the sample hooks are a dozen files per sandbox, and nothing reads them.
+        run(&["init", "-q", "-b", "main", "--template="])?;
         run(&["add", "-A"])?;
         run(&["commit", "-q", "-m", "wakeprobe sandbox"])
     }

@@ -171,6 +171,21 @@ impl Wakeup {
     }
 }
 
+/// An exited child not yet reaped, if there is one (left for `waitpid` to reap).
+fn next_exited() -> Option<u32> {
+    // SAFETY: `waitid` only writes into `info`, a zeroed siginfo_t we own; WNOWAIT leaves the
+    // child a zombie, so its name can still be read.
+    let pid = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        if libc::waitid(libc::P_ALL, 0, &mut info, flags) != 0 {
+            return None;
+        }
+        info.si_pid()
+    };
+    u32::try_from(pid).ok().filter(|p| *p > 0)
+}
+
 struct Reaper {
     events: PathBuf,
     cli: u32,
@@ -179,22 +194,21 @@ struct Reaper {
 
 impl Reaper {
     /// Reaps every exited child (orphans included) and reports each, with the name its zombie
-    /// still shows.
+    /// still shows. Each one is looked at before it is reaped (`waitid` with `WNOWAIT`), not
+    /// found by scanning the process table: a scan per exit costs every supervisor on a busy
+    /// machine a read of every process there.
     fn reap_all(&mut self) {
-        let me = std::process::id();
-        for zombie in procs::list()
-            .into_iter()
-            .filter(|p| p.ppid == me && p.state == 'Z')
-        {
-            let Some(pid) = Pid::from_raw(zombie.pid as i32) else {
-                continue;
+        while let Some(exited) = next_exited() {
+            let comm = procs::stat(exited).map(|p| p.comm);
+            let Some(pid) = Pid::from_raw(exited as i32) else {
+                break;
             };
-            if let Ok(Some((_, status))) = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG)
-            {
-                self.report(zombie.pid, status, Some(zombie.comm));
+            match rustix::process::waitpid(Some(pid), WaitOptions::NOHANG) {
+                Ok(Some((_, status))) => self.report(exited, status, comm),
+                _ => break,
             }
         }
-        // Any child that exited between the scan and now.
+        // Any child `waitid` could not name.
         while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
             self.report(pid.as_raw_nonzero().get() as u32, status, None);
         }
