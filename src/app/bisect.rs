@@ -20,15 +20,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
-    let variant = match args.exec.variants.as_slice() {
-        [] => scenario.variants()[0].clone(),
-        [one] => one.clone(),
-        _ => {
-            return Err(AppError::bad_input(
-                "bisect judges one variant: pass --variant once",
-            ));
-        }
-    };
+    let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;
     let versions = versions(&args).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let mut exec = args.exec.clone();

@@ -69,15 +69,7 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
     let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
-    let variant = match args.exec.variants.as_slice() {
-        [] => scenario.variants()[0].clone(),
-        [one] => one.clone(),
-        _ => {
-            return Err(AppError::bad_input(
-                "nemesis faults one variant: pass --variant once",
-            ));
-        }
-    };
+    let variant = resolve::one_variant(&scenario, &args.exec, "nemesis faults")?;
     let plan = scenario.plan_with(&variant, &args.exec.sets, resolve::policy(&args.exec))?;
     let waiter = plan
         .watch

@@ -391,6 +391,18 @@ pub fn faults(
         .collect()
 }
 
+/// The one variant a command works on: `--variant` given once, else the scenario's first.
+/// `what` starts the error: "bisect judges" one variant.
+pub fn one_variant(scenario: &Scenario, exec: &ExecArgs, what: &str) -> Result<String, AppError> {
+    match exec.variants.as_slice() {
+        [] => Ok(scenario.variants()[0].clone()),
+        [one] => Ok(one.clone()),
+        _ => Err(AppError::bad_input(format!(
+            "{what} one variant: pass --variant once"
+        ))),
+    }
+}
+
 /// `--out` must be able to hold run folders: said before anything is installed or run, and
 /// without creating anything (bad input writes nothing). The nearest existing folder on the
 /// path must be a folder this process can write into.

@@ -1,15 +1,15 @@
-//! Faults a scenario injects (`[[faults]]`): what the fake API does wrong, and to which of an
-//! agent's model requests. Real sessions meet 429s, overloaded answers and broken streams, and
+//! Resolving the faults a scenario injects (`[[faults]]`, `--fault`; the types are in `plan`):
+//! what the fake API does wrong, and to which of an agent's model requests. Real sessions meet 429s, overloaded answers and broken streams, and
 //! those are the moments a pending notification is most likely to be lost; a fault lets a run
 //! put one exactly on the request that should carry the notification.
 //!
 //! Every fault has a bound: it repeats on at most [`MAX_TIMES`] consecutive attempts, and a
 //! stall or a retry-after lasts at most [`MAX_SECONDS`].
 
-use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::ScenarioError;
+use super::plan::{Fault, FaultKind, FaultTarget, MAIN_AGENT};
 use super::raw::RawFault;
 use super::source::{Locator, Names};
 
@@ -19,144 +19,6 @@ pub const MAX_TIMES: u32 = 20;
 pub const MAX_SECONDS: f64 = 120.0;
 /// The longest pause between two stream events of a slow stream.
 pub const MAX_DELAY_MS: u64 = 5_000;
-
-/// What the fake API does instead of a clean answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum FaultKind {
-    /// HTTP 429 `rate_limit_error`, with a `retry-after` header (`seconds`, default 1).
-    #[serde(rename = "http-429")]
-    Http429,
-    /// HTTP 500 `api_error`.
-    #[serde(rename = "http-500")]
-    Http500,
-    /// HTTP 529 `overloaded_error`.
-    #[serde(rename = "overloaded-529")]
-    Overloaded529,
-    /// Status 200 and the headers, then the connection ends before the first stream event.
-    ResetAfterHeaders,
-    /// The first stream events (the message start and its first block), then the connection
-    /// ends with the body unfinished.
-    ResetMidStream,
-    /// An `error` stream event (`overloaded_error`) after the message start, then the end.
-    ErrorEvent,
-    /// The whole message but its `message_stop`; the body then ends cleanly.
-    CutBeforeStop,
-    /// The stream pauses `seconds` after the message start, then completes.
-    Stall,
-    /// `delay_ms` between stream events.
-    Slow,
-}
-
-impl FaultKind {
-    pub const ALL: [FaultKind; 9] = [
-        FaultKind::Http429,
-        FaultKind::Http500,
-        FaultKind::Overloaded529,
-        FaultKind::ResetAfterHeaders,
-        FaultKind::ResetMidStream,
-        FaultKind::ErrorEvent,
-        FaultKind::CutBeforeStop,
-        FaultKind::Stall,
-        FaultKind::Slow,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FaultKind::Http429 => "http-429",
-            FaultKind::Http500 => "http-500",
-            FaultKind::Overloaded529 => "overloaded-529",
-            FaultKind::ResetAfterHeaders => "reset-after-headers",
-            FaultKind::ResetMidStream => "reset-mid-stream",
-            FaultKind::ErrorEvent => "error-event",
-            FaultKind::CutBeforeStop => "cut-before-stop",
-            FaultKind::Stall => "stall",
-            FaultKind::Slow => "slow",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<FaultKind> {
-        FaultKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    /// Whether the fault breaks a stream (and so leaves a non-streaming request alone: the
-    /// CLI's fallback after repeated stream errors gets a clean answer).
-    pub fn needs_a_stream(self) -> bool {
-        !matches!(
-            self,
-            FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529
-        )
-    }
-
-    /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
-    /// stall or a slow stream still delivers the whole answer, late; a message cut before its
-    /// `message_stop` holds the whole answer too, and whether the CLI takes it is what the
-    /// fault tests (2.1.332 does, without a retry).
-    pub fn loses_the_answer(self) -> bool {
-        !matches!(
-            self,
-            FaultKind::Stall | FaultKind::Slow | FaultKind::CutBeforeStop
-        )
-    }
-}
-
-/// Which of an agent's model requests a fault hits first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
-pub enum FaultTarget {
-    /// The agent's Nth model request (1-based; every attempt counts, retries included).
-    Request(u32),
-    /// The agent's first request that carries a task notification.
-    Notification,
-}
-
-impl std::fmt::Display for FaultTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FaultTarget::Request(n) => write!(f, "request #{n}"),
-            FaultTarget::Notification => f.write_str("the first request with a notification"),
-        }
-    }
-}
-
-/// One fault, resolved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fault {
-    pub kind: FaultKind,
-    /// Whose requests it hits.
-    pub agent: String,
-    pub target: FaultTarget,
-    /// How many consecutive attempts it breaks, from the first one it hits.
-    pub times: u32,
-    /// A stall's length, or a 429's `retry-after`.
-    pub seconds: f64,
-    /// A slow stream's pause between events.
-    pub delay_ms: u64,
-    /// 1-based line of the fault in the scenario file; 0 for a `--fault`.
-    pub line: usize,
-}
-
-impl Fault {
-    /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
-    pub fn describe(&self) -> String {
-        let mut text = format!(
-            "{} on `{}`'s {}",
-            self.kind.as_str(),
-            self.agent,
-            self.target
-        );
-        match self.kind {
-            FaultKind::Stall => text.push_str(&format!(" ({} s)", self.seconds)),
-            FaultKind::Http429 => text.push_str(&format!(" (retry-after {} s)", self.seconds)),
-            FaultKind::Slow => text.push_str(&format!(" ({} ms between events)", self.delay_ms)),
-            _ => {}
-        }
-        if self.times > 1 {
-            text.push_str(&format!(", {} consecutive attempts", self.times));
-        }
-        text
-    }
-}
 
 /// A `--fault` spec (`KEY=VALUE,...`, the keys of a `[[faults]]` table) resolved against
 /// the agents it may name. Errors name the spec and the pair (as its line) and column.
@@ -224,7 +86,7 @@ pub(super) fn resolve_fault(
             ));
         }
         Some(a) => a.get_ref().clone(),
-        None => super::plan::MAIN_AGENT.to_string(),
+        None => MAIN_AGENT.to_string(),
     };
     let target = match (&f.request, &f.on) {
         (Some(n), None) if *n.get_ref() >= 1 => FaultTarget::Request(*n.get_ref()),

@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-pub use fault::{Fault, FaultKind, FaultTarget};
 pub use hook::HookName;
 pub use outcome::{ALL_OUTCOMES, Outcome};
 pub use params::{ParamRange, RangePolicy};

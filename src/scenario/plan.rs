@@ -40,7 +40,7 @@ pub struct Plan {
     pub invariants: Vec<Check>,
     /// What the fake API breaks (`[[faults]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<super::fault::Fault>,
+    pub faults: Vec<Fault>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -278,5 +278,143 @@ mod opt_secs {
         let secs = <Option<f64> as serde::Deserialize>::deserialize(d)?;
         secs.map(|s| Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom))
             .transpose()
+    }
+}
+
+/// What the fake API does instead of a clean answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// HTTP 429 `rate_limit_error`, with a `retry-after` header (`seconds`, default 1).
+    #[serde(rename = "http-429")]
+    Http429,
+    /// HTTP 500 `api_error`.
+    #[serde(rename = "http-500")]
+    Http500,
+    /// HTTP 529 `overloaded_error`.
+    #[serde(rename = "overloaded-529")]
+    Overloaded529,
+    /// Status 200 and the headers, then the connection ends before the first stream event.
+    ResetAfterHeaders,
+    /// The first stream events (the message start and its first block), then the connection
+    /// ends with the body unfinished.
+    ResetMidStream,
+    /// An `error` stream event (`overloaded_error`) after the message start, then the end.
+    ErrorEvent,
+    /// The whole message but its `message_stop`; the body then ends cleanly.
+    CutBeforeStop,
+    /// The stream pauses `seconds` after the message start, then completes.
+    Stall,
+    /// `delay_ms` between stream events.
+    Slow,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 9] = [
+        FaultKind::Http429,
+        FaultKind::Http500,
+        FaultKind::Overloaded529,
+        FaultKind::ResetAfterHeaders,
+        FaultKind::ResetMidStream,
+        FaultKind::ErrorEvent,
+        FaultKind::CutBeforeStop,
+        FaultKind::Stall,
+        FaultKind::Slow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Http429 => "http-429",
+            FaultKind::Http500 => "http-500",
+            FaultKind::Overloaded529 => "overloaded-529",
+            FaultKind::ResetAfterHeaders => "reset-after-headers",
+            FaultKind::ResetMidStream => "reset-mid-stream",
+            FaultKind::ErrorEvent => "error-event",
+            FaultKind::CutBeforeStop => "cut-before-stop",
+            FaultKind::Stall => "stall",
+            FaultKind::Slow => "slow",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether the fault breaks a stream (and so leaves a non-streaming request alone: the
+    /// CLI's fallback after repeated stream errors gets a clean answer).
+    pub fn needs_a_stream(self) -> bool {
+        !matches!(
+            self,
+            FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529
+        )
+    }
+
+    /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
+    /// stall or a slow stream still delivers the whole answer, late; a message cut before its
+    /// `message_stop` holds the whole answer too, and whether the CLI takes it is what the
+    /// fault tests (2.1.332 does, without a retry).
+    pub fn loses_the_answer(self) -> bool {
+        !matches!(
+            self,
+            FaultKind::Stall | FaultKind::Slow | FaultKind::CutBeforeStop
+        )
+    }
+}
+
+/// Which of an agent's model requests a fault hits first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
+pub enum FaultTarget {
+    /// The agent's Nth model request (1-based; every attempt counts, retries included).
+    Request(u32),
+    /// The agent's first request that carries a task notification.
+    Notification,
+}
+
+impl std::fmt::Display for FaultTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FaultTarget::Request(n) => write!(f, "request #{n}"),
+            FaultTarget::Notification => f.write_str("the first request with a notification"),
+        }
+    }
+}
+
+/// One fault, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Whose requests it hits.
+    pub agent: String,
+    pub target: FaultTarget,
+    /// How many consecutive attempts it breaks, from the first one it hits.
+    pub times: u32,
+    /// A stall's length, or a 429's `retry-after`.
+    pub seconds: f64,
+    /// A slow stream's pause between events.
+    pub delay_ms: u64,
+    /// 1-based line of the fault in the scenario file; 0 for a `--fault`.
+    pub line: usize,
+}
+
+impl Fault {
+    /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} on `{}`'s {}",
+            self.kind.as_str(),
+            self.agent,
+            self.target
+        );
+        match self.kind {
+            FaultKind::Stall => text.push_str(&format!(" ({} s)", self.seconds)),
+            FaultKind::Http429 => text.push_str(&format!(" (retry-after {} s)", self.seconds)),
+            FaultKind::Slow => text.push_str(&format!(" ({} ms between events)", self.delay_ms)),
+            _ => {}
+        }
+        if self.times > 1 {
+            text.push_str(&format!(", {} consecutive attempts", self.times));
+        }
+        text
     }
 }
