@@ -143,11 +143,28 @@ pub fn diagram(tl: &Timeline) -> String {
                 route: Route::Turn | Route::ScriptExhausted,
                 notifications,
                 injected,
+                answer_lost,
                 ..
             } => {
                 let Some(a) = &agent else { continue };
-                let request = (a.as_str(), injected.as_deref(), notifications.as_slice());
+                // A broken answer delivered nothing: its fault's note says what happened.
+                let delivered = if *answer_lost {
+                    &[][..]
+                } else {
+                    notifications.as_slice()
+                };
+                let request = (a.as_str(), injected.as_deref(), delivered);
                 lines.extend(request_lines(&mut lanes, &task_lane, request, &t));
+            }
+            EventKind::FaultInjected { fault, .. } => {
+                if let Some(a) = &agent {
+                    let id = lanes.id(a, "P");
+                    lines.push(format!(
+                        "Note over {id}: fault {} {} ({t})",
+                        clean(fault.as_str()),
+                        clean(fault.effect())
+                    ));
+                }
             }
             other => {
                 if let Some(what) = run_end(other) {

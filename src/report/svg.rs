@@ -83,10 +83,11 @@ enum Mark {
     Message,
     Failed,
     RunEnd,
+    Fault,
 }
 
 impl Mark {
-    const ALL: [Mark; 10] = [
+    const ALL: [Mark; 11] = [
         Mark::Request,
         Mark::Notified,
         Mark::Injected,
@@ -97,6 +98,7 @@ impl Mark {
         Mark::Message,
         Mark::Failed,
         Mark::RunEnd,
+        Mark::Fault,
     ];
 
     fn key(self) -> &'static str {
@@ -111,6 +113,7 @@ impl Mark {
             Mark::Message => "message",
             Mark::Failed => "failed",
             Mark::RunEnd => "run-end",
+            Mark::Fault => "fault",
         }
     }
 
@@ -130,6 +133,7 @@ impl Mark {
             Mark::Message => "SendMessage from an agent",
             Mark::Failed => "killed or failed",
             Mark::RunEnd => "the CLI's exit, or the harness ending the run",
+            Mark::Fault => "a fault the harness injected into a model request's answer",
         }
     }
 
@@ -183,6 +187,12 @@ impl Mark {
             ),
             Mark::RunEnd => format!(
                 r##"<line data-mark="{k}" x1="{cx:.1}" y1="{top:.1}" x2="{cx:.1}" y2="{bottom:.1}" stroke="#cf222e" stroke-dasharray="4 3">"##
+            ),
+            // A lightning bolt under the request it broke.
+            Mark::Fault => format!(
+                r##"<path data-mark="{k}" d="M{:.1} {:.1} l-5 8 h5 l-3 8 l8 -11 h-5 l3 -5 z" fill="#d1242f">"##,
+                cx + 1.0,
+                ly + 6.0
             ),
         }
     }
@@ -260,6 +270,9 @@ fn placed<'a>(tl: &'a Timeline, map: &LaneMap) -> Vec<Placed<'a>> {
                 push(Mark::Message, lane, Some("SendMessage".into()))
             }
             EventKind::TrackEnded { exit, .. } if !exit.success() => push(Mark::Failed, lane, None),
+            EventKind::FaultInjected { fault, .. } => {
+                push(Mark::Fault, lane, Some(fault.as_str().to_string()))
+            }
             EventKind::CliExited { .. }
             | EventKind::CeilingHit { .. }
             | EventKind::Interrupted { .. }

@@ -340,6 +340,16 @@ impl FaultKind {
         FaultKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
+    /// What the fault does to the answer, in a few words for diagrams.
+    pub fn effect(self) -> &'static str {
+        match self {
+            FaultKind::Stall => "stalls the answer",
+            FaultKind::Slow => "slows the answer",
+            FaultKind::CutBeforeStop => "cuts message_stop off the answer",
+            _ => "breaks the answer",
+        }
+    }
+
     /// Whether the fault breaks a stream (and so leaves a non-streaming request alone: the
     /// CLI's fallback after repeated stream errors gets a clean answer).
     pub fn needs_a_stream(self) -> bool {
@@ -375,7 +385,7 @@ impl std::fmt::Display for FaultTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FaultTarget::Request(n) => write!(f, "request #{n}"),
-            FaultTarget::Notification => f.write_str("the first request with a notification"),
+            FaultTarget::Notification => f.write_str("first request with a notification"),
         }
     }
 }

@@ -224,6 +224,19 @@ fn check_case(case: &Case, run: &Path) {
         "{}: the repro lists it",
         case.kind
     );
+    assert!(
+        report.contains(&format!("Note over P1: fault {}", case.kind)),
+        "{}: the sequence diagram shows it",
+        case.kind
+    );
+    let svg = std::fs::read_to_string(run.join("timeline.svg")).unwrap();
+    // One mark per fault on its lane (an inset may repeat some), and one in the legend.
+    assert!(
+        svg.matches("<path data-mark=\"fault\"").count() > faults.len()
+            && svg.contains("a fault the harness injected"),
+        "{}: the picture marks each fault",
+        case.kind
+    );
 }
 
 #[test]
