@@ -179,28 +179,42 @@ pub fn finalized_before<'a>(timeline: &'a Timeline, waiter: &str, t: f64) -> Opt
     (!reactivated).then_some(stop)
 }
 
+/// W's requests at or after `from` that carry a notification of the work's end, each with
+/// whether an injected fault broke its answer.
+fn notice_requests<'a>(
+    tl: &'a Timeline,
+    f: &'a Facts,
+    from: f64,
+) -> impl Iterator<Item = (&'a Event, bool)> + 'a {
+    tl.iter().filter_map(move |e| match &e.kind {
+        // A Monitor's event is news from running work, not the notice of its end.
+        EventKind::ModelRequest {
+            notifications,
+            answer_lost,
+            ..
+        } if e.t_ms >= from
+            && e.is_request_by(f.waiter)
+            && notifications
+                .iter()
+                .any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)) =>
+        {
+            Some((e, *answer_lost))
+        }
+        _ => None,
+    })
+}
+
 /// W's request at or after `from` that carries a notification for the work, and whose answer
 /// reached W (an attempt an injected fault broke delivered nothing: its retry is the delivery).
-pub fn delivery<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
-    tl.iter().find(|e| {
-        e.t_ms >= from
-            && e.is_request_by(f.waiter)
-            // A Monitor's event is news from running work, not the notice of its end.
-            && matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: false, .. }
-                if notifications.iter().any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)))
-    })
+pub fn delivery<'a>(tl: &'a Timeline, f: &'a Facts, from: f64) -> Option<&'a Event> {
+    notice_requests(tl, f, from).find_map(|(e, lost)| (!lost).then_some(e))
 }
 
 /// W's requests at or after `from` that carried the work's notification but whose answers an
 /// injected fault broke.
-pub fn lost_deliveries<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Vec<&'a Event> {
-    tl.iter()
-        .filter(|e| {
-            e.t_ms >= from
-                && e.is_request_by(f.waiter)
-                && matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: true, .. }
-                    if notifications.iter().any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)))
-        })
+pub fn lost_deliveries<'a>(tl: &'a Timeline, f: &'a Facts, from: f64) -> Vec<&'a Event> {
+    notice_requests(tl, f, from)
+        .filter_map(|(e, lost)| lost.then_some(e))
         .collect()
 }
 

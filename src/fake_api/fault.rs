@@ -57,13 +57,8 @@ impl Hit {
                 self.attempt, self.fault.times
             ));
         }
-        match self.fault.kind {
-            FaultKind::Stall => text.push_str(&format!(", stalled {} s", self.fault.seconds)),
-            FaultKind::Http429 => text.push_str(&format!(", retry-after {} s", self.fault.seconds)),
-            FaultKind::Slow => {
-                text.push_str(&format!(", {} ms between events", self.fault.delay_ms))
-            }
-            _ => {}
+        if let Some(setting) = self.fault.setting() {
+            text.push_str(&format!(", {setting}"));
         }
         text
     }
@@ -164,6 +159,8 @@ pub enum Piece {
 pub fn stream_pieces(sse: &[u8], think: Duration, fault: Option<&Fault>) -> VecDeque<Piece> {
     let events = split_events(sse);
     let mut pieces = VecDeque::new();
+    // No timer for a zero think-time: the timer wheel's 1 ms tick would add that much to every
+    // answer.
     if !think.is_zero() {
         pieces.push_back(Piece::Pause(think));
     }

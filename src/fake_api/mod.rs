@@ -486,11 +486,9 @@ async fn messages(
             state_for_send.emit(t, agent.as_deref(), kind);
         }
     });
-    let pieces = if view.stream {
-        fault::stream_pieces(&bytes, think, hit.as_ref().map(|h| &h.fault))
-    } else {
-        fault::stream_pieces(&bytes, think, None)
-    };
+    // A fault left here breaks a stream (status faults answered above; a stream fault passes
+    // over a non-streaming request).
+    let pieces = fault::stream_pieces(&bytes, think, hit.as_ref().map(|h| &h.fault));
     let stream = fault::AnswerBody::new(pieces, on_send);
     Response::builder()
         .status(StatusCode::OK)
@@ -835,6 +833,5 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// A response body that waits for the step's think-time, then sends everything at once.
 #[cfg(test)]
 mod tests;

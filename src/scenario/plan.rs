@@ -409,6 +409,17 @@ pub struct Fault {
 
 impl Fault {
     /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
+    /// The kind's own setting in words (a stall's length, a 429's `retry-after`, a slow
+    /// stream's pause), for the kinds that have one.
+    pub fn setting(&self) -> Option<String> {
+        match self.kind {
+            FaultKind::Stall => Some(format!("stalled {} s", self.seconds)),
+            FaultKind::Http429 => Some(format!("retry-after {} s", self.seconds)),
+            FaultKind::Slow => Some(format!("{} ms between events", self.delay_ms)),
+            _ => None,
+        }
+    }
+
     pub fn describe(&self) -> String {
         let mut text = format!(
             "{} on `{}`'s {}",
@@ -416,11 +427,8 @@ impl Fault {
             self.agent,
             self.target
         );
-        match self.kind {
-            FaultKind::Stall => text.push_str(&format!(" ({} s)", self.seconds)),
-            FaultKind::Http429 => text.push_str(&format!(" (retry-after {} s)", self.seconds)),
-            FaultKind::Slow => text.push_str(&format!(" ({} ms between events)", self.delay_ms)),
-            _ => {}
+        if let Some(setting) = self.setting() {
+            text.push_str(&format!(" ({setting})"));
         }
         if self.times > 1 {
             text.push_str(&format!(", {} consecutive attempts", self.times));
