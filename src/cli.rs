@@ -475,18 +475,8 @@ pub struct FuzzArgs {
     /// Runs allowed to shrink the first case of each kind of difference (0: no shrinking).
     #[arg(long, default_value_t = 60)]
     pub shrink_runs: u32,
-    /// Runs at the same time (default: 4 per CPU, at least 8).
-    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
-    /// Folder for the fuzz run's folder.
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
-    /// Network isolation of the CLI.
-    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
-    pub network: NetworkPolicy,
-    /// The project template copied into every sandbox.
-    #[arg(long, value_name = "DIR")]
-    pub template: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: PlaceArgs,
     /// Keep each run's sandbox folder.
     #[arg(long)]
     pub keep: bool,
@@ -495,8 +485,27 @@ pub struct FuzzArgs {
     pub quiet: bool,
 }
 
-impl FuzzArgs {
-    /// The run options every case runs with.
+/// Where the runs of a command that makes its own scenarios go, and how many at once (`fuzz`,
+/// `minimize`).
+#[derive(Debug, Clone, Args)]
+pub struct PlaceArgs {
+    /// Runs at the same time (default: 4 per CPU, at least 8).
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Folder for the command's run folder.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Network isolation of the CLI.
+    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
+    pub network: NetworkPolicy,
+    /// The project template copied into every sandbox.
+    #[arg(long, value_name = "DIR")]
+    pub template: Option<PathBuf>,
+}
+
+impl PlaceArgs {
+    /// Run options with these places: every variant, no overrides or faults, one repetition,
+    /// no sandbox kept, no JUnit, quiet.
     pub fn exec(&self) -> ExecArgs {
         ExecArgs {
             variants: vec![],
@@ -507,10 +516,21 @@ impl FuzzArgs {
             jobs: self.jobs,
             out: self.out.clone(),
             junit: None,
-            keep: self.keep,
+            keep: false,
             network: self.network,
             template: self.template.clone(),
+            quiet: true,
+        }
+    }
+}
+
+impl FuzzArgs {
+    /// The run options every case runs with.
+    pub fn exec(&self) -> ExecArgs {
+        ExecArgs {
+            keep: self.keep,
             quiet: self.quiet,
+            ..self.place.exec()
         }
     }
 }
@@ -588,18 +608,8 @@ pub struct MinimizeArgs {
     /// Runs of each candidate; a candidate is kept only if every one agrees.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
-    /// Runs at the same time (default: 4 per CPU, at least 8).
-    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
-    /// Folder for the minimization's run folder.
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
-    /// Network isolation of the CLI.
-    #[arg(long, value_enum, default_value_t = NetworkPolicy::Auto)]
-    pub network: NetworkPolicy,
-    /// The project template copied into every sandbox.
-    #[arg(long, value_name = "DIR")]
-    pub template: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: PlaceArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
@@ -610,16 +620,8 @@ impl MinimizeArgs {
         ExecArgs {
             variants: self.variant.iter().cloned().collect(),
             sets: self.sets.clone(),
-            faults: vec![],
-            explore: false,
             repeat: self.repeat,
-            jobs: self.jobs,
-            out: self.out.clone(),
-            junit: None,
-            keep: false,
-            network: self.network,
-            template: self.template.clone(),
-            quiet: true,
+            ..self.place.exec()
         }
     }
 }

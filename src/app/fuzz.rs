@@ -207,14 +207,14 @@ struct Shrunk {
 /// `wakeprobe fuzz`
 pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
     let started = Instant::now();
-    resolve::check_out(&args.out)?;
+    resolve::check_out(&args.place.out)?;
     let sim = resolve::sim_cli(&args.profile)?;
     let reference = match &args.reference_profile {
         Some(profile) => resolve::sim_cli(profile)?,
         None => resolve::claude_version(&args.claude_version).await?,
     };
     let numbers = case_numbers(&args)?;
-    let run_dir = resolve::new_run_dir(&args.out)?;
+    let run_dir = resolve::new_run_dir(&args.place.out)?;
     let scenarios = write_cases(&run_dir, args.seed, &numbers)?;
     let exec = args.exec();
     let mut opts = resolve::exec_options(&exec, &scenarios, run_dir.join("runs"))?;
