@@ -3,7 +3,8 @@
 //! broken guard is caught; and properties over drawn messages: the agent's own live work blocks
 //! whatever it says, no message blocks where only others' work runs, sentences that merely use
 //! the guard's verbs never block on words, first-person stalls (curly apostrophes too) always
-//! do, one nudge only, a transcript written late is waited for, and random input never crashes
+//! do, one nudge only, a transcript written late is waited for (also when it lands between two of
+//! the guard's reads), and random input never crashes
 //! the guard.
 
 mod common;
@@ -189,6 +190,72 @@ fn a_transcript_written_late_is_waited_for_briefly() {
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// The CLI may write the tool result and the last message between two of the guard's reads of
+/// the transcript. A `grep` first on PATH appends them right after the guard's first read of the
+/// tool results: a guard that then trusts a later read showing the message, with the results
+/// from the earlier one, lets the agent's own work go unseen.
+#[test]
+fn a_write_between_the_guards_reads_does_not_hide_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = guard::own_work_payload(dir.path(), "Set up the fixtures.", false);
+    let path = PathBuf::from(input["agent_transcript_path"].as_str().unwrap());
+    let full = std::fs::read_to_string(&path).unwrap();
+    let id = guard::own_shell_id();
+    let cut = full
+        .lines()
+        .position(|l| l.contains("\"tool_result\"") && l.contains(&id))
+        .unwrap();
+    let head: String = full.lines().take(cut).map(|l| format!("{l}\n")).collect();
+    let rest: String = full.lines().skip(cut).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, &head).unwrap();
+    let rest_file = dir.path().join("rest");
+    std::fs::write(&rest_file, rest).unwrap();
+
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let real = ["/usr/bin/grep", "/bin/grep"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("grep");
+    let wrapper = bin.join("grep");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{real} \"$@\"; s=$?\ncase \"$*\" in *'\"tool_result\"'*) \
+             [ -e {flag} ] || {{ : > {flag}; cat {rest} >> {transcript}; }};; esac\nexit $s\n",
+            flag = dir.path().join("appended").display(),
+            rest = rest_file.display(),
+            transcript = path.display(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let path_var = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = duct::cmd(our_guard(), std::iter::empty::<&str>())
+        .stdin_bytes(input.to_string())
+        .env("PATH", path_var)
+        .env("CLAUDE_PROJECT_DIR", dir.path())
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .unwrap();
+    assert!(
+        dir.path().join("appended").exists(),
+        "the wrapper never ran"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"decision\":\"block\"") && stdout.contains(&id),
+        "the work written between two reads went unseen: {stdout:?}"
     );
 }
 

@@ -218,14 +218,18 @@ if ((tasks_present)); then
   # transcript a moment after the fact (the hook can run before the tool result that started a
   # task is on disk), so until the transcript holds the agent's last message, look again (for
   # at most two seconds by the clock where bash has one, and 20 rounds; only while work of
-  # others is running). A bound by rounds alone ran short on a busy machine.
+  # others is running). A bound by rounds alone ran short on a busy machine. The last message is
+  # looked for before the tool results: the transcript only grows and the message comes after
+  # them, so a read of the results that follows a read that saw the message sees them all (the
+  # other order let a write land between the two reads and the work go unseen).
   marker=$(escaped_prefix "$top_last_assistant_message" 60)
   now_us() { local t=${EPOCHREALTIME:-0}; echo "${t/[.,]/}"; }
   deadline=$(( $(now_us) + 2000000 ))
   for _ in {1..20}; do
+    settled=1
+    [[ -z $marker ]] || command grep -qF -e "$marker" -- "$transcript" 2>/dev/null || settled=0
     results=$(command grep -F -e '"tool_result"' -- "$transcript" 2>/dev/null | command grep -wF "${patterns[@]}" 2>/dev/null)
-    [[ -z $results && -n $marker ]] || break
-    command grep -qF -e "$marker" -- "$transcript" 2>/dev/null && break
+    if [[ -n $results ]] || ((settled)); then break; fi
     (( $(now_us) < deadline )) || break
     sleep 0.1 2>/dev/null || break
   done
