@@ -4,8 +4,7 @@
 //! whatever it says, no message blocks where only others' work runs, sentences that merely use
 //! the guard's verbs never block on words, first-person stalls (curly apostrophes too) always
 //! do, one nudge only, a transcript written late is waited for (also when it lands between two of
-//! the guard's reads), and random input never crashes
-//! the guard.
+//! the guard's reads), and random input never crashes the guard.
 
 mod common;
 
