@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::recorder::Live;
-use crate::scenario::{Driver, DriverMode, Input};
+use crate::scenario::{Driver, DriverMode, Input, Trigger};
 
 /// What the session loop should do now.
 #[derive(Debug)]
@@ -44,16 +44,21 @@ impl<'a> Schedule<'a> {
         self.closed
     }
 
-    /// The next moment something may become due without a new event (an input's delay, or
-    /// the end of a quiet window).
-    pub fn next_wake(&self, live: &Live, now: Instant) -> Option<Instant> {
+    /// The next moment something may become due without a new event: the next input's delay,
+    /// the end of the quiet window it waits for, or (every input sent) the end of the quiet
+    /// window before the probe or the close. `None` while the next input waits for an event.
+    /// Every moment returned is acted on by [`Schedule::poll`] when it comes: a moment that
+    /// was not (a quiet window while an input waits for a turn's end) woke the session loop
+    /// at every tick of the timer until the ceiling.
+    pub fn next_wake(&self, live: &Live) -> Option<Instant> {
         if self.closed {
             return None;
         }
-        let quiet = live.quiet_since(self.quiet_window()).map(|q| q.max(now));
-        match (self.due_at, quiet) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        match self.driver.inputs.get(self.next) {
+            Some(_) if self.due_at.is_some() => self.due_at,
+            Some(input) if input.after == Trigger::Quiet => live.quiet_since(self.driver.settle),
+            Some(_) => None,
+            None => live.quiet_since(self.quiet_window()),
         }
     }
 
@@ -124,5 +129,83 @@ impl<'a> Schedule<'a> {
                 format!("input {} was never sent: {waiting_for}", i + 1)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::recorder::Recorder;
+    use crate::evidence::clock::RunClock;
+    use crate::scenario::InputAction;
+
+    const SETTLE: Duration = Duration::from_secs(3);
+
+    fn driver(inputs: Vec<Trigger>) -> Driver {
+        Driver {
+            mode: DriverMode::Session,
+            prompt: "go".into(),
+            ceiling: Duration::from_secs(60),
+            settle: SETTLE,
+            permission_mode: "default".into(),
+            allowed_tools: Vec::new(),
+            env: Default::default(),
+            guard: false,
+            inputs: inputs
+                .into_iter()
+                .map(|after| Input {
+                    after,
+                    delay: Duration::ZERO,
+                    action: InputAction::Text { text: "hi".into() },
+                })
+                .collect(),
+            probe: None,
+        }
+    }
+
+    /// A quiet session whose next input waits for an event asks for no timed wake: a wake
+    /// that nothing acts on comes back at every timer tick until the ceiling.
+    #[test]
+    fn an_input_waiting_for_an_event_asks_for_no_timed_wake() {
+        let live = Recorder::new(RunClock::start()).live;
+        let quiet_at = live.quiet_since(SETTLE).expect("a fresh session is quiet");
+        for trigger in [
+            Trigger::TurnEnd("main".into(), 2),
+            Trigger::Result(1),
+            Trigger::TaskEnd("work".into()),
+            Trigger::TaskStart("work".into()),
+        ] {
+            let waits = driver(vec![trigger.clone()]);
+            assert_eq!(Schedule::new(&waits).next_wake(&live), None, "{trigger:?}");
+        }
+        // What a quiet window decides is woken for at its end.
+        let on_quiet = driver(vec![Trigger::Quiet]);
+        assert_eq!(Schedule::new(&on_quiet).next_wake(&live), Some(quiet_at));
+        let all_sent = driver(Vec::new());
+        assert_eq!(Schedule::new(&all_sent).next_wake(&live), Some(quiet_at));
+    }
+
+    /// Every moment `next_wake` names is acted on by `poll` when it comes.
+    #[test]
+    fn the_moment_asked_for_is_acted_on() {
+        let live = Recorder::new(RunClock::start()).live;
+        let later = |at: Instant| at + Duration::from_millis(1);
+        // A quiet trigger: its delay starts (a zero delay sends at once).
+        let d = driver(vec![Trigger::Quiet]);
+        let mut schedule = Schedule::new(&d);
+        let at = schedule.next_wake(&live).unwrap();
+        assert!(
+            schedule
+                .poll(&live, at - Duration::from_millis(1))
+                .is_none()
+        );
+        assert!(matches!(
+            schedule.poll(&live, later(at)),
+            Some(Due::Input(_))
+        ));
+        // Every input sent: the close.
+        let at = schedule.next_wake(&live).unwrap();
+        assert!(matches!(schedule.poll(&live, later(at)), Some(Due::Close)));
+        assert_eq!(schedule.next_wake(&live), None, "closed");
     }
 }

@@ -65,7 +65,7 @@ pub async fn drive(
     let (reason, detail) = 'run: loop {
         let now = Instant::now();
         let mut wake = ceiling_at.min(now + STATUS_EVERY);
-        if let Some(at) = schedule.next_wake(&rec.live, now) {
+        if let Some(at) = schedule.next_wake(&rec.live) {
             wake = wake.min(at);
         }
         if let Some((_, at)) = next_hang(plan, rec) {
