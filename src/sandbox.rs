@@ -114,8 +114,8 @@ pub enum SandboxError {
 pub struct SandboxSpec {
     /// The `sandbox-project/` template folder.
     pub template: PathBuf,
-    /// The `wakeprobe` binary: the recorder and tracker commands.
-    pub wakeprobe_bin: PathBuf,
+    /// The binary with the recorder and tracker commands (`wakeprobe-helper` or `wakeprobe`).
+    pub helper_bin: PathBuf,
     /// Install the stall guard (`settings.local.json`) from the template.
     pub guard: bool,
     /// A short name used in the folder name.
@@ -159,9 +159,9 @@ impl Sandbox {
         if !spec.guard {
             let _ = std::fs::remove_file(sandbox.project().join(GUARD_SETTINGS));
         }
-        sandbox.write_settings(&spec.wakeprobe_bin)?;
+        sandbox.write_settings(&spec.helper_bin)?;
         sandbox.write_home()?;
-        sandbox.write_track_command(&spec.wakeprobe_bin)?;
+        sandbox.write_track_command(&spec.helper_bin)?;
         sandbox.init_git()?;
         Ok(sandbox)
     }
@@ -202,10 +202,10 @@ impl Sandbox {
         self.root.clone()
     }
 
-    fn write_settings(&self, wakeprobe: &Path) -> Result<(), SandboxError> {
+    fn write_settings(&self, helper: &Path) -> Result<(), SandboxError> {
         let command = format!(
             "{} hook-record --socket {} --fallback {}",
-            quote(wakeprobe),
+            quote(helper),
             quote(&self.events_socket()),
             quote(&self.fallback_log()),
         );
@@ -244,10 +244,10 @@ impl Sandbox {
         )
     }
 
-    fn write_track_command(&self, wakeprobe: &Path) -> Result<(), SandboxError> {
+    fn write_track_command(&self, helper: &Path) -> Result<(), SandboxError> {
         let script = format!(
             "#!/bin/sh\n# Runs a command under wakeprobe's task tracker: wp-track NAME 'COMMAND'\nexec {} track --socket {} --fallback {} \"$@\"\n",
-            quote(wakeprobe),
+            quote(helper),
             quote(&self.events_socket()),
             quote(&self.fallback_log()),
         );
@@ -364,7 +364,7 @@ mod tests {
     fn builds_project_home_and_hooks() {
         let sandbox = Sandbox::build(&SandboxSpec {
             template: template(),
-            wakeprobe_bin: PathBuf::from("/opt/wp/wakeprobe"),
+            helper_bin: PathBuf::from("/opt/wp/wakeprobe"),
             guard: false,
             label: "test".into(),
         })
@@ -406,7 +406,7 @@ mod tests {
     fn the_guard_is_installed_on_request_and_kept_folders_survive() {
         let mut sandbox = Sandbox::build(&SandboxSpec {
             template: template(),
-            wakeprobe_bin: PathBuf::from("/bin/true"),
+            helper_bin: PathBuf::from("/bin/true"),
             guard: true,
             label: "guard".into(),
         })

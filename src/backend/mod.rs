@@ -169,6 +169,14 @@ pub fn wakeprobe_binary() -> std::io::Result<PathBuf> {
     Ok(FIRST.get_or_init(|| path).clone())
 }
 
+/// The binary the sandbox runs for its hooks and tracked tasks: `wakeprobe-helper` next to the
+/// running `wakeprobe` (small, so quick to start at every hook), else `wakeprobe` itself.
+pub fn helper_binary() -> std::io::Result<PathBuf> {
+    let me = wakeprobe_binary()?;
+    let helper = me.with_file_name("wakeprobe-helper");
+    Ok(if helper.exists() { helper } else { me })
+}
+
 /// Finds the `claude-sim` binary next to the running `wakeprobe`.
 pub fn sim_binary() -> Option<PathBuf> {
     let me = wakeprobe_binary().ok()?;

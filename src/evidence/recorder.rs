@@ -1,7 +1,7 @@
 //! The two evidence helpers the sandbox runs: the hook recorder and the task tracker.
 //!
-//! Both are the `wakeprobe` binary itself (hidden subcommands), so they need nothing installed
-//! and start in about a millisecond. Both are written to never disturb what they observe: the
+//! Both are the small `wakeprobe-helper` binary where it is installed beside `wakeprobe`, and
+//! `wakeprobe` itself (hidden subcommands) where it is not, so they need nothing else. Both are written to never disturb what they observe: the
 //! recorder prints nothing and exits 0 whatever happens; the tracker runs the command as its
 //! child, passes signals through, and exits exactly as the command did.
 
@@ -94,6 +94,47 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
     exit
 }
 
+/// The helper binary's command line: `hook-record --socket S --fallback F` or `track --socket S
+/// --fallback F NAME COMMAND`, the same as `wakeprobe`'s hidden subcommands. Returns the exit
+/// code (the tracker exits as its command did and does not return).
+pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
+    let mut args = args.into_iter();
+    let verb = args.next();
+    let mut socket = None;
+    let mut fallback = None;
+    let mut rest = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--socket") => socket = args.next(),
+            Some("--fallback") => fallback = args.next(),
+            _ => rest.push(arg),
+        }
+    }
+    let (Some(socket), Some(fallback)) = (socket, fallback) else {
+        eprintln!("usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ...");
+        return 2;
+    };
+    let (socket, fallback) = (Path::new(&socket), Path::new(&fallback));
+    match (verb.as_ref().and_then(|v| v.to_str()), rest.as_slice()) {
+        (Some("hook-record"), []) => {
+            record_hook(socket, fallback);
+            0
+        }
+        (Some("track"), [name, command]) => exit_like(&track(
+            socket,
+            fallback,
+            &name.to_string_lossy(),
+            &command.to_string_lossy(),
+        )),
+        _ => {
+            eprintln!(
+                "usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ..."
+            );
+            2
+        }
+    }
+}
+
 /// Ends this process the way `exit` describes: same code, or the same signal re-raised.
 pub fn exit_like(exit: &ExitDesc) -> ! {
     match exit {
@@ -104,5 +145,30 @@ pub fn exit_like(exit: &ExitDesc) -> ! {
             std::process::exit(128 + s)
         }
         ExitDesc::Vanished => std::process::exit(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<std::ffi::OsString> {
+        list.iter().map(Into::into).collect()
+    }
+
+    #[test]
+    fn the_helper_refuses_a_command_line_it_does_not_know() {
+        let paths = ["--socket", "/nonexistent/s", "--fallback", "/nonexistent/f"];
+        for bad in [
+            args(&[]),
+            args(&["hook-record"]),
+            args(&["hook-record", "--socket", "/nonexistent/s"]),
+            args(&[&["track"][..], &paths[..]].concat()),
+            args(&[&["track"][..], &paths[..], &["name"][..]].concat()),
+            args(&[&["record"][..], &paths[..]].concat()),
+            args(&[&["hook-record"][..], &paths[..], &["extra"][..]].concat()),
+        ] {
+            assert_eq!(helper_main(bad.clone()), 2, "{bad:?}");
+        }
     }
 }

@@ -319,7 +319,12 @@ fn keep_keeps_the_sandbox_and_only_then() {
         );
         if keep {
             assert_eq!(kept.len(), 1, "kept, and said where: {stderr}");
-            assert!(kept[0].join("project/.claude/settings.json").exists());
+            let settings =
+                std::fs::read_to_string(kept[0].join("project/.claude/settings.json")).unwrap();
+            assert!(
+                settings.contains("wakeprobe-helper' hook-record"),
+                "hooks run the small helper: {settings}"
+            );
             assert!(kept[0].join("home/.claude/projects").is_dir());
             // No longer owned: a later run's sweep leaves it alone.
             let next = output_within(wakeprobe(&["list"]), Duration::from_secs(30));
@@ -334,4 +339,67 @@ fn keep_keeps_the_sandbox_and_only_then() {
             );
         }
     }
+}
+
+/// Where `wakeprobe-helper` is not beside `wakeprobe` (a binary copied alone), the hooks and
+/// the tracker run `wakeprobe` itself, and the run records as before.
+#[test]
+fn without_the_helper_wakeprobe_records_the_hooks_itself() {
+    // Beside the build, so the binaries can be hard links rather than copies.
+    let dir = tempfile::tempdir_in(bin().parent().unwrap()).unwrap();
+    for name in ["wakeprobe", "claude-sim"] {
+        let from = bin().with_file_name(name);
+        let to = dir.path().join(name);
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+    let out = tempfile::tempdir().unwrap();
+    // The same arguments and environment as every test's, from another binary.
+    let cmd = wakeprobe(&[
+        "run",
+        "top-level-control",
+        "--variant",
+        "session",
+        "--set",
+        "bg_seconds=1",
+        "--backend",
+        "sim",
+        "--keep",
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let mut alone = std::process::Command::new(dir.path().join("wakeprobe"));
+    alone.args(cmd.get_args()).current_dir(root());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => alone.env(k, v),
+            None => alone.env_remove(k),
+        };
+    }
+    alone.stdin(std::process::Stdio::null());
+    let (_, output) = run_within(alone, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let kept = stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("sandbox kept at ")
+                .map(|(_, p)| PathBuf::from(p))
+        })
+        .expect("the sandbox was kept");
+    let settings = std::fs::read_to_string(kept.join("project/.claude/settings.json")).unwrap();
+    std::fs::remove_dir_all(&kept).unwrap();
+    let own = format!("{}' hook-record", dir.path().join("wakeprobe").display());
+    assert!(settings.contains(&own), "{settings}");
+    let hooks = std::fs::read_dir(run_dir(out.path()).join("top-level-control"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("hooks.jsonl"))
+        .find(|p| p.exists())
+        .expect("a run folder with hooks.jsonl");
+    assert!(
+        std::fs::read_to_string(&hooks).unwrap().lines().count() > 3,
+        "the hooks were recorded"
+    );
 }
