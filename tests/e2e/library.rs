@@ -1,8 +1,11 @@
 //! The scenario library on the pinned real CLI, every scenario and variant at scaled-down
 //! durations in one parallel invocation: each verdict and check must match the scenario's
-//! `expect`, and no process may be left.
+//! `expect`, and no process may be left; seed 000's stall is read in detail from its runs.
 
+use std::path::Path;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::common::*;
 
@@ -74,4 +77,131 @@ fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
             && stdout.contains("model-stops-subagent/session"),
         "{stdout}"
     );
+    seed_000_stall_is_measured(&run_dir(out.path()), out.path());
+}
+
+/// Seed 000 on the pinned CLI, from the library's own runs of `subagent-bg-turn-end`: in print
+/// mode the worker is finalized at its turn end (SubagentStop lists its shell task running, no
+/// request after it) and the task is killed seconds later; a kept-alive session wakes it; and
+/// no written file holds the sandbox path, the real HOME or the dummy key.
+fn seed_000_stall_is_measured(run_dir: &Path, out: &Path) {
+    let runs: Vec<_> = runs(run_dir)
+        .into_iter()
+        .filter(|r| r.parent().and_then(|p| p.file_name()) == Some("subagent-bg-turn-end".as_ref()))
+        .collect();
+    assert_eq!(runs.len(), 2, "print and session runs: {runs:?}");
+    let print = runs
+        .iter()
+        .find(|r| {
+            r.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("print.")
+        })
+        .unwrap();
+    let info = json(&print.join("run.json"));
+    assert_eq!(info["cli_version_reported"], "2.1.332");
+    assert_eq!(info["end"], "finished");
+    assert_eq!(info["leftovers"].as_array().unwrap().len(), 0);
+
+    let events = events(print);
+    // SubagentStop for the worker whose background_tasks lists the shell task as running.
+    let stop = kind(&events, "hook", Some("worker"))
+        .into_iter()
+        .find(|e| e["hook"] == "SubagentStop")
+        .expect("a SubagentStop for the worker");
+    let shell_running = stop["background_tasks"]
+        .as_array()
+        .expect("background_tasks in SubagentStop")
+        .iter()
+        .any(|task| task["type"] == "shell" && task["status"] == "running");
+    assert!(shell_running, "the shell task is listed as running: {stop}");
+    // The worker's last model request comes before that stop; none comes after it.
+    let worker_requests = kind(&events, "model_request", Some("worker"));
+    assert!(!worker_requests.is_empty());
+    assert!(
+        worker_requests.iter().all(|r| t(r) < t(stop)),
+        "no worker request after SubagentStop"
+    );
+    // The shell task's end is recorded as killed, with its time.
+    let killed = events.iter().find(|e| {
+        (e["kind"] == "track_ended" && e["name"] == "bg" && e["exit"].get("signal").is_some())
+            || (e["kind"] == "task_updated" && e["label"] == "bg" && e["status"] == "killed")
+    });
+    let killed = killed.expect("the shell task was killed");
+    assert!(
+        t(killed) > t(stop) + 3000.0,
+        "killed seconds after the stop, not at once"
+    );
+
+    let result = json(&print.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "not-resumable");
+    let verdict = &result["judgement"]["verdicts"][0];
+    assert!(
+        verdict["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("finalized"),
+        "{verdict}"
+    );
+    assert!(verdict["witness"].as_array().unwrap().len() >= 3);
+
+    // In a kept-alive session the same CLI re-invokes the worker when its task ends.
+    let session = runs
+        .iter()
+        .find(|r| {
+            r.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("session.")
+        })
+        .unwrap();
+    let result = json(&session.join("result.json"));
+    assert_eq!(result["judgement"]["outcome"], "woke", "{result}");
+
+    // Redaction: no written file holds the sandbox path, the real HOME or the dummy key.
+    let home = std::env::var("HOME").unwrap();
+    let sandbox_prefix = std::env::temp_dir()
+        .join("wakeprobe-")
+        .display()
+        .to_string();
+    let mut stack = vec![out.to_path_buf()];
+    let mut scanned = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+            let path = entry.path();
+            let name = path.display().to_string();
+            assert!(
+                !name.contains(&sandbox_prefix),
+                "a file name holds the sandbox path: {name}"
+            );
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string();
+            scanned += 1;
+            assert!(
+                !text.contains(&sandbox_prefix),
+                "{name} holds the sandbox path"
+            );
+            assert!(
+                !text.contains("sk-ant-wakeprobe-dummy"),
+                "{name} holds the dummy key"
+            );
+            if home.len() > 1 {
+                assert!(
+                    !text.contains(&format!("{home}/")),
+                    "{name} holds the real HOME"
+                );
+            }
+        }
+    }
+    assert!(scanned > 20, "scanned every written file ({scanned})");
+}
+
+fn t(e: &Value) -> f64 {
+    e["t_ms"].as_f64().unwrap()
 }
