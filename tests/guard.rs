@@ -147,13 +147,12 @@ fn the_block_names_the_task_and_the_one_call_wait() {
     }
 }
 
-/// The CLI writes the transcript a moment after the fact: a tool result that lands shortly
-/// after the hook started still counts; one that never lands lets the stop through, soon.
-#[test]
-fn a_transcript_written_late_is_waited_for_briefly() {
-    let dir = tempfile::tempdir().unwrap();
-    let message = "Set up the fixtures.";
-    let input = guard::own_work_payload(dir.path(), message, false);
+/// The own-work payload, its transcript path, the shell's id, and the transcript cut just
+/// before the tool result that names that shell: (head, the rest).
+fn split_at_the_tool_result(
+    dir: &std::path::Path,
+) -> (serde_json::Value, PathBuf, String, String, String) {
+    let input = guard::own_work_payload(dir, "Set up the fixtures.", false);
     let path = PathBuf::from(input["agent_transcript_path"].as_str().unwrap());
     let full = std::fs::read_to_string(&path).unwrap();
     let id = guard::own_shell_id();
@@ -163,7 +162,15 @@ fn a_transcript_written_late_is_waited_for_briefly() {
         .unwrap();
     let head: String = full.lines().take(cut).map(|l| format!("{l}\n")).collect();
     let rest: String = full.lines().skip(cut).map(|l| format!("{l}\n")).collect();
+    (input, path, id, head, rest)
+}
 
+/// The CLI writes the transcript a moment after the fact: a tool result that lands shortly
+/// after the hook started still counts; one that never lands lets the stop through, soon.
+#[test]
+fn a_transcript_written_late_is_waited_for_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, path, _, head, rest) = split_at_the_tool_result(dir.path());
     std::fs::write(&path, &head).unwrap();
     let writer = {
         let path = path.clone();
@@ -199,16 +206,7 @@ fn a_transcript_written_late_is_waited_for_briefly() {
 #[test]
 fn a_write_between_the_guards_reads_does_not_hide_the_work() {
     let dir = tempfile::tempdir().unwrap();
-    let input = guard::own_work_payload(dir.path(), "Set up the fixtures.", false);
-    let path = PathBuf::from(input["agent_transcript_path"].as_str().unwrap());
-    let full = std::fs::read_to_string(&path).unwrap();
-    let id = guard::own_shell_id();
-    let cut = full
-        .lines()
-        .position(|l| l.contains("\"tool_result\"") && l.contains(&id))
-        .unwrap();
-    let head: String = full.lines().take(cut).map(|l| format!("{l}\n")).collect();
-    let rest: String = full.lines().skip(cut).map(|l| format!("{l}\n")).collect();
+    let (input, path, id, head, rest) = split_at_the_tool_result(dir.path());
     std::fs::write(&path, &head).unwrap();
     let rest_file = dir.path().join("rest");
     std::fs::write(&rest_file, rest).unwrap();

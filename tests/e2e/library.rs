@@ -90,16 +90,12 @@ fn seed_000_stall_is_measured(run_dir: &Path, out: &Path) {
         .filter(|r| r.parent().and_then(|p| p.file_name()) == Some("subagent-bg-turn-end".as_ref()))
         .collect();
     assert_eq!(runs.len(), 2, "print and session runs: {runs:?}");
-    let print = runs
-        .iter()
-        .find(|r| {
-            r.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("print.")
-        })
-        .unwrap();
+    let variant = |name: &str| {
+        runs.iter()
+            .find(|r| r.file_name().unwrap().to_str().unwrap().starts_with(name))
+            .unwrap()
+    };
+    let print = variant("print.");
     let info = json(&print.join("run.json"));
     assert_eq!(info["cli_version_reported"], "2.1.332");
     assert_eq!(info["end"], "finished");
@@ -148,16 +144,7 @@ fn seed_000_stall_is_measured(run_dir: &Path, out: &Path) {
     assert!(verdict["witness"].as_array().unwrap().len() >= 3);
 
     // In a kept-alive session the same CLI re-invokes the worker when its task ends.
-    let session = runs
-        .iter()
-        .find(|r| {
-            r.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("session.")
-        })
-        .unwrap();
+    let session = variant("session.");
     let result = json(&session.join("result.json"));
     assert_eq!(result["judgement"]["outcome"], "woke", "{result}");
 

@@ -280,25 +280,30 @@ fn a_sigkilled_harness_leaves_no_process_and_the_next_run_sweeps_its_sandbox() {
     );
 }
 
+/// The arguments of a short run on the simulator (top-level-control's session) into `out`.
+fn a_short_sim_run(out: &Path) -> Vec<&str> {
+    vec![
+        "run",
+        "top-level-control",
+        "--variant",
+        "session",
+        "--set",
+        "bg_seconds=1",
+        "--backend",
+        "sim",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+}
+
 /// `--keep` keeps the sandbox (the project, the HOME with the CLI's transcripts); without it
 /// nothing of the run is left in the temp folder.
 #[test]
 fn keep_keeps_the_sandbox_and_only_then() {
     for keep in [true, false] {
         let out = tempfile::tempdir().unwrap();
-        let mut args = vec![
-            "run",
-            "top-level-control",
-            "--variant",
-            "session",
-            "--set",
-            "bg_seconds=1",
-            "--backend",
-            "sim",
-            "--quiet",
-            "--out",
-            out.path().to_str().unwrap(),
-        ];
+        let mut args = a_short_sim_run(out.path());
         if keep {
             args.push("--keep");
         }
@@ -356,20 +361,9 @@ fn without_the_helper_wakeprobe_records_the_hooks_itself() {
     }
     let out = tempfile::tempdir().unwrap();
     // The same arguments and environment as every test's, from another binary.
-    let cmd = wakeprobe(&[
-        "run",
-        "top-level-control",
-        "--variant",
-        "session",
-        "--set",
-        "bg_seconds=1",
-        "--backend",
-        "sim",
-        "--keep",
-        "--quiet",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+    let mut args = a_short_sim_run(out.path());
+    args.push("--keep");
+    let cmd = wakeprobe(&args);
     let mut alone = std::process::Command::new(dir.path().join("wakeprobe"));
     alone.args(cmd.get_args()).current_dir(root());
     for (k, v) in cmd.get_envs() {
