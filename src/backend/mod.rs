@@ -9,8 +9,10 @@
 pub mod install;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::scenario::{Driver, DriverMode};
+use crate::subprocess::Finished;
 
 /// The version run when none is given: the one the notes were measured on.
 pub const PINNED_VERSION: &str = "2.1.332";
@@ -169,12 +171,30 @@ pub fn wakeprobe_binary() -> std::io::Result<PathBuf> {
     Ok(FIRST.get_or_init(|| path).clone())
 }
 
-/// The binary the sandbox runs for its hooks and tracked tasks: `wakeprobe-helper` next to the
-/// running `wakeprobe` (small, so quick to start at every hook), else `wakeprobe` itself.
-pub fn helper_binary() -> std::io::Result<PathBuf> {
-    let me = wakeprobe_binary()?;
-    let helper = me.with_file_name("wakeprobe-helper");
-    Ok(if helper.exists() { helper } else { me })
+/// The binary the sandbox runs for its hooks and tracked tasks: `wakeprobe-helper` next to
+/// `wakeprobe` (small, so quick to start at every hook) when it is of the same build, else
+/// `wakeprobe` itself. A helper of another build (`cargo run` rebuilds only `wakeprobe`) may
+/// speak another wire format, and its hooks would be lost. Asked once per process.
+pub fn helper_binary(wakeprobe: &Path) -> PathBuf {
+    static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CHOSEN
+        .get_or_init(|| {
+            let helper = wakeprobe.with_file_name("wakeprobe-helper");
+            let expr = duct::cmd(&helper, ["--build-id"])
+                .stdout_capture()
+                .stderr_null();
+            match crate::subprocess::run_bounded(&expr, Duration::from_secs(5)) {
+                Ok(Finished::Exited(out))
+                    if out.status.success()
+                        && String::from_utf8_lossy(&out.stdout).trim()
+                            == crate::evidence::recorder::BUILD_ID =>
+                {
+                    helper
+                }
+                _ => wakeprobe.to_path_buf(),
+            }
+        })
+        .clone()
 }
 
 /// Finds the `claude-sim` binary next to the running `wakeprobe`.

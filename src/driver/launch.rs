@@ -61,11 +61,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     let plan = &req.plan;
     let wakeprobe = crate::backend::wakeprobe_binary()
         .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
-    let helper = crate::backend::helper_binary()
-        .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
     let sandbox = Sandbox::build(&SandboxSpec {
         template: req.template.clone(),
-        helper_bin: helper,
+        helper_bin: crate::backend::helper_binary(&wakeprobe),
         guard: plan.driver.guard,
         label: plan.scenario.clone(),
     })?;

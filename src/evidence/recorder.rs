@@ -1,9 +1,10 @@
 //! The two evidence helpers the sandbox runs: the hook recorder and the task tracker.
 //!
-//! Both are the small `wakeprobe-helper` binary where it is installed beside `wakeprobe`, and
-//! `wakeprobe` itself (hidden subcommands) where it is not, so they need nothing else. Both are written to never disturb what they observe: the
-//! recorder prints nothing and exits 0 whatever happens; the tracker runs the command as its
-//! child, passes signals through, and exits exactly as the command did.
+//! Both are the small `wakeprobe-helper` binary where one of the same build is beside
+//! `wakeprobe`, and `wakeprobe` itself (hidden subcommands) where it is not, so they need
+//! nothing else. Both are written to never disturb what they observe: the recorder prints
+//! nothing and exits 0 whatever happens; the tracker runs the command as its child, passes
+//! signals through, and exits exactly as the command did.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -94,10 +95,20 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
     exit
 }
 
+/// This build of the sources: a helper of another build may speak another wire format.
+pub const BUILD_ID: &str = env!("WAKEPROBE_BUILD_ID");
+
+const HELPER_USAGE: &str =
+    "usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ... | --build-id";
+
 /// The helper binary's command line: `hook-record --socket S --fallback F` or `track --socket S
-/// --fallback F NAME COMMAND`, the same as `wakeprobe`'s hidden subcommands. Returns the exit
-/// code (the tracker exits as its command did and does not return).
+/// --fallback F NAME COMMAND`, the same as `wakeprobe`'s hidden subcommands, or `--build-id`.
+/// Returns the exit code (the tracker exits as its command did and does not return).
 pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
+    if args.len() == 1 && args[0] == "--build-id" {
+        println!("{BUILD_ID}");
+        return 0;
+    }
     let mut args = args.into_iter();
     let verb = args.next();
     let mut socket = None;
@@ -111,7 +122,7 @@ pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
         }
     }
     let (Some(socket), Some(fallback)) = (socket, fallback) else {
-        eprintln!("usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ...");
+        eprintln!("{HELPER_USAGE}");
         return 2;
     };
     let (socket, fallback) = (Path::new(&socket), Path::new(&fallback));
@@ -127,9 +138,7 @@ pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
             &command.to_string_lossy(),
         )),
         _ => {
-            eprintln!(
-                "usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ..."
-            );
+            eprintln!("{HELPER_USAGE}");
             2
         }
     }
@@ -170,5 +179,7 @@ mod tests {
         ] {
             assert_eq!(helper_main(bad.clone()), 2, "{bad:?}");
         }
+        assert_eq!(helper_main(args(&["--build-id"])), 0);
+        assert!(!BUILD_ID.is_empty());
     }
 }

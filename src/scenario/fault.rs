@@ -1,7 +1,8 @@
 //! Resolving the faults a scenario injects (`[[faults]]`, `--fault`; the types are in `plan`):
-//! what the fake API does wrong, and to which of an agent's model requests. Real sessions meet 429s, overloaded answers and broken streams, and
-//! those are the moments a pending notification is most likely to be lost; a fault lets a run
-//! put one exactly on the request that should carry the notification.
+//! what the fake API does wrong, and to which of an agent's model requests. Real sessions meet
+//! 429s, overloaded answers and broken streams, and those are the moments a pending
+//! notification is most likely to be lost; a fault lets a run put one exactly on the request
+//! that should carry the notification.
 //!
 //! Every fault has a bound: it repeats on at most [`MAX_TIMES`] consecutive attempts, and a
 //! stall or a retry-after lasts at most [`MAX_SECONDS`].

@@ -408,7 +408,6 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
     /// The kind's own setting in words (a stall's length, a 429's `retry-after`, a slow
     /// stream's pause), for the kinds that have one.
     pub fn setting(&self) -> Option<String> {
@@ -420,6 +419,7 @@ impl Fault {
         }
     }
 
+    /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
     pub fn describe(&self) -> String {
         let mut text = format!(
             "{} on `{}`'s {}",

@@ -40,7 +40,12 @@ pub fn pinned_package() -> PathBuf {
 
 /// `wakeprobe ARGS` from the repository root, with the shared cache.
 pub fn wakeprobe(args: &[&str]) -> Command {
-    let mut cmd = Command::new(bin());
+    wakeprobe_at(&bin(), args)
+}
+
+/// [`wakeprobe`] with another copy of the binary.
+pub fn wakeprobe_at(program: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(root())
         .env("WAKEPROBE_CACHE", cache())

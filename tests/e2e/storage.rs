@@ -346,10 +346,11 @@ fn keep_keeps_the_sandbox_and_only_then() {
     }
 }
 
-/// Where `wakeprobe-helper` is not beside `wakeprobe` (a binary copied alone), the hooks and
+/// Where no `wakeprobe-helper` of the same build is beside `wakeprobe` (a binary copied alone,
+/// or a helper a partial build left behind, which may speak another wire format), the hooks and
 /// the tracker run `wakeprobe` itself, and the run records as before.
 #[test]
-fn without_the_helper_wakeprobe_records_the_hooks_itself() {
+fn without_a_helper_of_its_build_wakeprobe_records_the_hooks_itself() {
     // Beside the build, so the binaries can be hard links rather than copies.
     let dir = tempfile::tempdir_in(bin().parent().unwrap()).unwrap();
     for name in ["wakeprobe", "claude-sim"] {
@@ -359,21 +360,17 @@ fn without_the_helper_wakeprobe_records_the_hooks_itself() {
             std::fs::copy(&from, &to).unwrap();
         }
     }
+    // A helper of another build: were it used, every hook would fail.
+    let stale = dir.path().join("wakeprobe-helper");
+    std::fs::write(&stale, "#!/bin/sh\necho another-build\nexit 1\n").unwrap();
+    std::fs::set_permissions(&stale, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = tempfile::tempdir().unwrap();
-    // The same arguments and environment as every test's, from another binary.
     let mut args = a_short_sim_run(out.path());
     args.push("--keep");
-    let cmd = wakeprobe(&args);
-    let mut alone = std::process::Command::new(dir.path().join("wakeprobe"));
-    alone.args(cmd.get_args()).current_dir(root());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => alone.env(k, v),
-            None => alone.env_remove(k),
-        };
-    }
-    alone.stdin(std::process::Stdio::null());
-    let (_, output) = run_within(alone, Duration::from_secs(60));
+    let (_, output) = run_within(
+        wakeprobe_at(&dir.path().join("wakeprobe"), &args),
+        Duration::from_secs(60),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let kept = stderr
@@ -387,13 +384,13 @@ fn without_the_helper_wakeprobe_records_the_hooks_itself() {
     std::fs::remove_dir_all(&kept).unwrap();
     let own = format!("{}' hook-record", dir.path().join("wakeprobe").display());
     assert!(settings.contains(&own), "{settings}");
-    let hooks = std::fs::read_dir(run_dir(out.path()).join("top-level-control"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("hooks.jsonl"))
-        .find(|p| p.exists())
-        .expect("a run folder with hooks.jsonl");
+    let run = runs(&run_dir(out.path())).pop().expect("the run's folder");
     assert!(
-        std::fs::read_to_string(&hooks).unwrap().lines().count() > 3,
+        std::fs::read_to_string(run.join("hooks.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+            > 3,
         "the hooks were recorded"
     );
 }
