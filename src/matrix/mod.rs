@@ -141,7 +141,8 @@ pub struct Execution {
 }
 
 /// Runs every job, at most `jobs` at a time; stops starting new ones once `cancel` is set.
-/// Jobs that never started are absent from the result.
+/// Jobs that never started are absent from the result, which keeps the jobs' order whatever
+/// order they started in.
 pub async fn execute(
     jobs: Vec<Job>,
     opts: &ExecOptions,
@@ -164,23 +165,30 @@ pub async fn execute(
             Ok(plan)
         })
         .collect::<Result<Vec<Plan>, ScenarioError>>()?;
+    let order = longest_first(&plans);
     let board = progress::Board::start(
         statuses.clone(),
         progress::Plan {
-            ceilings: plans.iter().map(|p| p.driver.ceiling).collect(),
+            // In the order the runs start: the time left schedules the rest in that order.
+            ceilings: order.iter().map(|&i| plans[i].driver.ceiling).collect(),
             slots: opts.jobs.max(1),
         },
         opts.progress,
     );
-    let mut handles = Vec::new();
-    for (job, plan) in jobs.into_iter().zip(plans) {
-        let (limit, cancel, statuses) = (limit.clone(), cancel.clone(), statuses.clone());
+    let mut pending: Vec<Option<(Job, Plan)>> = jobs.into_iter().zip(plans).map(Some).collect();
+    let mut handles: Vec<Option<tokio::task::JoinHandle<_>>> = Vec::new();
+    handles.resize_with(pending.len(), || None);
+    for index in order {
+        // Taken here, in the dispatch order, so the runs start in exactly that order.
+        let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+        if cancel.borrow().is_some() {
+            break;
+        }
+        let (job, plan) = pending[index].take().expect("each job dispatched once");
+        let (cancel, statuses) = (cancel.clone(), statuses.clone());
         let (board, opts) = (board.clone(), opts.clone());
-        handles.push(tokio::spawn(async move {
-            let _permit = limit.acquire_owned().await.expect("semaphore open");
-            if cancel.borrow().is_some() {
-                return None;
-            }
+        handles[index] = Some(tokio::spawn(async move {
+            let _permit = permit;
             let status: StatusHandle = Arc::new(Mutex::new(LiveStatus {
                 ceiling_s: plan.driver.ceiling.as_secs_f64(),
                 ..LiveStatus::default()
@@ -203,7 +211,7 @@ pub async fn execute(
                 .retain(|(_, s)| !Arc::ptr_eq(s, &status));
             emit_finished(&job, &outcome);
             board.finished(&job.title(), outcome.as_ref().ok().map(|(_, r, _)| r));
-            Some(match outcome {
+            match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
                     job,
                     dir,
@@ -211,20 +219,28 @@ pub async fn execute(
                     timeline,
                 }),
                 Err(message) => Err(SetupFailure { job, message }),
-            })
+            }
         }));
     }
     let mut execution = Execution::default();
-    for handle in handles {
+    for handle in handles.into_iter().flatten() {
         match handle.await {
-            Ok(Some(Ok(cell))) => execution.cells.push(cell),
-            Ok(Some(Err(failure))) => execution.failures.push(failure),
-            Ok(None) => {}
+            Ok(Ok(cell)) => execution.cells.push(cell),
+            Ok(Err(failure)) => execution.failures.push(failure),
             Err(join) => tracing::error!(%join, "a run task panicked"),
         }
     }
     board.stop();
     Ok(execution)
+}
+
+/// The order to start runs in: longest ceiling first (ties in job order). A run's ceiling is
+/// the one bound on its length known before it starts, and starting the long ones first keeps
+/// one long run from beginning last and holding the whole invocation up alone.
+fn longest_first(plans: &[Plan]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plans.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(plans[i].driver.ceiling));
+    order
 }
 
 /// The `run-finished` (or `run-failed`) message of a cell.
@@ -379,6 +395,23 @@ mod tests {
             sim.command(),
             "wakeprobe run subagent-bg-turn-end --variant print --set bg_seconds=7 --explore --backend sim --profile fixed"
         );
+    }
+
+    /// Runs start longest ceiling first, ties in job order: of plans whose ceilings are
+    /// bg_seconds + 45, the 30 s one starts first, then the two 7 s ones as listed.
+    #[test]
+    fn the_longest_runs_start_first() {
+        let plans: Vec<Plan> = ["7", "30", "2", "7"]
+            .iter()
+            .map(|bg| {
+                let mut j = job(BackendKind::Claude, "2.1.332", RangePolicy::Explore);
+                j.overrides = vec![("bg_seconds".into(), bg.to_string())];
+                j.scenario
+                    .plan_with(&j.variant, &j.overrides, j.policy)
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(longest_first(&plans), vec![1, 0, 3, 2]);
     }
 
     /// A shard runs exactly its own cells: of the jobs for every variant on two CLIs, shard

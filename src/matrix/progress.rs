@@ -21,7 +21,8 @@ const TICK: Duration = Duration::from_millis(200);
 /// The runs under way, by title, with their live status.
 pub type Statuses = Arc<Mutex<Vec<(String, StatusHandle)>>>;
 
-/// What the invocation will run: each job's ceiling (in job order) and how many run at once.
+/// What the invocation will run: each job's ceiling (in the order they start) and how many
+/// run at once.
 pub struct Plan {
     pub ceilings: Vec<Duration>,
     pub slots: usize,

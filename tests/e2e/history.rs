@@ -119,8 +119,8 @@ fn change(
 
 #[test]
 fn history_finds_every_planted_change_point_and_only_those_on_the_simulator() {
-    // Timings on the simulator (its grace, its profiles) hold when the suite leaves room.
-    let _slots = crate::common::cli_slots(2);
+    // No CLI slot: the simulator costs little CPU, and these verdicts come from the profiles,
+    // with 1 s of work against a 5 s grace (a threshold is what needs room).
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = history(dir.path(), &["--from", "1.0.0", "--to", "latest"], 14);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -209,8 +209,8 @@ fn history_finds_every_planted_change_point_and_only_those_on_the_simulator() {
 
 #[test]
 fn history_appended_with_a_regression_exits_4_and_runs_only_the_new_releases() {
-    // Timings on the simulator (its grace, its profiles) hold when the suite leaves room.
-    let _slots = crate::common::cli_slots(2);
+    // No CLI slot: the simulator costs little CPU, and these verdicts come from the profiles,
+    // with 1 s of work against a 5 s grace (a threshold is what needs room).
     let dir = tempfile::tempdir().unwrap();
     let stored_out = dir.path().join("stored");
     // The stored history: 1.0.0 to 1.0.6, all woke for the session cells.
@@ -259,7 +259,7 @@ fn history_appended_with_a_regression_exits_4_and_runs_only_the_new_releases() {
 
 #[test]
 fn threshold_on_the_simulator_brackets_its_orphan_grace() {
-    // Timings on the simulator (its grace, its profiles) hold when the suite leaves room.
+    // Its flip sits within a second of the grace it brackets: it takes room in the suite.
     let _slots = crate::common::cli_slots(4);
     // The simulator reads its grace from its environment, which is built from nothing but
     // the scenario's `[driver] env`: a copy of the seed scenario sets it.
@@ -554,8 +554,7 @@ fn a_value_outside_a_declared_range_is_refused_unless_explored() {
 /// that change is found, between the right releases, in the check's terms.
 #[test]
 fn history_tracks_a_check_whose_observation_changes_while_the_verdict_does_not() {
-    // Timings on the simulator (its grace, its profiles) hold when the suite leaves room.
-    let _slots = crate::common::cli_slots(2);
+    // No CLI slot: the simulator costs little CPU, and the listing comes from the profiles.
     const CHECK: &str = "an idle teammate is distinguishable in Stop payloads";
     let dir = tempfile::tempdir().unwrap();
     let out = output_within(

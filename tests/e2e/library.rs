@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use crate::common::*;
 
-#[test]
-fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
-    // Eight slots for its eight jobs; the two left let one 2-slot simulator test (a history,
-    // the seed's conformance) run beside it, which keeps the suite's longest chain short.
+/// Run first by `a_library_run_matches_every_expectation_on_the_pinned_cli` (see there).
+pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
+    // Eight slots for its eight jobs; the two left let a test of the seed's conformance or a
+    // few short real-CLI tests run beside it.
     let _cli = cli_slots(CLI_SLOTS - 2);
     let out = tempfile::tempdir().unwrap();
     // 10 s: twice the CLI's ~5 s grace before it kills an orphaned task in print mode, short

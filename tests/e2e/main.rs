@@ -29,3 +29,11 @@ mod sim_profiles;
 mod sim_tools;
 mod storage;
 mod workflow;
+
+/// The library on the pinned CLI, named to sort first: libtest starts tests in name order,
+/// and this one, the suite's longest and the largest user of CLI slots, ends the suite
+/// soonest when it takes its slots before the stream of short tests does.
+#[test]
+fn a_library_run_matches_every_expectation_on_the_pinned_cli() {
+    library::every_scenario_matches_its_expectation_on_the_pinned_cli();
+}
