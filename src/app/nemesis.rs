@@ -1,7 +1,9 @@
 //! `wakeprobe nemesis SCENARIO [--variant V]`: the scenario run once clean and once under each
-//! API fault kind aimed at its handoff (the waiter's first request that carries a task
-//! notification), then a table fault -> verdict, with what each fault did to the wake-up:
-//! retried and delivered, taken as it was, delivered twice, delayed by how much, or lost.
+//! fault kind aimed at its handoff (an API fault on the waiter's first request that carries a
+//! task notification; a process fault on the watched work, when it is a tracked command, a
+//! second after it started), then a table fault -> verdict, with what each fault did to the
+//! wake-up: retried and delivered, taken as it was, delivered twice, delayed by how much, or
+//! lost.
 //!
 //! Each faulted scenario is the scenario's own file with one `[[faults]]` table and a name
 //! that says the fault (`NAME--KIND`), written into the run folder's `scenarios/`, so every
@@ -20,25 +22,47 @@ use crate::evidence::{EventKind, Timeline};
 use crate::report::store;
 use crate::scenario::{FaultKind, MAIN_AGENT, Outcome, Scenario};
 
-/// The fault each row injects, with the table's extra keys; `times` applies to the kinds
-/// that lose the answer (a retry meets the fault again).
-fn faults(times: u32) -> Vec<(FaultKind, String)> {
+/// How long a `stop-task` row keeps the work stopped.
+const STOP_SECONDS: u32 = 5;
+
+/// The fault each row injects, with its `[[faults]]` table's keys after `kind`: an API fault
+/// on `waiter`'s first request with a notification (`times` applies to the kinds that lose
+/// the answer: a retry meets the fault again), a process fault on `work` (a tracked command;
+/// none without one) a second after it started.
+fn faults(times: u32, waiter: &str, work: Option<&str>) -> Vec<(FaultKind, String)> {
     FaultKind::ALL
         .into_iter()
-        .map(|kind| {
-            let mut extra = match kind {
-                FaultKind::Http429 => "seconds = 1\n",
-                FaultKind::Stall => "seconds = 5\n",
-                FaultKind::Slow => "delay_ms = 200\n",
-                _ => "",
-            }
-            .to_string();
-            if times > 1 && kind.loses_the_answer() {
-                extra.push_str(&format!("times = {times}\n"));
-            }
-            (kind, extra)
+        .filter_map(|kind| match (kind, work) {
+            (FaultKind::KillTask, Some(w)) => Some((kind, process_keys(w, ""))),
+            (FaultKind::StopTask, Some(w)) => Some((
+                kind,
+                process_keys(w, &format!("seconds = {STOP_SECONDS}\n")),
+            )),
+            (FaultKind::KillTask | FaultKind::StopTask, None) => None,
+            _ => Some((kind, request_keys(kind, waiter, times))),
         })
         .collect()
+}
+
+/// A process fault's keys: `work`, a second after it started, and the kind's own `extra`.
+fn process_keys(work: &str, extra: &str) -> String {
+    format!("work = \"{work}\"\nafter_seconds = 1\n{extra}")
+}
+
+/// An API fault's keys: `waiter`'s first request with a notification, the kind's setting,
+/// and `times` for the kinds that lose the answer.
+fn request_keys(kind: FaultKind, waiter: &str, times: u32) -> String {
+    let mut keys = format!("agent = \"{waiter}\"\non = \"notification\"\n");
+    keys.push_str(match kind {
+        FaultKind::Http429 => "seconds = 1\n",
+        FaultKind::Stall => "seconds = 5\n",
+        FaultKind::Slow => "delay_ms = 200\n",
+        _ => "",
+    });
+    if times > 1 && kind.loses_the_answer() {
+        keys.push_str(&format!("times = {times}\n"));
+    }
+    keys
 }
 
 /// One row of the table.
@@ -76,10 +100,17 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         .first()
         .map(|w| w.waiter.clone())
         .unwrap_or_else(|| MAIN_AGENT.to_string());
+    let tracks = scenario.track_names();
+    let work = plan
+        .watch
+        .first()
+        .map(|w| w.work.clone())
+        .filter(|w| tracks.contains(w));
+    let kinds = faults(args.times, &waiter, work.as_deref());
     let cli = resolve::cli(&args.backend).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let mut all = vec![scenario.clone()];
-    all.extend(write_faulted(&run_dir, &scenario, &waiter, args.times)?);
+    all.extend(write_faulted(&run_dir, &scenario, &kinds)?);
     let mut exec = args.exec.clone();
     exec.variants = vec![variant.clone()];
     let jobs = resolve::jobs(&all, &exec, &cli)?;
@@ -95,12 +126,13 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         },
         &ran,
     )?;
-    let rows = table_rows(&all, &ran, &run_dir, &waiter);
+    let kinds: Vec<FaultKind> = kinds.iter().map(|(k, _)| *k).collect();
+    let rows = table_rows(&all, &kinds, &ran, &run_dir, &waiter);
     let text = render(
         &scenario.name,
         &variant,
         &cli.label(),
-        (&waiter, args.times),
+        (&waiter, work.as_deref(), args.times),
         &rows,
     );
     if args.json {
@@ -124,27 +156,26 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
     })
 }
 
-/// The scenario once per fault kind, aimed at `waiter`'s first request with a notification.
+/// The scenario once per fault, each with its `[[faults]]` table.
 fn write_faulted(
     run_dir: &Path,
     scenario: &Scenario,
-    waiter: &str,
-    times: u32,
+    faults: &[(FaultKind, String)],
 ) -> Result<Vec<Arc<Scenario>>, AppError> {
     let dir = run_dir.join("scenarios");
     std::fs::create_dir_all(&dir)
         .map_err(|e| AppError::setup(format!("{}: {e}", dir.display())))?;
-    faults(times)
-        .into_iter()
-        .map(|(kind, extra)| {
-            let name = faulted_name(&scenario.name, kind);
+    faults
+        .iter()
+        .map(|(kind, keys)| {
+            let name = faulted_name(&scenario.name, *kind);
             let mut doc: toml_edit::DocumentMut = scenario
                 .source
                 .parse()
                 .map_err(|e| AppError::setup(format!("{}: {e}", scenario.path.display())))?;
             doc["name"] = toml_edit::value(name.as_str());
             let text = format!(
-                "{}\n# Added by `wakeprobe nemesis`.\n[[faults]]\nkind = \"{}\"\nagent = \"{waiter}\"\non = \"notification\"\n{extra}",
+                "{}\n# Added by `wakeprobe nemesis`.\n[[faults]]\nkind = \"{}\"\n{keys}",
                 doc.to_string().trim_end(),
                 kind.as_str()
             );
@@ -159,8 +190,14 @@ fn faulted_name(scenario: &str, kind: FaultKind) -> String {
     format!("{scenario}--{}", kind.as_str())
 }
 
-/// The clean row first, then one per fault kind in [`FaultKind::ALL`]'s order.
-fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) -> Vec<Row> {
+/// The clean row first, then one per fault, in `kinds`' order.
+fn table_rows(
+    all: &[Arc<Scenario>],
+    kinds: &[FaultKind],
+    ran: &Ran,
+    run_dir: &Path,
+    waiter: &str,
+) -> Vec<Row> {
     let found = |s: &Scenario| ran.rows.iter().find(|r| r.result.run.scenario == s.name);
     let clean = found(&all[0]);
     let clean_outcome = clean.map(|r| r.result.judgement.outcome);
@@ -172,7 +209,7 @@ fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) ->
             let fault = if i == 0 {
                 "none".to_string()
             } else {
-                FaultKind::ALL[i - 1].as_str().to_string()
+                kinds[i - 1].as_str().to_string()
             };
             let Some(row) = found(s) else {
                 return Row {
@@ -202,7 +239,7 @@ fn table_rows(all: &[Arc<Scenario>], ran: &Ran, run_dir: &Path, waiter: &str) ->
                     "the clean run".into()
                 } else {
                     effect(
-                        FaultKind::ALL[i - 1],
+                        kinds[i - 1],
                         &observed,
                         clean_outcome,
                         clean_latency,
@@ -263,7 +300,11 @@ fn effect(
     clean_deliveries: usize,
 ) -> String {
     if o.injected == 0 {
-        return "never hit: no request carried a notification".into();
+        return if kind.hits_a_process() {
+            "never hit: the work had no process running a second after it started".into()
+        } else {
+            "never hit: no request carried a notification".into()
+        };
     }
     if o.deliveries == 0 && kind.loses_the_answer() {
         return format!(
@@ -301,6 +342,10 @@ fn effect(
         format!("retried and delivered{delay}")
     } else if kind == FaultKind::CutBeforeStop {
         "taken as it was, no retry".into()
+    } else if kind == FaultKind::KillTask {
+        format!("killed, and the waiter was told{delay}")
+    } else if kind == FaultKind::StopTask {
+        format!("stopped {STOP_SECONDS} s, then delivered{delay}")
     } else {
         format!("delivered late{answer}")
     }
@@ -337,9 +382,16 @@ fn gave_up(tl: &Timeline) -> Option<GaveUp> {
     Some(GaveUp { then_input })
 }
 
+/// Attempts a fault broke or slowed, and processes signals reached.
 fn injected(tl: &Timeline) -> usize {
     tl.iter()
-        .filter(|e| matches!(e.kind, EventKind::FaultInjected { .. }))
+        .filter(|e| match &e.kind {
+            EventKind::FaultInjected { .. } => true,
+            EventKind::WorkSignalled { pids, signal, .. } => {
+                !pids.is_empty() && signal != "SIGCONT"
+            }
+            _ => false,
+        })
         .count()
 }
 
@@ -358,7 +410,7 @@ fn render(
     scenario: &str,
     variant: &str,
     cli: &str,
-    (waiter, times): (&str, u32),
+    (waiter, work, times): (&str, Option<&str>, u32),
     rows: &[Row],
 ) -> String {
     let mut table = comfy_table::Table::new();
@@ -382,8 +434,11 @@ fn render(
     } else {
         String::new()
     };
+    let processes = work
+        .map(|w| format!(", each process fault on `{w}` 1 s after it started"))
+        .unwrap_or_default();
     let mut text = format!(
-        "nemesis {scenario}/{variant} on {cli}: each fault on `{waiter}`'s first request with a notification{repeat}\n{table}\n"
+        "nemesis {scenario}/{variant} on {cli}: each API fault on `{waiter}`'s first request with a notification{repeat}{processes}\n{table}\n"
     );
     for r in rows.iter().filter(|r| r.differs) {
         if let Some(e) = &r.explanation {

@@ -375,17 +375,20 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
     check_out(&exec.out)
 }
 
-/// `--fault` specs, each resolved; its agent must be one of a chosen scenario's.
+/// `--fault` specs, each resolved; its agent (or tracked work) must be one of a chosen
+/// scenario's.
 pub fn faults(
     scenarios: &[Arc<Scenario>],
     exec: &ExecArgs,
 ) -> Result<Vec<(String, crate::scenario::Fault)>, AppError> {
     let agents: std::collections::BTreeSet<String> =
         scenarios.iter().flat_map(|s| s.agent_names()).collect();
+    let tracks: std::collections::BTreeSet<String> =
+        scenarios.iter().flat_map(|s| s.track_names()).collect();
     exec.faults
         .iter()
         .map(|spec| {
-            let fault = crate::scenario::fault::parse_spec(spec, &agents)?;
+            let fault = crate::scenario::fault::parse_spec(spec, &agents, &tracks)?;
             Ok((spec.clone(), fault))
         })
         .collect()

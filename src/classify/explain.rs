@@ -46,14 +46,19 @@ pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
 /// The faults the harness injected into the waiter's requests: each one a fact, so a verdict
 /// reached under faults says so (and a lost answer is never mistaken for the CLI's doing).
 fn fault_facts(scene: &Scene) -> Vec<String> {
+    let waiter = |e: &crate::evidence::Event| e.agent.as_deref() == Some(scene.f.waiter);
     scene
         .tl
         .iter()
-        .filter(|e| e.agent.as_deref() == Some(scene.f.waiter))
         .filter_map(|e| match &e.kind {
-            EventKind::FaultInjected { detail, .. } => Some(format!(
+            EventKind::FaultInjected { detail, .. } if waiter(e) => Some(format!(
                 "The harness injected a fault at {}: {detail}.",
                 secs(e.t_ms)
+            )),
+            EventKind::WorkSignalled { work, .. } if work == scene.f.work => Some(format!(
+                "The harness injected a fault at {}: {}.",
+                secs(e.t_ms),
+                crate::evidence::describe::describe(e)
             )),
             _ => None,
         })
@@ -224,6 +229,7 @@ fn ended(
         WorkEnd::Completed => format!("`{k}` completes"),
         WorkEnd::Failed(why) => format!("`{k}` fails ({why})"),
         WorkEnd::Killed(why) => format!("`{k}` is killed ({why})"),
+        WorkEnd::KilledByFault(why) => format!("`{k}` is killed by the harness's fault ({why})"),
     };
     v.witness.push(witness(end, end_what));
     if let Decision::KilledAfterFinalized { stop, why } = decision {

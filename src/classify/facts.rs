@@ -19,6 +19,9 @@ pub enum WorkEnd {
     Completed,
     Failed(String),
     Killed(String),
+    /// Killed by the harness on purpose (a `kill-task` fault): neither the work's failure
+    /// nor the CLI's doing.
+    KilledByFault(String),
 }
 
 /// What the timeline says about one pair.
@@ -132,6 +135,19 @@ fn work_end<'a>(
                 cli_end = Some((e, how));
             }
         }
+    }
+    // A kill the harness sent is the harness's: never the work's failure or the CLI's.
+    let by_fault = |e: &Event| {
+        timeline.iter().any(|f| {
+            f.t_ms <= e.t_ms
+                && matches!(&f.kind, EventKind::WorkSignalled { work: w, fault, pids, .. }
+                    if w == work && *fault == crate::scenario::FaultKind::KillTask && !pids.is_empty())
+        })
+    };
+    if let Some((e, WorkEnd::Killed(why))) = &tracker_end
+        && by_fault(e)
+    {
+        return Some((*e, WorkEnd::KilledByFault(why.clone())));
     }
     match (tracker_end, cli_end) {
         (Some((t_event, t_how)), Some((_, cli_how))) => {

@@ -1219,6 +1219,42 @@ fn work_killed_with_the_session_has_the_exit_as_witness() {
     );
 }
 
+/// The harness's own kill (a `kill-task` fault) is neither the work's failure nor the CLI
+/// ending the session on it: with no notice after it, the waiter was never told (H1), and the
+/// witness says whose kill it was.
+#[test]
+fn a_kill_the_harness_sent_is_never_blamed_on_the_work_or_the_cli() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.push(ev(
+        5200.0,
+        Source::Fault,
+        None,
+        EventKind::WorkSignalled {
+            work: "bg".into(),
+            fault: crate::scenario::FaultKind::KillTask,
+            signal: "SIGKILL".into(),
+            pids: vec![8, 9],
+        },
+    ));
+    events.push(track_end(5210.0, ExitDesc::Signal(libc::SIGKILL)));
+    events.push(cli_exit(9400.0, ExitDesc::Code(0)));
+    let j = judge_events(events, "worker", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NeverFired, "{}", v.explanation);
+    let witness: Vec<&str> = v.witness.iter().map(|w| w.what.as_str()).collect();
+    assert!(
+        witness.contains(&"`bg` is killed by the harness's fault (SIGKILL)"),
+        "{witness:?}"
+    );
+    assert!(
+        v.facts
+            .iter()
+            .any(|f| f.starts_with("The harness injected a fault at 5.20 s")),
+        "{:?}",
+        v.facts
+    );
+}
+
 /// A SubagentStop with its hook events, listing `bg` (task b1) with `status`.
 fn subagent_stop_listing(t: f64, waiter: &str, status: &str) -> Vec<Event> {
     let mut events = subagent_stop(t, waiter);

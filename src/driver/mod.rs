@@ -9,6 +9,7 @@
 mod input;
 mod launch;
 pub mod netns;
+mod process_faults;
 pub mod pty;
 mod recorder;
 mod schedule;

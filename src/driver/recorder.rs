@@ -19,6 +19,8 @@ pub struct Live {
     pub last_activity: Instant,
     running_tasks: HashSet<String>,
     running_tracks: HashSet<u32>,
+    /// Tracked command -> its tracker's pid, while it runs.
+    pub track_pids: HashMap<String, u32>,
     ended_tracks: HashSet<String>,
     started_tracks: HashSet<String>,
     /// Scenario label (agent or tracked command) -> the CLI's latest task id for it.
@@ -43,6 +45,7 @@ impl Live {
             last_activity: Instant::now(),
             running_tasks: HashSet::new(),
             running_tracks: HashSet::new(),
+            track_pids: HashMap::new(),
             ended_tracks: HashSet::new(),
             started_tracks: HashSet::new(),
             task_ids: HashMap::new(),
@@ -82,6 +85,7 @@ impl Live {
             }
             EventKind::TrackStarted { pid, name } => {
                 self.running_tracks.insert(*pid);
+                self.track_pids.insert(name.clone(), *pid);
                 self.started_tracks.insert(name.clone());
                 self.work_started
                     .entry(name.clone())
@@ -89,6 +93,7 @@ impl Live {
             }
             EventKind::TrackEnded { name, pid, .. } => {
                 self.running_tracks.remove(pid);
+                self.track_pids.remove(name);
                 self.ended_tracks.insert(name.clone());
             }
             EventKind::ProcessExited { pid, .. } => {
@@ -186,6 +191,18 @@ impl Recorder {
             t_ms: self.clock.now_ms(),
             source: Source::Driver,
             agent: agent.map(str::to_string),
+            kind,
+        };
+        self.push(event);
+    }
+
+    /// A fault the driver injected itself (a process fault), at `t_ms`: taken before the
+    /// signal is sent, so the fault comes before what it caused on the one clock.
+    pub fn fault(&mut self, t_ms: f64, kind: EventKind) {
+        let event = Event {
+            t_ms,
+            source: Source::Fault,
+            agent: None,
             kind,
         };
         self.push(event);

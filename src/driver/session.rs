@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::launch::Launched;
+use super::process_faults::ProcessFaults;
 use super::recorder::Recorder;
 use super::schedule::{Due, Schedule};
 use super::vanish::VanishWatch;
@@ -58,6 +59,7 @@ pub async fn drive(
     let start = Instant::now();
     let ceiling_at = start + plan.driver.ceiling;
     let mut schedule = Schedule::new(&plan.driver);
+    let mut process_faults = ProcessFaults::new(&plan.faults);
     let mut vanish = VanishWatch::new();
     let mut stream_open = true;
     let mut cancel_open = true;
@@ -69,6 +71,9 @@ pub async fn drive(
             wake = wake.min(at);
         }
         if let Some((_, at)) = next_hang(plan, rec) {
+            wake = wake.min(at);
+        }
+        if let Some(at) = process_faults.next_wake(&rec.live) {
             wake = wake.min(at);
         }
         tokio::select! {
@@ -148,10 +153,12 @@ pub async fn drive(
             };
             break (reason, None);
         }
+        process_faults.fire_due(rec, Instant::now());
         while let Some(due) = schedule.poll(&rec.live, Instant::now()) {
             send(run, rec, due).await;
         }
     };
+    process_faults.release(rec);
     Ending {
         reason,
         detail,

@@ -34,6 +34,22 @@ pub fn describe(e: &Event) -> String {
         }
         EventKind::ModelRequest { .. } => describe_request(&e.kind),
         EventKind::FaultInjected { detail, .. } => format!("fault injected: {detail}"),
+        EventKind::WorkSignalled {
+            work,
+            fault,
+            signal,
+            pids,
+        } => match pids.as_slice() {
+            [] => format!(
+                "fault {} not sent: no process of `{work}` was running",
+                fault.as_str()
+            ),
+            _ => format!(
+                "fault {}: {signal} to `{work}` ({} process(es))",
+                fault.as_str(),
+                pids.len()
+            ),
+        },
         EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
         EventKind::TaskStarted {

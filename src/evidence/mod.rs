@@ -87,6 +87,14 @@ pub enum EventKind {
         fault: crate::scenario::FaultKind,
         detail: String,
     },
+    /// The harness signalled a tracked command's processes on purpose (a process fault).
+    WorkSignalled {
+        work: String,
+        fault: crate::scenario::FaultKind,
+        signal: String,
+        /// The processes signalled (none when the work had already ended).
+        pids: Vec<u32>,
+    },
     /// The fake API answered with a tool call.
     ToolCall {
         seq: u64,

@@ -65,7 +65,12 @@ impl Hit {
 }
 
 impl Injector {
+    /// The faults on model requests of `faults` (the driver sends the process faults).
     pub fn new(faults: Vec<Fault>) -> Injector {
+        let faults: Vec<Fault> = faults
+            .into_iter()
+            .filter(|f| !f.kind.hits_a_process())
+            .collect();
         let fired = vec![0; faults.len()];
         Injector {
             faults,
@@ -99,6 +104,7 @@ impl Injector {
                     || match f.target {
                         FaultTarget::Request(n) => n == request,
                         FaultTarget::Notification => carries_notification,
+                        FaultTarget::Work { .. } => false,
                     })
         })?;
         state.fired[index] += 1;
@@ -210,6 +216,10 @@ pub fn stream_pieces(sse: &[u8], think: Duration, fault: Option<&Fault>) -> VecD
                 }
                 pieces.push_back(Piece::Data(e));
             }
+        }
+        // Never handed a process fault (`Injector::new` keeps none): the answer goes out whole.
+        FaultKind::KillTask | FaultKind::StopTask => {
+            pieces.push_back(Piece::Data(Bytes::copy_from_slice(sse)));
         }
         FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529 => {
             unreachable!("status faults are answered by status_answer")

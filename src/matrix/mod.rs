@@ -157,11 +157,11 @@ pub async fn execute(
                 .scenario
                 .plan_with(&job.variant, &job.overrides, job.policy)?;
             let applicable = opts.faults.iter().map(|(_, f)| f);
-            plan.faults.extend(
-                applicable
-                    .filter(|f| plan.agents.contains_key(&f.agent))
-                    .cloned(),
-            );
+            let applicable: Vec<_> = applicable
+                .filter(|f| f.applies_to(&plan))
+                .cloned()
+                .collect();
+            plan.faults.extend(applicable);
             Ok(plan)
         })
         .collect::<Result<Vec<Plan>, ScenarioError>>()?;
@@ -273,7 +273,7 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
 fn fault_flags(faults: &[(String, crate::scenario::Fault)], plan: &Plan) -> String {
     faults
         .iter()
-        .filter(|(_, f)| plan.agents.contains_key(&f.agent))
+        .filter(|(_, f)| f.applies_to(plan))
         .map(|(spec, _)| format!(" --fault {spec}"))
         .collect()
 }

@@ -98,9 +98,9 @@ impl LaneMap {
     /// agent, or the session.
     pub fn lane(&self, e: &Event) -> Lane {
         match &e.kind {
-            EventKind::TrackStarted { name, .. } | EventKind::TrackEnded { name, .. } => {
-                Lane::Command(name.clone())
-            }
+            EventKind::TrackStarted { name, .. }
+            | EventKind::TrackEnded { name, .. }
+            | EventKind::WorkSignalled { work: name, .. } => Lane::Command(name.clone()),
             EventKind::TaskUpdated { task_id, .. } => match self.command_of(task_id) {
                 Some(command) => Lane::Command(command.to_string()),
                 None => self.agent_lane(e),

@@ -270,7 +270,7 @@ fn placed<'a>(tl: &'a Timeline, map: &LaneMap) -> Vec<Placed<'a>> {
                 push(Mark::Message, lane, Some("SendMessage".into()))
             }
             EventKind::TrackEnded { exit, .. } if !exit.success() => push(Mark::Failed, lane, None),
-            EventKind::FaultInjected { fault, .. } => {
+            EventKind::FaultInjected { fault, .. } | EventKind::WorkSignalled { fault, .. } => {
                 push(Mark::Fault, lane, Some(fault.as_str().to_string()))
             }
             EventKind::CliExited { .. }

@@ -45,7 +45,7 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 route: Route::Turn | Route::ScriptExhausted,
                 ..
             } if !notifications.is_empty() => Some(format!("{agent} notified {t:.2}s")),
-            EventKind::FaultInjected { fault, .. } => {
+            EventKind::FaultInjected { fault, .. } | EventKind::WorkSignalled { fault, .. } => {
                 Some(format!("fault {} {t:.2}s", fault.as_str()))
             }
             _ => None,

@@ -4,8 +4,12 @@
 //! notification is most likely to be lost; a fault lets a run put one exactly on the request
 //! that should carry the notification.
 //!
+//! A process fault (`kill-task`, `stop-task`) hits a tracked command instead, a set time
+//! after its work started: the harness signals the command's processes itself.
+//!
 //! Every fault has a bound: it repeats on at most [`MAX_TIMES`] consecutive attempts, and a
-//! stall or a retry-after lasts at most [`MAX_SECONDS`].
+//! stall, a retry-after, a stopped task's pause and a process fault's delay last at most
+//! [`MAX_SECONDS`].
 
 use toml::Spanned;
 
@@ -26,6 +30,7 @@ pub const MAX_DELAY_MS: u64 = 5_000;
 pub fn parse_spec<'a>(
     spec: &str,
     agents: impl IntoIterator<Item = &'a String>,
+    tracks: impl IntoIterator<Item = &'a String>,
 ) -> Result<Fault, ScenarioError> {
     // One pair a line, string values quoted: then the scenario's own parser and messages apply.
     let text: String = spec
@@ -50,7 +55,7 @@ pub fn parse_spec<'a>(
     })?;
     let names = Names {
         agents: agents.into_iter().cloned().collect(),
-        tracks: Default::default(),
+        tracks: tracks.into_iter().cloned().collect(),
     };
     let mut fault = resolve_fault(&at, &Spanned::new(0..text.len(), raw), &names)?;
     fault.line = 0;
@@ -75,6 +80,27 @@ pub(super) fn resolve_fault(
             ),
         )
     })?;
+    if kind.hits_a_process() {
+        return resolve_process_fault(at, fault, kind, names);
+    }
+    if let Some(w) = &f.work {
+        return Err(at.error(
+            w.span(),
+            format!(
+                "`work` applies to `kill-task` and `stop-task`, not `{}`",
+                kind.as_str()
+            ),
+        ));
+    }
+    if let Some(a) = &f.after_seconds {
+        return Err(at.error(
+            a.span(),
+            format!(
+                "`after_seconds` applies to `kill-task` and `stop-task`, not `{}`",
+                kind.as_str()
+            ),
+        ));
+    }
     let agent = match &f.agent {
         Some(a) if !names.has_agent(a.get_ref()) => {
             return Err(at.error(
@@ -138,7 +164,7 @@ pub(super) fn resolve_fault(
             return Err(at.error(
                 s.span(),
                 format!(
-                    "`seconds` applies to `stall` and `http-429`, not `{}`",
+                    "`seconds` applies to `stall`, `http-429` and `stop-task`, not `{}`",
                     kind.as_str()
                 ),
             ));
@@ -171,6 +197,106 @@ pub(super) fn resolve_fault(
         times,
         seconds,
         delay_ms,
+        line: at.line_col(fault.span().start).0,
+    })
+}
+
+/// A `kill-task` or `stop-task`: a tracked command named by `work`, `after_seconds` after its
+/// work started; a stop lasts `seconds`. The keys of request faults are refused by name.
+fn resolve_process_fault(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    kind: FaultKind,
+    names: &Names,
+) -> Result<Fault, ScenarioError> {
+    let f = fault.get_ref();
+    let not_here = [
+        ("agent", f.agent.as_ref().map(|x| x.span())),
+        ("request", f.request.as_ref().map(|x| x.span())),
+        ("on", f.on.as_ref().map(|x| x.span())),
+        ("times", f.times.as_ref().map(|x| x.span())),
+        ("delay_ms", f.delay_ms.as_ref().map(|x| x.span())),
+    ];
+    if let Some((key, span)) = not_here.iter().find_map(|(k, s)| Some((k, s.clone()?))) {
+        return Err(at.error(
+            span,
+            format!(
+                "`{key}` applies to faults on model requests, not `{}` (it hits `work`)",
+                kind.as_str()
+            ),
+        ));
+    }
+    let work = match &f.work {
+        Some(w) if names.tracks.contains(w.get_ref()) => w.get_ref().clone(),
+        Some(w) => {
+            return Err(at.error(
+                w.span(),
+                format!(
+                    "`work` names no tracked command: `{}` (the tracked commands are: {})",
+                    w.get_ref(),
+                    Names::list(&names.tracks)
+                ),
+            ));
+        }
+        None => {
+            return Err(at.error(
+                fault.span(),
+                format!(
+                    "a `{}` needs `work`, the name of a tracked command (`track = NAME`)",
+                    kind.as_str()
+                ),
+            ));
+        }
+    };
+    let seconds_in_bounds = |s: &Spanned<f64>, key: &str| {
+        let v = *s.get_ref();
+        if v > 0.0 && v <= MAX_SECONDS {
+            Ok(v)
+        } else {
+            Err(at.error(
+                s.span(),
+                format!("`{key}` must be more than 0 and at most {MAX_SECONDS}"),
+            ))
+        }
+    };
+    let after = match &f.after_seconds {
+        Some(a) => seconds_in_bounds(a, "after_seconds")?,
+        None => {
+            return Err(at.error(
+                fault.span(),
+                format!(
+                    "a `{}` needs `after_seconds`, its time after the work started",
+                    kind.as_str()
+                ),
+            ));
+        }
+    };
+    let seconds = match (&f.seconds, kind) {
+        (Some(s), FaultKind::StopTask) => seconds_in_bounds(s, "seconds")?,
+        (None, FaultKind::StopTask) => {
+            return Err(at.error(
+                fault.span(),
+                "a `stop-task` needs `seconds`, how long the work stays stopped".into(),
+            ));
+        }
+        (Some(s), _) => {
+            return Err(at.error(
+                s.span(),
+                format!("`seconds` applies to `stop-task`, not `{}`", kind.as_str()),
+            ));
+        }
+        (None, _) => 0.0,
+    };
+    Ok(Fault {
+        kind,
+        agent: MAIN_AGENT.to_string(),
+        target: FaultTarget::Work {
+            work,
+            after_ms: (after * 1000.0).round() as u64,
+        },
+        times: 1,
+        seconds,
+        delay_ms: 0,
         line: at.line_col(fault.span().start).0,
     })
 }

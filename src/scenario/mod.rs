@@ -152,6 +152,22 @@ impl Scenario {
         self.raw.agents.keys().cloned().collect()
     }
 
+    /// The names of its tracked commands (`track = NAME`).
+    pub fn track_names(&self) -> Vec<String> {
+        let variants = self
+            .raw
+            .variants
+            .values()
+            .flat_map(|v| v.get_ref().agents.values());
+        self.raw
+            .agents
+            .values()
+            .chain(variants)
+            .flat_map(|a| &a.get_ref().steps)
+            .filter_map(|s| Some(s.get_ref().track.as_ref()?.get_ref().clone()))
+            .collect()
+    }
+
     /// The parameters and their defaults.
     pub fn default_params(&self) -> Params {
         self.raw

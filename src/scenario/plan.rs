@@ -281,7 +281,8 @@ mod opt_secs {
     }
 }
 
-/// What the fake API does instead of a clean answer.
+/// What a fault does: the fake API's broken answer instead of a clean one, or the harness's
+/// signal to a tracked command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultKind {
@@ -307,10 +308,16 @@ pub enum FaultKind {
     Stall,
     /// `delay_ms` between stream events.
     Slow,
+    /// SIGKILL to a tracked command (its shell and what it runs; the tracker itself lives on
+    /// and reports how the command ended), `after_seconds` after the work started.
+    KillTask,
+    /// SIGSTOP to a tracked command `after_seconds` after the work started, and SIGCONT
+    /// `seconds` later: the work is late by as much, as when a laptop sleeps.
+    StopTask,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Http429,
         FaultKind::Http500,
         FaultKind::Overloaded529,
@@ -320,6 +327,8 @@ impl FaultKind {
         FaultKind::CutBeforeStop,
         FaultKind::Stall,
         FaultKind::Slow,
+        FaultKind::KillTask,
+        FaultKind::StopTask,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -333,6 +342,8 @@ impl FaultKind {
             FaultKind::CutBeforeStop => "cut-before-stop",
             FaultKind::Stall => "stall",
             FaultKind::Slow => "slow",
+            FaultKind::KillTask => "kill-task",
+            FaultKind::StopTask => "stop-task",
         }
     }
 
@@ -346,6 +357,8 @@ impl FaultKind {
             FaultKind::Stall => "stalls the answer",
             FaultKind::Slow => "slows the answer",
             FaultKind::CutBeforeStop => "cuts message_stop off the answer",
+            FaultKind::KillTask => "kills the work",
+            FaultKind::StopTask => "stops the work for a while",
             _ => "breaks the answer",
         }
     }
@@ -356,7 +369,13 @@ impl FaultKind {
         !matches!(
             self,
             FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529
-        )
+        ) && !self.hits_a_process()
+    }
+
+    /// Whether the fault hits a tracked process (the driver sends it) rather than a model
+    /// request (the fake API answers it).
+    pub fn hits_a_process(self) -> bool {
+        matches!(self, FaultKind::KillTask | FaultKind::StopTask)
     }
 
     /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
@@ -367,11 +386,11 @@ impl FaultKind {
         !matches!(
             self,
             FaultKind::Stall | FaultKind::Slow | FaultKind::CutBeforeStop
-        )
+        ) && !self.hits_a_process()
     }
 }
 
-/// Which of an agent's model requests a fault hits first.
+/// Which of an agent's model requests a fault hits first, or which tracked work and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
 pub enum FaultTarget {
@@ -379,6 +398,8 @@ pub enum FaultTarget {
     Request(u32),
     /// The agent's first request that carries a task notification.
     Notification,
+    /// A tracked command (`track = NAME`), this long after its work started.
+    Work { work: String, after_ms: u64 },
 }
 
 impl std::fmt::Display for FaultTarget {
@@ -386,6 +407,11 @@ impl std::fmt::Display for FaultTarget {
         match self {
             FaultTarget::Request(n) => write!(f, "request #{n}"),
             FaultTarget::Notification => f.write_str("first request with a notification"),
+            FaultTarget::Work { work, after_ms } => write!(
+                f,
+                "`{work}`, {} s after it started",
+                *after_ms as f64 / 1000.0
+            ),
         }
     }
 }
@@ -415,18 +441,34 @@ impl Fault {
             FaultKind::Stall => Some(format!("stalled {} s", self.seconds)),
             FaultKind::Http429 => Some(format!("retry-after {} s", self.seconds)),
             FaultKind::Slow => Some(format!("{} ms between events", self.delay_ms)),
+            FaultKind::StopTask => Some(format!("stopped {} s", self.seconds)),
             _ => None,
+        }
+    }
+
+    /// Whether the fault has something to hit in `plan`: its agent, or its tracked work.
+    pub fn applies_to(&self, plan: &Plan) -> bool {
+        match &self.target {
+            FaultTarget::Work { work, .. } => plan
+                .agents
+                .values()
+                .flatten()
+                .any(|s| s.call.as_ref().and_then(|c| c.track.as_ref()) == Some(work)),
+            _ => plan.agents.contains_key(&self.agent),
         }
     }
 
     /// One line for reports: `overloaded-529 on main's first request with a notification, 2 times`.
     pub fn describe(&self) -> String {
-        let mut text = format!(
-            "{} on `{}`'s {}",
-            self.kind.as_str(),
-            self.agent,
-            self.target
-        );
+        let mut text = match &self.target {
+            FaultTarget::Work { .. } => format!("{} on {}", self.kind.as_str(), self.target),
+            _ => format!(
+                "{} on `{}`'s {}",
+                self.kind.as_str(),
+                self.agent,
+                self.target
+            ),
+        };
         if let Some(setting) = self.setting() {
             text.push_str(&format!(" ({setting})"));
         }

@@ -28,6 +28,7 @@ pub const KINDS: &[&str] = &[
     "user_input",
     "model_request",
     "tool_call",
+    "work_signalled",
     "turn_ended",
     "task_started",
     "task_updated",

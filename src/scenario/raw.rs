@@ -48,6 +48,8 @@ pub struct RawFault {
     pub times: Option<Spanned<u32>>,
     pub seconds: Option<Spanned<f64>>,
     pub delay_ms: Option<Spanned<u64>>,
+    pub work: Option<Spanned<String>>,
+    pub after_seconds: Option<Spanned<f64>>,
 }
 
 /// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.

@@ -286,6 +286,26 @@ fn a_bad_fault_is_one_located_line() {
             "kind = \"http-500\"\non = \"notification\"\ntimes = 99",
             "`times` must be 1 to 20",
         ),
+        (
+            "kind = \"kill-task\"\nafter_seconds = 1",
+            "a `kill-task` needs `work`, the name of a tracked command",
+        ),
+        (
+            "kind = \"kill-task\"\nwork = \"nothing\"\nafter_seconds = 1",
+            "`work` names no tracked command: `nothing` (the tracked commands are: bg)",
+        ),
+        (
+            "kind = \"stop-task\"\nwork = \"bg\"\nafter_seconds = 1",
+            "a `stop-task` needs `seconds`",
+        ),
+        (
+            "kind = \"kill-task\"\nwork = \"bg\"\nafter_seconds = 1\non = \"notification\"",
+            "`on` applies to faults on model requests, not `kill-task`",
+        ),
+        (
+            "kind = \"http-500\"\non = \"notification\"\nafter_seconds = 1",
+            "`after_seconds` applies to `kill-task` and `stop-task`, not `http-500`",
+        ),
     ];
     for (table, expected) in cases {
         let path = tmp.path().join("bad.toml");
@@ -395,9 +415,147 @@ fn a_fault_given_on_the_command_line_lands_and_is_in_the_repro() {
     }
 }
 
-/// `wakeprobe nemesis` on the simulator: the clean run and one run per fault kind, each aimed
-/// at the waiter's first request with a notification, and a row per run saying what the
-/// fault did to the wake-up.
+/// The process faults on a tracked command, a second after its work started: `kill-task`
+/// SIGKILLs the command there (its tracker sees signal 9) and the waiter is told, the kill
+/// being the harness's and never the work's failure; `stop-task` holds the command from its
+/// SIGSTOP to the SIGCONT 4 s later, past the end the command's `sleep 3` would have had.
+fn process_faults(backend: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(root().join(BASE)).unwrap();
+    let cases = [
+        (
+            "kill",
+            "kind = \"kill-task\"\nwork = \"bg\"\nafter_seconds = 1",
+        ),
+        (
+            "stop",
+            "kind = \"stop-task\"\nwork = \"bg\"\nafter_seconds = 1\nseconds = 4",
+        ),
+    ];
+    let mut args = vec!["run".to_string()];
+    for (name, table) in cases {
+        let text = base.replacen(
+            "name = \"fault-main-wake\"",
+            &format!("name = \"fault-{name}\""),
+            1,
+        ) + &format!("\n[[faults]]\n{table}\n");
+        let path = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        args.push(path.display().to_string());
+    }
+    let out = tmp.path().join("out");
+    args.extend(backend.iter().map(|s| s.to_string()));
+    args.extend(
+        [
+            "--set",
+            "bg_seconds=3",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (pid, output) = run_within(wakeprobe(&refs), Duration::from_secs(180));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    let dir = run_dir(&out);
+    let run_of = |name: &str| {
+        runs(&dir)
+            .into_iter()
+            .find(|r| r.parent().unwrap().ends_with(format!("fault-{name}")))
+            .unwrap()
+    };
+    let t = |e: &Value| e["t_ms"].as_f64().unwrap() / 1000.0;
+    let one = |timeline: &[Value], kind_: &str| -> Value {
+        let found = kind(timeline, kind_, None);
+        assert_eq!(found.len(), 1, "{kind_}: {found:?}");
+        found[0].clone()
+    };
+
+    let kill = run_of("kill");
+    let timeline = events(&kill);
+    let started = t(&one(&timeline, "track_started"));
+    let signalled = kind(&timeline, "work_signalled", None);
+    assert_eq!(signalled.len(), 1, "{signalled:?}");
+    let (sig, sent) = (signalled[0], t(signalled[0]));
+    assert_eq!(
+        (&sig["fault"], &sig["signal"], &sig["work"]),
+        (&"kill-task".into(), &"SIGKILL".into(), &"bg".into())
+    );
+    assert!(!sig["pids"].as_array().unwrap().is_empty(), "{sig}");
+    assert!(
+        (0.9..1.6).contains(&(sent - started)),
+        "the kill {sent} s, the work's start {started} s"
+    );
+    let ended = one(&timeline, "track_ended");
+    assert_eq!(ended["exit"]["signal"], 9, "{ended}");
+    assert!((sent..sent + 0.5).contains(&t(&ended)), "{ended}");
+    let result = json(&kill.join("result.json"));
+    let verdict = &result["judgement"]["verdicts"][0];
+    assert_eq!(verdict["outcome"], "woke", "{verdict}");
+    assert!(
+        verdict["witness"]
+            .to_string()
+            .contains("killed by the harness's fault"),
+        "{verdict}"
+    );
+    assert!(
+        verdict["facts"]
+            .to_string()
+            .contains("The harness injected a fault"),
+        "{verdict}"
+    );
+
+    let stop = run_of("stop");
+    let timeline = events(&stop);
+    let started = t(&one(&timeline, "track_started"));
+    let signalled = kind(&timeline, "work_signalled", None);
+    let signals: Vec<&str> = signalled
+        .iter()
+        .map(|e| e["signal"].as_str().unwrap())
+        .collect();
+    assert_eq!(signals, ["SIGSTOP", "SIGCONT"]);
+    assert_eq!(
+        signalled[0]["pids"], signalled[1]["pids"],
+        "the same processes"
+    );
+    let (stopped, continued) = (t(signalled[0]), t(signalled[1]));
+    assert!((0.9..1.6).contains(&(stopped - started)), "{stopped}");
+    assert!((3.9..4.5).contains(&(continued - stopped)), "{continued}");
+    // `sleep 3` would have ended 3 s after the start: it ends at the SIGCONT instead.
+    let ended = one(&timeline, "track_ended");
+    assert_eq!(ended["exit"]["code"], 0, "{ended}");
+    assert!(
+        (continued..continued + 0.5).contains(&t(&ended)),
+        "ended {} s",
+        t(&ended)
+    );
+    let result = json(&stop.join("result.json"));
+    assert_eq!(result["judgement"]["verdicts"][0]["outcome"], "woke");
+}
+
+#[test]
+fn process_faults_hit_the_tracked_work_when_their_selector_says_on_the_simulator() {
+    process_faults(&["--backend", "sim"]);
+}
+
+/// 2.1.332 reports the killed command as failed (exit code 137) and tells the waiter; the
+/// stopped one ends at the SIGCONT and is told as any other.
+#[test]
+fn process_faults_on_the_pinned_cli_kill_or_hold_the_work_and_the_waiter_is_told() {
+    let _slots = cli_slots(2);
+    process_faults(&[]);
+}
+
+/// `wakeprobe nemesis` on the simulator: the clean run and one run per fault kind, each API
+/// fault aimed at the waiter's first request with a notification and each process fault at
+/// the watched command a second in, and a row per run saying what the fault did to the wake-up.
 #[test]
 fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
     let _slots = cli_slots(2);
@@ -410,6 +568,9 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
             BASE,
             "--backend",
             "sim",
+            // Long enough to be running when the process faults come, a second in.
+            "--set",
+            "bg_seconds=3",
             "--json",
             "--quiet",
             "--junit",
@@ -444,6 +605,8 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
         ("cut-before-stop", "taken as it was"),
         ("stall", "delivered late"),
         ("slow", "delivered late"),
+        ("kill-task", "killed"),
+        ("stop-task", "stopped 5 s"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -467,10 +630,10 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
     let gap =
         requests[broken + 1]["t_ms"].as_f64().unwrap() - requests[broken]["t_ms"].as_f64().unwrap();
     assert!(gap >= 399.0, "retried {gap} ms after the broken attempt");
-    assert_eq!(runs(&dir).len(), 10);
+    assert_eq!(runs(&dir).len(), 12);
     assert!(dir.join("nemesis.json").exists() && dir.join("nemesis.txt").exists());
     let junit = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!(junit.matches("<testcase").count(), 10, "{junit}");
+    assert_eq!(junit.matches("<testcase").count(), 12, "{junit}");
 }
 
 /// 2.1.332 gives up a model request after three 529s in a row (its `api_retry` lines say

@@ -1,0 +1,163 @@
+//! Process faults (`kill-task`, `stop-task`): the harness signals a tracked command's
+//! processes itself, a set time after the work started. The session loop asks when the next
+//! one is due and lets this module send what is; each signal is an event on the timeline
+//! (source `fault`), so the verdict never blames the work or the CLI for the harness's kill.
+//!
+//! The tracker (`wp-track`) is spared: it waits on the command it runs and reports how the
+//! command ended, so a kill shows as the command's end by SIGKILL, and a stop as a late end.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::recorder::{Live, Recorder};
+use crate::evidence::EventKind;
+use crate::procs::{self, Signal};
+use crate::scenario::{Fault, FaultKind, FaultTarget};
+
+/// Where one process fault is in its life.
+#[derive(Debug)]
+enum Stage {
+    /// Waiting for its time after the work started.
+    Waiting,
+    /// Stopped these processes; they are continued at the instant.
+    Stopped {
+        pids: Vec<u32>,
+        until: Instant,
+    },
+    Done,
+}
+
+struct Pending {
+    kind: FaultKind,
+    work: String,
+    after: Duration,
+    stop_for: Duration,
+    stage: Stage,
+}
+
+/// The run's process faults, in file order.
+pub struct ProcessFaults(Vec<Pending>);
+
+impl ProcessFaults {
+    pub fn new(faults: &[Fault]) -> ProcessFaults {
+        ProcessFaults(
+            faults
+                .iter()
+                .filter_map(|f| match &f.target {
+                    FaultTarget::Work { work, after_ms } if f.kind.hits_a_process() => {
+                        Some(Pending {
+                            kind: f.kind,
+                            work: work.clone(),
+                            after: Duration::from_millis(*after_ms),
+                            stop_for: Duration::from_secs_f64(f.seconds),
+                            stage: Stage::Waiting,
+                        })
+                    }
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// The next moment a fault is due: its time after its work started, or a stop's end.
+    /// `None` while no fault's work has started.
+    pub fn next_wake(&self, live: &Live) -> Option<Instant> {
+        self.0
+            .iter()
+            .filter_map(|p| match &p.stage {
+                Stage::Waiting => live.work_started.get(&p.work).map(|t| *t + p.after),
+                Stage::Stopped { until, .. } => Some(*until),
+                Stage::Done => None,
+            })
+            .min()
+    }
+
+    /// Sends every signal due at `now` and records each.
+    pub fn fire_due(&mut self, rec: &mut Recorder, now: Instant) {
+        for p in &mut self.0 {
+            match &p.stage {
+                Stage::Waiting => {
+                    let due = rec.live.work_started.get(&p.work).map(|t| *t + p.after);
+                    if due.is_none_or(|at| now < at) {
+                        continue;
+                    }
+                    let pids = command_pids(&rec.live, &p.work);
+                    let at = rec.now_ms();
+                    let signal = match p.kind {
+                        FaultKind::StopTask => Signal::STOP,
+                        _ => Signal::KILL,
+                    };
+                    for pid in &pids {
+                        procs::signal(*pid, signal);
+                    }
+                    record(rec, at, p, signal, &pids);
+                    p.stage = match p.kind {
+                        FaultKind::StopTask if !pids.is_empty() => Stage::Stopped {
+                            pids,
+                            until: now + p.stop_for,
+                        },
+                        _ => Stage::Done,
+                    };
+                }
+                Stage::Stopped { pids, until } if now >= *until => {
+                    let (pids, at) = (pids.clone(), rec.now_ms());
+                    resume(&pids);
+                    record(rec, at, p, Signal::CONT, &pids);
+                    p.stage = Stage::Done;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Continues whatever is still stopped (the run ends before a stop's end): a stopped
+    /// process would not act on the shutdown's SIGTERM.
+    pub fn release(&mut self, rec: &mut Recorder) {
+        for p in &mut self.0 {
+            if let Stage::Stopped { pids, .. } = &p.stage {
+                let (pids, at) = (pids.clone(), rec.now_ms());
+                resume(&pids);
+                record(rec, at, p, Signal::CONT, &pids);
+                p.stage = Stage::Done;
+            }
+        }
+    }
+}
+
+/// The tracked command's processes: every live descendant of its tracker (the shell running
+/// the command and what it started), not the tracker. None once the work has ended.
+fn command_pids(live: &Live, work: &str) -> Vec<u32> {
+    live.track_pids
+        .get(work)
+        .map(|tracker| {
+            procs::descendants(*tracker)
+                .into_iter()
+                .map(|p| p.pid)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn resume(pids: &[u32]) {
+    for pid in pids {
+        procs::signal(*pid, Signal::CONT);
+    }
+}
+
+fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, pids: &[u32]) {
+    let name = match signal {
+        Signal::STOP => "SIGSTOP",
+        Signal::CONT => "SIGCONT",
+        _ => "SIGKILL",
+    };
+    rec.fault(
+        at,
+        EventKind::WorkSignalled {
+            work: p.work.clone(),
+            fault: p.kind,
+            signal: name.to_string(),
+            pids: pids.to_vec(),
+        },
+    );
+}
