@@ -212,7 +212,8 @@ pub struct ExecArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files or names (default: every scenario in scenarios/).
+    /// Scenario files or names, each optionally NAME/VARIANT (default: every scenario in
+    /// scenarios/).
     pub scenarios: Vec<String>,
     #[command(flatten)]
     pub backend: BackendArgs,

@@ -99,6 +99,8 @@ pub fn targets(specs: &[String], variants: &[String]) -> Result<Vec<Target>, App
     for spec in specs {
         let (scenarios, named) = match scenarios(std::slice::from_ref(spec)) {
             Ok(found) => (found, None),
+            // A file that exists but does not load is its own error, not a `FILE/VARIANT`.
+            Err(whole) if PathBuf::from(spec).exists() => return Err(whole),
             Err(whole) => match spec.rsplit_once('/') {
                 Some((left, variant)) if !left.is_empty() && !variant.is_empty() => {
                     (scenarios(&[left.to_string()])?, Some(variant.to_string()))
@@ -437,32 +439,49 @@ pub fn check_out(out: &Path) -> Result<(), AppError> {
 /// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`;
 /// each variant is resolved with its overrides here, so a bad value fails before any run.
 pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
-    check_exec_args(scenarios, exec)?;
+    let targets: Vec<Target> = scenarios
+        .iter()
+        .flat_map(|scenario| {
+            scenario
+                .variants()
+                .into_iter()
+                .filter(|v| exec.variants.is_empty() || exec.variants.contains(v))
+                .map(|variant| Target {
+                    scenario: scenario.clone(),
+                    variant,
+                })
+        })
+        .collect();
+    jobs_of_targets(&targets, exec, cli)
+}
+
+/// The runs of each target (`--repeat` of each), in order, each plan checked first.
+pub fn jobs_of_targets(
+    targets: &[Target],
+    exec: &ExecArgs,
+    cli: &Cli,
+) -> Result<Vec<Job>, AppError> {
+    let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
+    check_exec_args(&scenarios, exec)?;
     let mut jobs = Vec::new();
-    for scenario in scenarios {
+    for Target { scenario, variant } in targets {
         let overrides: Vec<(String, String)> = exec
             .sets
             .iter()
             .filter(|(k, _)| scenario.default_params().contains_key(k))
             .cloned()
             .collect();
-        for variant in scenario
-            .variants()
-            .into_iter()
-            .filter(|v| exec.variants.is_empty() || exec.variants.contains(v))
-        {
-            scenario.plan_with(&variant, &overrides, policy(exec))?;
-            for repetition in 1..=exec.repeat {
-                jobs.push(Job {
-                    reference: scenario_reference(scenario),
-                    scenario: scenario.clone(),
-                    variant: variant.clone(),
-                    cli: cli.clone(),
-                    repetition,
-                    overrides: overrides.clone(),
-                    policy: policy(exec),
-                });
-            }
+        scenario.plan_with(variant, &overrides, policy(exec))?;
+        for repetition in 1..=exec.repeat {
+            jobs.push(Job {
+                reference: scenario_reference(scenario),
+                scenario: scenario.clone(),
+                variant: variant.clone(),
+                cli: cli.clone(),
+                repetition,
+                overrides: overrides.clone(),
+                policy: policy(exec),
+            });
         }
     }
     if jobs.is_empty() {

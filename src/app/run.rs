@@ -6,10 +6,21 @@ use crate::cli;
 
 /// `wakeprobe run`
 pub async fn run(args: cli::RunArgs) -> AppResult {
-    let scenarios = resolve::scenarios(&args.scenarios)?;
+    // `NAME/VARIANT` as `history` and `threshold` take it; none means the whole library.
+    let specs = match args.scenarios.as_slice() {
+        [] => vec!["all".to_string()],
+        given => given.to_vec(),
+    };
+    let targets = resolve::targets(&specs, &args.exec.variants)?;
+    let mut scenarios: Vec<std::sync::Arc<crate::scenario::Scenario>> = Vec::new();
+    for t in &targets {
+        if !scenarios.iter().any(|s| s.name == t.scenario.name) {
+            scenarios.push(t.scenario.clone());
+        }
+    }
     resolve::check_exec_args(&scenarios, &args.exec)?;
     let cli = resolve::cli(&args.backend).await?;
-    let jobs = resolve::jobs(&scenarios, &args.exec, &cli)?;
+    let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let summary = invocation::finish(

@@ -61,12 +61,12 @@ impl ProcessFaults {
     }
 
     /// The next moment a fault is due: its time after its work started, or a stop's end.
-    /// `None` while no fault's work has started.
-    pub fn next_wake(&self, live: &Live) -> Option<Instant> {
+    /// `None` while no fault's work has started. `now_ms` is the run clock's reading at `now`.
+    pub fn next_wake(&self, live: &Live, now: Instant, now_ms: f64) -> Option<Instant> {
         self.0
             .iter()
             .filter_map(|p| match &p.stage {
-                Stage::Waiting => live.work_started.get(&p.work).map(|t| *t + p.after),
+                Stage::Waiting => p.due(live, now, now_ms),
                 Stage::Stopped { until, .. } => Some(*until),
                 Stage::Done => None,
             })
@@ -78,7 +78,7 @@ impl ProcessFaults {
         for p in &mut self.0 {
             match &p.stage {
                 Stage::Waiting => {
-                    let due = rec.live.work_started.get(&p.work).map(|t| *t + p.after);
+                    let due = p.due(&rec.live, now, rec.now_ms());
                     if due.is_none_or(|at| now < at) {
                         continue;
                     }
@@ -91,11 +91,14 @@ impl ProcessFaults {
                     for pid in &pids {
                         procs::signal(*pid, signal);
                     }
+                    // Counted from the signal, not from `now`: reading the process table can
+                    // take a while on a loaded machine.
+                    let sent = Instant::now();
                     record(rec, at, p, signal, &pids);
                     p.stage = match p.kind {
                         FaultKind::StopTask if !pids.is_empty() => Stage::Stopped {
                             pids,
-                            until: now + p.stop_for,
+                            until: sent + p.stop_for,
                         },
                         _ => Stage::Done,
                     };
@@ -122,6 +125,16 @@ impl ProcessFaults {
                 p.stage = Stage::Done;
             }
         }
+    }
+}
+
+impl Pending {
+    /// When the fault is due: `after` past its work's start as the start's event dates it on
+    /// the run clock (not when the harness read the event, which can lag on a loaded machine).
+    fn due(&self, live: &Live, now: Instant, now_ms: f64) -> Option<Instant> {
+        let started_ms = live.work_started_ms.get(&self.work)?;
+        let left_ms = started_ms + self.after.as_secs_f64() * 1000.0 - now_ms;
+        Some(now + Duration::from_secs_f64(left_ms.max(0.0) / 1000.0))
     }
 }
 

@@ -27,6 +27,9 @@ pub struct Live {
     pub task_ids: HashMap<String, String>,
     /// Scenario label -> when its work started (the first task or process for it).
     pub work_started: HashMap<String, Instant>,
+    /// The same start on the run clock (ms), as its event says: a source read late does
+    /// not move it.
+    pub work_started_ms: HashMap<String, f64>,
     awaiting_turn: bool,
     results: usize,
     turn_ends: HashMap<String, usize>,
@@ -50,6 +53,7 @@ impl Live {
             started_tracks: HashSet::new(),
             task_ids: HashMap::new(),
             work_started: HashMap::new(),
+            work_started_ms: HashMap::new(),
             awaiting_turn: false,
             tool_unavailable: None,
             results: 0,
@@ -73,6 +77,9 @@ impl Live {
                     self.work_started
                         .entry(label.clone())
                         .or_insert_with(Instant::now);
+                    self.work_started_ms
+                        .entry(label.clone())
+                        .or_insert(event.t_ms);
                 }
             }
             EventKind::TaskUpdated {
@@ -90,6 +97,9 @@ impl Live {
                 self.work_started
                     .entry(name.clone())
                     .or_insert_with(Instant::now);
+                self.work_started_ms
+                    .entry(name.clone())
+                    .or_insert(event.t_ms);
             }
             EventKind::TrackEnded { name, pid, .. } => {
                 self.running_tracks.remove(pid);

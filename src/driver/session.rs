@@ -73,7 +73,7 @@ pub async fn drive(
         if let Some((_, at)) = next_hang(plan, rec) {
             wake = wake.min(at);
         }
-        if let Some(at) = process_faults.next_wake(&rec.live) {
+        if let Some(at) = process_faults.next_wake(&rec.live, now, rec.now_ms()) {
             wake = wake.min(at);
         }
         tokio::select! {

@@ -311,6 +311,10 @@ fn argument_mistakes_fail_before_anything_runs() {
             "error: --variant nope: no chosen scenario has this variant (they have: print, session)".into(),
         ),
         (
+            vec!["run", "subagent-bg-turn-end/nope", "--out", o],
+            "error: subagent-bg-turn-end/nope: `subagent-bg-turn-end` has no variant `nope`, expected one of: print, session".into(),
+        ),
+        (
             vec!["run", "--jobs", "0", "--out", o],
             "error: invalid value '0' for '--jobs <JOBS>': 0 is not in 1..=65535".into(),
         ),

@@ -201,12 +201,11 @@ fn short_ceiling(dir: &Path) -> PathBuf {
 fn ceiling_cuts_it_short(backend: &[&str]) {
     let _cli = cli_slots(if backend.is_empty() { 1 } else { 0 });
     let dir = tempfile::tempdir().unwrap();
-    let scenario = short_ceiling(dir.path());
+    // `FILE/VARIANT`, as `run` takes it beside `--variant`.
+    let target = format!("{}/session", short_ceiling(dir.path()).display());
     let mut args = vec![
         "run",
-        scenario.to_str().unwrap(),
-        "--variant",
-        "session",
+        &target,
         "--set",
         "bg_seconds=60",
         "--quiet",

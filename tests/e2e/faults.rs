@@ -490,7 +490,7 @@ fn process_faults(backend: &[&str]) {
     );
     assert!(!sig["pids"].as_array().unwrap().is_empty(), "{sig}");
     assert!(
-        (0.9..1.6).contains(&(sent - started)),
+        (0.7..1.8).contains(&(sent - started)),
         "the kill {sent} s, the work's start {started} s"
     );
     let ended = one(&timeline, "track_ended");
@@ -526,8 +526,15 @@ fn process_faults(backend: &[&str]) {
         "the same processes"
     );
     let (stopped, continued) = (t(signalled[0]), t(signalled[1]));
-    assert!((0.9..1.6).contains(&(stopped - started)), "{stopped}");
-    assert!((3.9..4.5).contains(&(continued - stopped)), "{continued}");
+    // From the work's first sign (the CLI's task line may come before the tracker's start).
+    assert!(
+        (0.7..1.8).contains(&(stopped - started)),
+        "started {started} s: {signalled:?}"
+    );
+    assert!(
+        (3.9..5.0).contains(&(continued - stopped)),
+        "started {started} s: {signalled:?}"
+    );
     // `sleep 3` would have ended 3 s after the start: it ends at the SIGCONT instead.
     let ended = one(&timeline, "track_ended");
     assert_eq!(ended["exit"]["code"], 0, "{ended}");
