@@ -83,20 +83,15 @@ pub(super) fn resolve_fault(
     if kind.hits_a_process() {
         return resolve_process_fault(at, fault, kind, names);
     }
-    if let Some(w) = &f.work {
+    let process_keys = [
+        ("work", f.work.as_ref().map(|x| x.span())),
+        ("after_seconds", f.after_seconds.as_ref().map(|x| x.span())),
+    ];
+    if let Some((key, span)) = process_keys.iter().find_map(|(k, s)| Some((k, s.clone()?))) {
         return Err(at.error(
-            w.span(),
+            span,
             format!(
-                "`work` applies to `kill-task` and `stop-task`, not `{}`",
-                kind.as_str()
-            ),
-        ));
-    }
-    if let Some(a) = &f.after_seconds {
-        return Err(at.error(
-            a.span(),
-            format!(
-                "`after_seconds` applies to `kill-task` and `stop-task`, not `{}`",
+                "`{key}` applies to `kill-task` and `stop-task`, not `{}`",
                 kind.as_str()
             ),
         ));

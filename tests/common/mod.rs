@@ -156,6 +156,20 @@ pub fn tagged_by(harness_pid: u32) -> Vec<(u32, String)> {
     found
 }
 
+/// Runs `cmd` within `limit` and checks it exited 0 (else shows its stderr) and left no
+/// process behind; returns its output.
+pub fn succeeds_leaving_nothing(cmd: Command, limit: Duration) -> Output {
+    let (pid, output) = run_within(cmd, limit);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    output
+}
+
 /// Waits (bounded) until `probe` returns Some.
 pub fn wait_for<T>(limit: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;

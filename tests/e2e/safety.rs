@@ -29,14 +29,7 @@ fn a_run_stopped_by_its_ceiling_leaves_no_process() {
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    let (pid, output) = run_within(cmd, Duration::from_secs(120));
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    succeeds_leaving_nothing(cmd, Duration::from_secs(120));
     let run = &runs(&run_dir(out.path()))[0];
     assert!(
         !kind(&events(run), "track_started", None).is_empty(),
