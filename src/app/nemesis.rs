@@ -127,7 +127,7 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         &ran,
     )?;
     let kinds: Vec<FaultKind> = kinds.iter().map(|(k, _)| *k).collect();
-    let rows = table_rows(&all, &kinds, &ran, &run_dir, &waiter);
+    let rows = table_rows(&all, &kinds, &ran, &run_dir, (&waiter, work.as_deref()));
     let text = render(
         &scenario.name,
         &variant,
@@ -196,13 +196,19 @@ fn table_rows(
     kinds: &[FaultKind],
     ran: &Ran,
     run_dir: &Path,
-    waiter: &str,
+    (waiter, work): (&str, Option<&str>),
 ) -> Vec<Row> {
     let found = |s: &Scenario| ran.rows.iter().find(|r| r.result.run.scenario == s.name);
-    let clean = found(&all[0]);
-    let clean_outcome = clean.map(|r| r.result.judgement.outcome);
-    let clean_latency = clean.and_then(|r| latency(&r.result));
-    let clean_deliveries = clean.map(|r| deliveries(&r.timeline, waiter)).unwrap_or(0);
+    let observe = |row: &invocation::Row| Observed {
+        outcome: row.result.judgement.outcome,
+        latency: latency(&row.result),
+        injected: injected(&row.timeline),
+        deliveries: deliveries(&row.timeline, waiter),
+        answer_s: answer_time(&row.timeline),
+        gave_up: gave_up(&row.timeline),
+        work_s: work.and_then(|w| work_time(&row.timeline, w)),
+    };
+    let clean = found(&all[0]).map(observe);
     all.iter()
         .enumerate()
         .map(|(i, s)| {
@@ -224,27 +230,14 @@ fn table_rows(
                     run: None,
                 };
             };
-            let outcome = row.result.judgement.outcome;
-            let observed = Observed {
-                outcome,
-                latency: latency(&row.result),
-                injected: injected(&row.timeline),
-                deliveries: deliveries(&row.timeline, waiter),
-                answer_s: answer_time(&row.timeline),
-                gave_up: gave_up(&row.timeline),
-            };
-            let differs = i > 0 && Some(outcome) != clean_outcome;
+            let observed = observe(row);
+            let outcome = observed.outcome;
+            let differs = i > 0 && Some(outcome) != clean.as_ref().map(|c| c.outcome);
             Row {
                 effect: if i == 0 {
                     "the clean run".into()
                 } else {
-                    effect(
-                        kinds[i - 1],
-                        &observed,
-                        clean_outcome,
-                        clean_latency,
-                        clean_deliveries,
-                    )
+                    effect(kinds[i - 1], &observed, clean.as_ref())
                 },
                 fault,
                 outcome: Some(outcome),
@@ -284,6 +277,8 @@ struct Observed {
     /// The CLI ended a turn in error after the first fault (it gave the request up), and
     /// whether an input of the driver came after that.
     gave_up: Option<GaveUp>,
+    /// How long the watched command ran, start to end (a tracked command only).
+    work_s: Option<f64>,
 }
 
 /// The CLI gave a faulted request up: its turn ended in error.
@@ -292,13 +287,10 @@ struct GaveUp {
 }
 
 /// What the fault did to the wake-up, against the clean run.
-fn effect(
-    kind: FaultKind,
-    o: &Observed,
-    clean: Option<Outcome>,
-    clean_latency: Option<f64>,
-    clean_deliveries: usize,
-) -> String {
+fn effect(kind: FaultKind, o: &Observed, clean: Option<&Observed>) -> String {
+    let clean_outcome = clean.map(|c| c.outcome);
+    let clean_latency = clean.and_then(|c| c.latency);
+    let clean_deliveries = clean.map(|c| c.deliveries).unwrap_or(0);
     if o.injected == 0 {
         return if kind.hits_a_process() {
             "never hit: the work had no process running a second after it started".into()
@@ -312,7 +304,7 @@ fn effect(
             o.injected
         );
     }
-    if clean == Some(Outcome::Woke) && o.outcome != Outcome::Woke {
+    if clean_outcome == Some(Outcome::Woke) && o.outcome != Outcome::Woke {
         return format!("wake-up lost ({})", o.outcome);
     }
     if o.outcome != Outcome::Woke {
@@ -345,10 +337,26 @@ fn effect(
     } else if kind == FaultKind::KillTask {
         format!("killed, and the waiter was told{delay}")
     } else if kind == FaultKind::StopTask {
-        format!("stopped {STOP_SECONDS} s, then delivered{delay}")
+        let late = match (o.work_s, clean.and_then(|c| c.work_s)) {
+            (Some(w), Some(c)) => format!(", the work's end {:+.2} s", w - c),
+            _ => String::new(),
+        };
+        format!("stopped {STOP_SECONDS} s{late}, then delivered{delay}")
     } else {
         format!("delivered late{answer}")
     }
+}
+
+/// Seconds `work` ran: from its tracker's start to its end.
+fn work_time(tl: &Timeline, work: &str) -> Option<f64> {
+    let at = |started: bool| {
+        tl.iter().find_map(|e| match &e.kind {
+            EventKind::TrackStarted { name, .. } if started && name == work => Some(e.t_ms),
+            EventKind::TrackEnded { name, .. } if !started && name == work => Some(e.t_ms),
+            _ => None,
+        })
+    };
+    Some((at(false)? - at(true)?) / 1000.0)
 }
 
 fn latency(result: &crate::report::json::RunResult) -> Option<f64> {

@@ -156,6 +156,19 @@ pub fn diagram(tl: &Timeline) -> String {
                 let request = (a.as_str(), injected.as_deref(), delivered);
                 lines.extend(request_lines(&mut lanes, &task_lane, request, &t));
             }
+            EventKind::WorkSignalled {
+                work,
+                fault,
+                signal,
+                ..
+            } => {
+                let id = lanes.id(work, "P");
+                lines.push(format!(
+                    "Note over {id}: fault {} {} ({t})",
+                    clean(fault.as_str()),
+                    clean(signal)
+                ));
+            }
             EventKind::FaultInjected { fault, .. } => {
                 if let Some(a) = &agent {
                     let id = lanes.id(a, "P");
