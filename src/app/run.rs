@@ -12,12 +12,9 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
         given => given.to_vec(),
     };
     let targets = resolve::targets(&specs, &args.exec.variants)?;
-    let mut scenarios: Vec<std::sync::Arc<crate::scenario::Scenario>> = Vec::new();
-    for t in &targets {
-        if !scenarios.iter().any(|s| s.name == t.scenario.name) {
-            scenarios.push(t.scenario.clone());
-        }
-    }
+    // A scenario once per chosen variant, as `history` passes them: what reads this list
+    // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
+    let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
     resolve::check_exec_args(&scenarios, &args.exec)?;
     let cli = resolve::cli(&args.backend).await?;
     let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;

@@ -103,12 +103,7 @@ impl ProcessFaults {
                         _ => Stage::Done,
                     };
                 }
-                Stage::Stopped { pids, until } if now >= *until => {
-                    let (pids, at) = (pids.clone(), rec.now_ms());
-                    resume(&pids);
-                    record(rec, at, p, Signal::CONT, &pids);
-                    p.stage = Stage::Done;
-                }
+                Stage::Stopped { until, .. } if now >= *until => p.continue_stopped(rec),
                 _ => {}
             }
         }
@@ -118,17 +113,24 @@ impl ProcessFaults {
     /// process would not act on the shutdown's SIGTERM.
     pub fn release(&mut self, rec: &mut Recorder) {
         for p in &mut self.0 {
-            if let Stage::Stopped { pids, .. } = &p.stage {
-                let (pids, at) = (pids.clone(), rec.now_ms());
-                resume(&pids);
-                record(rec, at, p, Signal::CONT, &pids);
-                p.stage = Stage::Done;
-            }
+            p.continue_stopped(rec);
         }
     }
 }
 
 impl Pending {
+    /// SIGCONT to what this fault stopped, recorded; nothing unless it is stopped.
+    fn continue_stopped(&mut self, rec: &mut Recorder) {
+        if let Stage::Stopped { pids, .. } = &self.stage {
+            let (pids, at) = (pids.clone(), rec.now_ms());
+            for pid in &pids {
+                procs::signal(*pid, Signal::CONT);
+            }
+            record(rec, at, self, Signal::CONT, &pids);
+            self.stage = Stage::Done;
+        }
+    }
+
     /// When the fault is due: `after` past its work's start as the start's event dates it on
     /// the run clock (not when the harness read the event, which can lag on a loaded machine).
     fn due(&self, live: &Live, now: Instant, now_ms: f64) -> Option<Instant> {
@@ -150,12 +152,6 @@ fn command_pids(live: &Live, work: &str) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn resume(pids: &[u32]) {
-    for pid in pids {
-        procs::signal(*pid, Signal::CONT);
-    }
 }
 
 fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, pids: &[u32]) {
