@@ -295,7 +295,11 @@ pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
         )));
     }
     let program = backend::sim_binary().ok_or_else(|| {
-        AppError::setup("claude-sim is not built next to wakeprobe (cargo build --bins)")
+        // `cargo run --release` builds wakeprobe alone: name the build that puts it beside.
+        AppError::setup(
+            "claude-sim is not built next to wakeprobe: `cargo build --bins` (or \
+             `cargo build --release --bins` for `cargo run --release`)",
+        )
     })?;
     Ok(Cli {
         kind: backend::BackendKind::Sim {
