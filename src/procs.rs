@@ -65,6 +65,33 @@ pub fn descendants(root: u32) -> Vec<ProcInfo> {
     out
 }
 
+/// The live descendants of `root` found through its threads' `children` lists (the kernel's
+/// own record): a handful of files however many processes the machine runs, where
+/// [`descendants`] reads all of `/proc`. Parents before children.
+pub fn children_tree(root: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for thread in threads.flatten() {
+            let children =
+                std::fs::read_to_string(thread.path().join("children")).unwrap_or_default();
+            for child in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                if alive(child) {
+                    out.push(child);
+                }
+                queue.push(child);
+            }
+        }
+    }
+    out
+}
+
 /// The command line of a process, space-joined (empty for zombies and kernel threads).
 pub fn cmdline(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))

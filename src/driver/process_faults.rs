@@ -141,16 +141,13 @@ impl Pending {
 }
 
 /// The tracked command's processes: every live descendant of its tracker (the shell running
-/// the command and what it started), not the tracker. None once the work has ended.
+/// the command and what it started), not the tracker. None once the work has ended. Read
+/// from the kernel's children lists, not a scan of `/proc`: on a loaded machine the scan
+/// took long enough to move the fault late.
 fn command_pids(live: &Live, work: &str) -> Vec<u32> {
     live.track_pids
         .get(work)
-        .map(|tracker| {
-            procs::descendants(*tracker)
-                .into_iter()
-                .map(|p| p.pid)
-                .collect()
-        })
+        .map(|tracker| procs::children_tree(*tracker))
         .unwrap_or_default()
 }
 
