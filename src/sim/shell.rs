@@ -18,7 +18,9 @@ use tokio::io::AsyncReadExt;
 
 use super::ChildFault;
 
-/// Background process groups started by this process, for the last-resort kill.
+/// Background process groups started by this process and not yet reaped, for the last-resort
+/// kill. A reaped pid leaves the list at once ([`forget`]): pid numbers wrap within a minute or
+/// two on a busy machine, and a stale one would name another program's process.
 static STARTED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// How a command ended.
@@ -243,6 +245,13 @@ pub fn kill_tree(pid: i32, signal: Signal) {
         procs::signal(p.pid, signal);
     }
     procs::signal_group(pid, signal);
+}
+
+/// A background command's leader was reaped: its pid is no longer ours to signal.
+pub fn forget(pid: i32) {
+    if let Ok(mut started) = STARTED.lock() {
+        started.retain(|p| *p != pid);
+    }
 }
 
 /// True while the process exists (and is not a zombie).

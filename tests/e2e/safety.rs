@@ -222,3 +222,106 @@ fn credentials_in_the_real_home_never_reach_the_cli_and_nothing_leaves_loopback(
         "no canary in anything written"
     );
 }
+
+/// Pid numbers wrap within a minute or two on a busy machine (32768 by default, and every
+/// thread takes one): the simulator must never signal a pid it has already reaped. A finished
+/// background shell's number is handed to a bystander in its own process group (root only,
+/// through `/proc/sys/kernel/ns_last_pid`) before the run ends; the run's end must not touch it.
+#[test]
+fn the_simulator_never_signals_a_process_that_took_a_finished_shells_pid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().display().to_string();
+    let scenario = tmp.path().join("pid-reuse.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            r#"name = "pid-reuse"
+title = "A finished shell's pid taken by a bystander"
+summary = "test fixture: a short background command, then a wait for the test"
+
+[driver]
+mode = "print"
+prompt = "Go."
+ceiling_seconds = "60"
+
+[[agents.main.steps]]
+call = "Bash"
+input = {{ command = "echo $$ > {dir}/shell.pid", run_in_background = true, description = "Short command" }}
+
+[[agents.main.steps]]
+call = "Bash"
+input = {{ command = "timeout 40 sh -c 'while [ ! -e {dir}/go ]; do sleep 0.05; done'", description = "Wait for the test" }}
+
+[[agents.main.steps]]
+say = "Done."
+"#
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let cmd = wakeprobe(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--backend",
+        "sim",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::scope(|scope| {
+        let run = scope.spawn(|| run_within(cmd, Duration::from_secs(90)));
+        let go = || std::fs::write(tmp.path().join("go"), "").unwrap();
+        let pid: i32 = wait_for(Duration::from_secs(60), || {
+            std::fs::read_to_string(tmp.path().join("shell.pid"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .expect("the short command never ran");
+        // Reaped by the simulator: the number is free.
+        let freed = wait_for(Duration::from_secs(10), || {
+            (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+        });
+        let bystander = freed.and_then(|()| take_pid(pid));
+        go();
+        let (_, output) = run.join().unwrap();
+        let Some(mut bystander) = bystander else {
+            eprintln!("skipped: pid {pid} could not be given to a bystander (needs root)");
+            return;
+        };
+        let fate = bystander.try_wait().unwrap();
+        let _ = bystander.kill();
+        let _ = bystander.wait();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            fate, None,
+            "the run's end signalled pid {pid}, reaped long before"
+        );
+    });
+}
+
+/// Starts `sleep` as pid `pid` in its own process group, if the kernel lets us pick the
+/// number; a few tries, since other processes may take it first.
+fn take_pid(pid: i32) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    for _ in 0..50 {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).ok()?;
+        let mut child = std::process::Command::new("sleep")
+            .arg("120")
+            .process_group(0)
+            .spawn()
+            .ok()?;
+        if child.id() as i32 == pid {
+            return Some(child);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    None
+}

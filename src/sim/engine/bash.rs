@@ -214,6 +214,7 @@ impl Sim {
             };
             sim.settle_signal(ended).await;
             sim.shell_ended(t, ended);
+            sim.forget_pid(t);
         });
         ToolOut::ok(
             texts::bash_background_result(&task_id, &output.display().to_string()),
@@ -347,6 +348,18 @@ impl Sim {
         };
         for t in targets {
             self.kill_shell(t);
+        }
+    }
+
+    /// A shell task's leader was reaped and what its end needed is done: nothing signals its
+    /// pid again, since the kernel may give the number to another program's process (on a busy
+    /// machine pids wrap within a minute or two, and the run's end kills every listed shell).
+    pub(super) fn forget_pid(&self, t: usize) {
+        let mut st = self.state();
+        if let TaskKind::Shell { pid, .. } = &mut st.tasks[t].kind
+            && let Some(pid) = pid.take()
+        {
+            shell::forget(pid);
         }
     }
 

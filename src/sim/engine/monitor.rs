@@ -59,10 +59,16 @@ impl Sim {
             let ended = match tokio::time::timeout(limit, watched).await {
                 Ok(Ok(status)) => Ended::from_status(status),
                 Ok(Err(_)) => Ended::Code(1),
-                Err(_) => return sim.monitor_expired(t),
+                Err(_) => {
+                    sim.monitor_expired(t);
+                    // Reap it (the kill ends it within its grace), so that its pid is let go.
+                    let _ = tokio::time::timeout(KILL_GRACE * 2, child.wait()).await;
+                    return sim.forget_pid(t);
+                }
             };
             sim.settle_signal(ended).await;
             sim.shell_ended(t, ended);
+            sim.forget_pid(t);
         });
         ToolOut::ok(
             texts::monitor_started_result(&task_id, timeout_ms),
