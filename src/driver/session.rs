@@ -77,6 +77,10 @@ pub async fn drive(
             wake = wake.min(at);
         }
         tokio::select! {
+            // In this order when several are ready: a model call's event comes before the
+            // stdout line that reacts to it (the fake API sends it before the reply's last
+            // byte), so the task it starts is linked to its scenario name as it is read.
+            biased;
             Some(event) = run.api_rx.recv() => rec.api(event),
             Some(message) = run.wire_rx.recv() => {
                 if let Some(interrupt) = stopped_by(&message) {

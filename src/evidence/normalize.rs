@@ -287,10 +287,14 @@ impl Normalizer {
         Some(first_user[start..end].to_string())
     }
 
-    /// Names the agent of hook events whose `agent_id` was learned only after they arrived (a
-    /// loaded CLI can run a SubagentStart hook before printing the `task_started` that links
-    /// the id to the scenario's agent). The finalization recorded with a hook follows it.
-    pub fn reattribute(&self, events: &mut [Event]) {
+    /// Links what was read before the event that names it, once the run is over: tasks whose
+    /// `task_started` line was read before the model call that started them (see
+    /// [`Self::link_late_tasks`]), and hook events whose `agent_id` was learned only after they
+    /// arrived (a loaded CLI can run a SubagentStart hook before printing the `task_started`
+    /// that links the id to the scenario's agent). The finalization recorded with a hook
+    /// follows it.
+    pub fn reattribute(&mut self, events: &mut [Event]) {
+        self.link_late_tasks(events);
         let mut last_named: Option<(f64, String)> = None;
         for e in events.iter_mut() {
             match &e.kind {
@@ -310,6 +314,53 @@ impl Normalizer {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// Tasks that were unlinked when their `task_started` line was read, because the model
+    /// call that started them had not been learned yet: on a loaded machine the harness can
+    /// take the CLI's stdout line first. Each gets its owner and scenario name now, on every
+    /// event of it.
+    fn link_late_tasks(&mut self, events: &mut [Event]) {
+        let mut linked: HashMap<String, Task> = HashMap::new();
+        for e in events.iter_mut() {
+            let EventKind::TaskStarted {
+                task_id,
+                tool_use_id: Some(tool_use_id),
+                label,
+                ..
+            } = &mut e.kind
+            else {
+                continue;
+            };
+            let Some(tool_use) = self.tool_uses.get(tool_use_id) else {
+                continue;
+            };
+            if self.tasks.get(task_id).is_some_and(|t| t.owner.is_some()) {
+                continue; // linked as it was read
+            }
+            if let Some(spawned) = &tool_use.spawn {
+                self.agent_ids.insert(task_id.clone(), spawned.clone());
+            }
+            let task = Task {
+                owner: tool_use.agent.clone(),
+                label: tool_use.label.clone(),
+            };
+            label.clone_from(&task.label);
+            e.agent.clone_from(&task.owner);
+            self.tasks.insert(task_id.clone(), task.clone());
+            linked.insert(task_id.clone(), task);
+        }
+        for e in events.iter_mut() {
+            let (EventKind::TaskUpdated { task_id, label, .. }
+            | EventKind::TaskNotified { task_id, label, .. }) = &mut e.kind
+            else {
+                continue;
+            };
+            if let Some(task) = linked.get(task_id.as_str()) {
+                label.clone_from(&task.label);
+                e.agent.clone_from(&task.owner);
             }
         }
     }
@@ -535,6 +586,56 @@ mod tests {
             events[1].agent.as_deref(),
             Some("worker"),
             "the finalization follows its hook"
+        );
+    }
+
+    #[test]
+    fn a_task_read_before_the_call_that_started_it_is_linked_at_the_end() {
+        let mut late = Normalizer::new(RunClock::with_origin(0));
+        let mut events = late.stream_line(
+            3.0,
+            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#,
+        );
+        events.extend(late.stream_line(
+            9.0,
+            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"completed"}}"#,
+        ));
+        events.extend(late.stream_line(
+            9.1,
+            r#"{"type":"system","subtype":"task_notification","task_id":"b1","status":"completed"}"#,
+        ));
+        events.extend(late.stream_line(
+            9.2,
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
+        ));
+        let mut hook = late.hook(9.5, r#"{"hook_event_name":"SubagentStop","agent_id":"a1"}"#);
+        events.append(&mut hook);
+        // The model calls are learned only now, as a starved harness may take them.
+        let learned = normalizer_with_spawn();
+        late.tool_uses = learned.tool_uses;
+        late.reattribute(&mut events);
+        let named: Vec<(Option<&str>, Option<&str>)> = events
+            .iter()
+            .map(|e| {
+                let label = match &e.kind {
+                    EventKind::TaskStarted { label, .. }
+                    | EventKind::TaskUpdated { label, .. }
+                    | EventKind::TaskNotified { label, .. } => label.as_deref(),
+                    _ => None,
+                };
+                (e.agent.as_deref(), label)
+            })
+            .collect();
+        assert_eq!(
+            named,
+            vec![
+                (Some("worker"), Some("bg")),
+                (Some("worker"), Some("bg")),
+                (Some("worker"), Some("bg")),
+                (Some("main"), Some("worker")),
+                (Some("worker"), None),
+                (Some("worker"), None),
+            ]
         );
     }
 
