@@ -1,7 +1,7 @@
 //! `wakeprobe conform` on the seed-000 scenario: the pinned real CLI (installed into the cache
 //! on first use) against the simulator. The default profile must have the same shape in both
 //! variants; a deliberately different profile must show a readable difference. The two
-//! comparisons run one after the other, each bounded.
+//! comparisons run at once, each bounded.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -55,10 +55,35 @@ fn conform(args: &[&str], limit: Duration) -> (Output, PathBuf, tempfile::TempDi
 
 #[test]
 fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
-    let _cli = crate::common::cli_slots(2);
+    // The two comparisons at once: three real CLIs at most (two jobs each; the second
+    // compares one variant).
+    let _cli = crate::common::cli_slots(3);
     let limit = Duration::from_secs(300);
-    // 8 s: past the print-mode grace, so the print variant is the stall itself.
-    let (output, dir, _keep) = conform(&["subagent-bg-turn-end", "--set", "bg_seconds=8"], limit);
+    let junit_dir = tempfile::tempdir().unwrap();
+    let junit = junit_dir.path().join("junit.xml");
+    // 15 s: well past the print-mode grace (about 5 s from the last result, which a loaded
+    // machine delays by seconds), so the print variant is the stall itself on both sides.
+    let ((output, dir, _keep), (fixed_output, _fixed_dir, _fixed_keep)) =
+        std::thread::scope(|scope| {
+            let fixed = scope.spawn(|| {
+                conform(
+                    &[
+                        "subagent-bg-turn-end",
+                        "--profile",
+                        "fixed",
+                        "--variant",
+                        "print",
+                        "--set",
+                        "bg_seconds=15",
+                        "--junit",
+                        junit.to_str().unwrap(),
+                    ],
+                    limit,
+                )
+            });
+            let default = conform(&["subagent-bg-turn-end", "--set", "bg_seconds=15"], limit);
+            (default, fixed.join().unwrap())
+        });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
@@ -78,22 +103,7 @@ fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
     assert!(dir.join("conform.txt").exists());
 
     // `fixed` holds the worker instead of finalizing it: the report must say where.
-    let junit_dir = tempfile::tempdir().unwrap();
-    let junit = junit_dir.path().join("junit.xml");
-    let (output, _dir, _keep) = conform(
-        &[
-            "subagent-bg-turn-end",
-            "--profile",
-            "fixed",
-            "--variant",
-            "print",
-            "--set",
-            "bg_seconds=8",
-            "--junit",
-            junit.to_str().unwrap(),
-        ],
-        limit,
-    );
+    let output = fixed_output;
     // --junit holds the comparison itself as a failed case, beside each run's cell.
     let xml = std::fs::read_to_string(&junit).expect("conform --junit writes its file");
     crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));

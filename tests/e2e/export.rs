@@ -132,9 +132,11 @@ fn the_seed_000_print_stall_reproduces_with_only_node() {
             "--variant",
             "print",
             "--set",
-            // Well past the ~5.4 s grace: under load the last result comes late, and work
-            // that ends inside the grace wakes (woke at 7 s with the whole suite running).
-            "bg_seconds=10",
+            // Well past the ~5.4 s grace, counted from the last result: under load that
+            // result comes late (4.9 s after the command started on a loaded CI runner, where
+            // 10 s then ended inside the grace and woke). The stall's run ends at the kill, so
+            // a longer command costs nothing.
+            "bg_seconds=20",
         ],
     );
     let child = node(&script).spawn().expect("node runs");

@@ -15,15 +15,16 @@ pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
     // few short real-CLI tests run beside it.
     let _cli = cli_slots(CLI_SLOTS - 2);
     let out = tempfile::tempdir().unwrap();
-    // 10 s: twice the CLI's ~5 s grace before it kills an orphaned task in print mode, short
-    // enough for a test (the positive control's 90 s default runs in 10 s here). The grace
-    // counts from the last result, which comes late on a busy machine: at 7 s a loaded CI
-    // runner saw subagent-bg-turn-end/print's command end 0.04 s before the kill (woke). Every
-    // declared range admits it (subagent-bg-turn-end/print needs 6 or more; see the scenario).
+    // 12 s: over twice the CLI's ~5 s grace before it kills an orphaned task in print mode,
+    // short enough for a test (the positive control's 90 s default runs in 12 s here). The
+    // grace counts from the last result, which comes late on a busy machine: at 7 s a loaded
+    // CI runner saw subagent-bg-turn-end/print's command end 0.04 s before the kill (woke),
+    // and another's last result came 4.9 s after the command started. Every declared range
+    // admits it (subagent-bg-turn-end/print needs 6 or more; see the scenario).
     let cmd = wakeprobe(&[
         "run",
         "--set",
-        "bg_seconds=10",
+        "bg_seconds=12",
         "--jobs",
         "8",
         "--quiet",
