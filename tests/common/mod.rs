@@ -199,7 +199,7 @@ pub fn kind<'a>(events: &'a [Value], kind: &str, agent: Option<&str>) -> Vec<&'a
 pub const CLI_SLOTS: usize = 10;
 
 /// The slots free, and the queue of waiters by ticket: first come, first served, so a test
-/// that needs many slots (the library's eight) is not passed over, for the whole suite, by
+/// that needs many slots (the library's seven) is not passed over, for the whole suite, by
 /// the stream of one- and two-slot tests that always fit in what is free.
 struct Pool {
     free: usize,

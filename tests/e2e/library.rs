@@ -11,9 +11,10 @@ use crate::common::*;
 
 /// Run first by `a_library_run_matches_every_expectation_on_the_pinned_cli` (see there).
 pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
-    // Eight slots for its eight jobs; the two left let a test of the seed's conformance or a
-    // few short real-CLI tests run beside it.
-    let _cli = cli_slots(CLI_SLOTS - 2);
+    // A slot for each of its jobs; the three left let the seed's conformance test (or a few
+    // short real-CLI tests) run beside it.
+    let jobs = CLI_SLOTS - 3;
+    let _cli = cli_slots(jobs);
     let out = tempfile::tempdir().unwrap();
     // 12 s: over twice the CLI's ~5 s grace before it kills an orphaned task in print mode,
     // short enough for a test (the positive control's 90 s default runs in 12 s here). The
@@ -26,7 +27,7 @@ pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
         "--set",
         "bg_seconds=12",
         "--jobs",
-        "8",
+        &jobs.to_string(),
         "--quiet",
         "--out",
         out.path().to_str().unwrap(),
