@@ -143,6 +143,7 @@ fn main() {
                 track_command: "wp-track".into(),
                 evidence_dir: Some(journal),
                 faults: vec![],
+                work_ends: None,
             },
             RunClock::start(),
             tx,

@@ -37,6 +37,12 @@ pub async fn export(args: &ExportArgs) -> AppResult {
             scenario.name
         )));
     }
+    if !plan.faults.is_empty() {
+        return Err(AppError::bad_input(format!(
+            "{}/{variant}: the scenario injects faults (`[[faults]]`), which the exported script does not carry",
+            scenario.name
+        )));
+    }
     let version = resolve_version(&args.claude_version).await?;
     let script = crate::export::render(&plan, &version);
     if args.output.as_os_str() == "-" {

@@ -71,6 +71,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     std::fs::create_dir_all(&raw_dir).map_err(|e| DriverError::Start(e.to_string()))?;
     let run_tag = format!("{}-{}", std::process::id(), clock.origin_ns());
 
+    let (wire_tx, wire_rx) = mpsc::unbounded_channel::<WireMessage>();
+    let socket = EventSocket::listen(&sandbox.events_socket(), wire_tx)
+        .map_err(|e| DriverError::Start(format!("event socket: {e}")))?;
     let (api_tx, api_rx) = mpsc::unbounded_channel::<Event>();
     let api = ApiState::new(
         ApiConfig {
@@ -78,13 +81,11 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
             track_command: "wp-track".into(),
             evidence_dir: Some(raw_dir.clone()),
             faults: plan.faults.clone(),
+            work_ends: Some(socket.work_ends()),
         },
         clock,
         api_tx,
     );
-    let (wire_tx, wire_rx) = mpsc::unbounded_channel::<WireMessage>();
-    let socket = EventSocket::listen(&sandbox.events_socket(), wire_tx)
-        .map_err(|e| DriverError::Start(format!("event socket: {e}")))?;
     let tagged_prompt = format!(
         "{}\n\n{}",
         plan.driver.prompt,

@@ -4,7 +4,12 @@
 //! makes [`EventSocket::flush`] exact: it sends a marker through the same socket and waits for
 //! it, so every message sent before the call has been handed on when it returns.
 
+use std::collections::HashSet;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -21,8 +26,32 @@ const READ_LIMIT: Duration = Duration::from_secs(2);
 pub struct EventSocket {
     path: PathBuf,
     task: tokio::task::JoinHandle<()>,
-    flush: UnboundedSender<(u64, oneshot::Sender<()>)>,
-    next_flush: u64,
+    flusher: Flusher,
+    ended: Arc<Mutex<HashSet<String>>>,
+}
+
+/// Sends flush markers through the socket; shared by the driver and the fake API.
+#[derive(Clone)]
+struct Flusher {
+    path: PathBuf,
+    requests: UnboundedSender<(u64, oneshot::Sender<()>)>,
+    next: Arc<AtomicU64>,
+}
+
+/// The tracked commands whose end a tracker reported, for the fake API's faults aimed at the
+/// first request after one ended.
+struct SocketWorkEnds {
+    flusher: Flusher,
+    ended: Arc<Mutex<HashSet<String>>>,
+}
+
+impl crate::fake_api::fault::WorkEnds for SocketWorkEnds {
+    fn ended(&self) -> Pin<Box<dyn Future<Output = HashSet<String>> + Send + '_>> {
+        Box::pin(async move {
+            self.flusher.flush().await;
+            self.ended.lock().expect("ended lock").clone()
+        })
+    }
 }
 
 impl EventSocket {
@@ -32,6 +61,8 @@ impl EventSocket {
         let listener = UnixListener::bind(path)?;
         let (flush_tx, mut flush_rx) =
             tokio::sync::mpsc::unbounded_channel::<(u64, oneshot::Sender<()>)>();
+        let ended = Arc::new(Mutex::new(HashSet::new()));
+        let ended_in_task = ended.clone();
         let task = tokio::spawn(async move {
             let mut waiting: Vec<(u64, oneshot::Sender<()>)> = Vec::new();
             loop {
@@ -52,7 +83,12 @@ impl EventSocket {
                                 continue;
                             }
                             match serde_json::from_str::<WireMessage>(line) {
-                                Ok(message) => { let _ = sink.send(message); }
+                                Ok(message) => {
+                                    if let WireMessage::TrackEnd { name, .. } = &message {
+                                        ended_in_task.lock().expect("ended lock").insert(name.clone());
+                                    }
+                                    let _ = sink.send(message);
+                                }
                                 Err(e) => tracing::warn!(%e, "event socket: unparseable message"),
                             }
                         }
@@ -67,17 +103,37 @@ impl EventSocket {
         Ok(EventSocket {
             path: path.to_path_buf(),
             task,
-            flush: flush_tx,
-            next_flush: 0,
+            flusher: Flusher {
+                path: path.to_path_buf(),
+                requests: flush_tx,
+                next: Arc::new(AtomicU64::new(0)),
+            },
+            ended,
         })
     }
 
     /// Waits (bounded) until every message sent before this call has been passed on.
-    pub async fn flush(&mut self) {
-        self.next_flush += 1;
-        let id = self.next_flush;
+    pub async fn flush(&self) {
+        self.flusher.flush().await;
+    }
+
+    /// Which tracked commands have ended, as the trackers reported it (see [`Flusher`]).
+    pub fn work_ends(&self) -> Arc<dyn crate::fake_api::fault::WorkEnds> {
+        Arc::new(SocketWorkEnds {
+            flusher: self.flusher.clone(),
+            ended: self.ended.clone(),
+        })
+    }
+
+    /// Stops listening and removes the socket file (also done on drop).
+    pub fn close(self) {}
+}
+
+impl Flusher {
+    async fn flush(&self) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (done_tx, done_rx) = oneshot::channel();
-        if self.flush.send((id, done_tx)).is_err() {
+        if self.requests.send((id, done_tx)).is_err() {
             return;
         }
         let path = self.path.clone();
@@ -91,9 +147,6 @@ impl EventSocket {
             let _ = tokio::time::timeout(Duration::from_secs(5), done_rx).await;
         }
     }
-
-    /// Stops listening and removes the socket file (also done on drop).
-    pub fn close(self) {}
 }
 
 impl Drop for EventSocket {
@@ -113,7 +166,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.sock");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut socket = EventSocket::listen(&path, tx).unwrap();
+        let socket = EventSocket::listen(&path, tx).unwrap();
         let p = path.clone();
         tokio::task::spawn_blocking(move || {
             for pid in 0..20 {

@@ -5,7 +5,8 @@
 //! changes nothing in the script's state: the retry carries the same assistant messages and
 //! gets the same step (see the cursor in `fake_api`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll};
@@ -30,6 +31,24 @@ struct Counts {
     requests: HashMap<String, u32>,
     /// Attempts each fault has broken so far.
     fired: Vec<u32>,
+}
+
+/// Which tracked commands have ended, as the harness knows it when a request arrives.
+pub trait WorkEnds: Send + Sync {
+    /// The names of the tracked commands that have ended, once every report their trackers
+    /// sent before this call has been read: a tracker reports its command's end before it
+    /// exits, so before the CLI can notice and make the request that follows.
+    fn ended(&self) -> Pin<Box<dyn Future<Output = HashSet<String>> + Send + '_>>;
+}
+
+/// One model request, as a fault's target sees it.
+pub struct Request<'a> {
+    pub agent: &'a str,
+    pub carries_notification: bool,
+    pub streaming: bool,
+    /// The tracked commands that had ended when it arrived (filled only when a fault waits
+    /// for one).
+    pub ended: &'a HashSet<String>,
 }
 
 /// A fault hitting one request.
@@ -81,29 +100,40 @@ impl Injector {
         }
     }
 
-    /// Counts one model request of `agent` and returns the fault that hits it, if any: a
+    /// Whether a fault that has not fired yet waits for the end of a tracked command before
+    /// it hits one of `agent`'s requests (the request then asks which have ended).
+    pub fn waits_for_work(&self, agent: &str) -> bool {
+        let state = self.state.lock().expect("fault lock");
+        self.faults
+            .iter()
+            .zip(&state.fired)
+            .any(|(f, fired)| f.agent == agent && *fired == 0 && f.waits_for_work().is_some())
+    }
+
+    /// Counts one model request of its agent and returns the fault that hits it, if any: a
     /// fault hits its target request, then the agent's next requests until it has broken
     /// `times` attempts. The first fault in file order wins when two hit one request. A
     /// stream fault passes over a non-streaming request (it has no stream to break).
-    pub fn hit(&self, agent: &str, carries_notification: bool, streaming: bool) -> Option<Hit> {
+    pub fn hit(&self, req: &Request<'_>) -> Option<Hit> {
         if self.faults.is_empty() {
             return None;
         }
         let mut state = self.state.lock().expect("fault lock");
         let request = {
-            let n = state.requests.entry(agent.to_string()).or_default();
+            let n = state.requests.entry(req.agent.to_string()).or_default();
             *n += 1;
             *n
         };
         let index = self.faults.iter().enumerate().position(|(i, f)| {
             let fired = state.fired[i];
-            f.agent == agent
+            f.agent == req.agent
                 && fired < f.times
-                && (streaming || !f.kind.needs_a_stream())
+                && (req.streaming || !f.kind.needs_a_stream())
                 && (fired > 0
-                    || match f.target {
-                        FaultTarget::Request(n) => n == request,
-                        FaultTarget::Notification => carries_notification,
+                    || match &f.target {
+                        FaultTarget::Request(n) => *n == request,
+                        FaultTarget::Notification => req.carries_notification,
+                        FaultTarget::WorkEnded(work) => req.ended.contains(work),
                         FaultTarget::Work { .. } => false,
                     })
         })?;
@@ -305,6 +335,16 @@ impl futures_core::Stream for AnswerBody {
 mod tests {
     use super::*;
 
+    /// One request of `agent`, no tracked command having ended.
+    fn hit(injector: &Injector, agent: &str, notification: bool, streaming: bool) -> Option<Hit> {
+        injector.hit(&Request {
+            agent,
+            carries_notification: notification,
+            streaming,
+            ended: &HashSet::new(),
+        })
+    }
+
     fn fault(kind: FaultKind, target: FaultTarget, times: u32) -> Fault {
         Fault {
             kind,
@@ -325,11 +365,11 @@ mod tests {
             2,
         )]);
         let hits: Vec<Option<u32>> = (0..5)
-            .map(|_| injector.hit("main", false, true).map(|h| h.request))
+            .map(|_| hit(&injector, "main", false, true).map(|h| h.request))
             .collect();
         assert_eq!(hits, vec![None, Some(2), Some(3), None, None]);
         assert_eq!(
-            injector.hit("worker", false, true),
+            hit(&injector, "worker", false, true),
             None,
             "another agent's requests"
         );
@@ -342,12 +382,42 @@ mod tests {
             FaultTarget::Notification,
             1,
         )]);
-        assert!(injector.hit("main", false, true).is_none());
-        let hit = injector
-            .hit("main", true, true)
-            .expect("hits the notification");
-        assert_eq!((hit.request, hit.attempt), (2, 1));
-        assert!(injector.hit("main", true, true).is_none(), "once only");
+        assert!(hit(&injector, "main", false, true).is_none());
+        let first = hit(&injector, "main", true, true).expect("hits the notification");
+        assert_eq!((first.request, first.attempt), (2, 1));
+        assert!(hit(&injector, "main", true, true).is_none(), "once only");
+    }
+
+    #[test]
+    fn a_work_ended_fault_waits_for_the_first_request_after_its_work_ended() {
+        let injector = Injector::new(vec![fault(
+            FaultKind::Overloaded529,
+            FaultTarget::WorkEnded("bg".into()),
+            2,
+        )]);
+        assert!(injector.waits_for_work("main"));
+        assert!(!injector.waits_for_work("worker"));
+        let ended = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<HashSet<_>>();
+        let at = |names: &[&str], notification: bool| {
+            injector
+                .hit(&Request {
+                    agent: "main",
+                    carries_notification: notification,
+                    streaming: true,
+                    ended: &ended(names),
+                })
+                .map(|h| (h.request, h.attempt))
+        };
+        assert_eq!(at(&[], false), None);
+        assert_eq!(at(&["other"], true), None, "another work's end");
+        assert_eq!(
+            at(&["bg"], false),
+            Some((3, 1)),
+            "with or without a notification"
+        );
+        assert!(!injector.waits_for_work("main"), "it has fired");
+        assert_eq!(at(&[], false), Some((4, 2)), "the next attempt");
+        assert_eq!(at(&["bg"], true), None, "times = 2");
     }
 
     #[test]
@@ -357,18 +427,18 @@ mod tests {
             FaultTarget::Request(1),
             2,
         )]);
-        assert!(injector.hit("main", false, true).is_some());
+        assert!(hit(&injector, "main", false, true).is_some());
         assert!(
-            injector.hit("main", false, false).is_none(),
+            hit(&injector, "main", false, false).is_none(),
             "the fallback is clean"
         );
         assert!(
-            injector.hit("main", false, true).is_some(),
+            hit(&injector, "main", false, true).is_some(),
             "the second attempt"
         );
         let status = Injector::new(vec![fault(FaultKind::Http500, FaultTarget::Request(1), 1)]);
         assert!(
-            status.hit("main", false, false).is_some(),
+            hit(&status, "main", false, false).is_some(),
             "a status needs no stream"
         );
     }

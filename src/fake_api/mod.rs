@@ -35,7 +35,7 @@ use reply::{Answer, Block};
 use request::RequestView;
 
 /// What the fake API serves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ApiConfig {
     /// Each agent's steps, `main` first.
     pub script: IndexMap<String, Vec<Step>>,
@@ -45,6 +45,9 @@ pub struct ApiConfig {
     pub evidence_dir: Option<PathBuf>,
     /// What to break, and on which requests (`[[faults]]`).
     pub faults: Vec<crate::scenario::Fault>,
+    /// Which tracked commands have ended, for faults aimed at the first request after one
+    /// did; `None` when nothing reports them (then such a fault never fires).
+    pub work_ends: Option<Arc<dyn fault::WorkEnds>>,
 }
 
 /// Shared state of one fake API instance (one run).
@@ -369,9 +372,17 @@ async fn messages(
     // the script (a ToolSearch inserted, an agent spawned), so its retry gets the same step.
     let hit = match (&route, &agent) {
         (Route::Turn | Route::ScriptExhausted, Some(agent)) => {
-            state
-                .injector
-                .hit(agent, !view.new_notifications.is_empty(), view.stream)
+            let ended = match &state.config.work_ends {
+                Some(works) if state.injector.waits_for_work(agent) => works.ended().await,
+                _ => Default::default(),
+            };
+            let request = fault::Request {
+                agent,
+                carries_notification: !view.new_notifications.is_empty(),
+                streaming: view.stream,
+                ended: &ended,
+            };
+            state.injector.hit(&request)
         }
         _ => None,
     };

@@ -55,6 +55,7 @@ fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         track_command: "wp-track".into(),
         evidence_dir: None,
         faults: vec![],
+        work_ends: None,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }
@@ -261,6 +262,7 @@ fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         track_command: "wp-track".into(),
         evidence_dir: None,
         faults: vec![],
+        work_ends: None,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }

@@ -83,8 +83,15 @@ pub(super) fn resolve_fault(
     if kind.hits_a_process() {
         return resolve_process_fault(at, fault, kind, names);
     }
+    let waits_for_work = f.on.as_ref().is_some_and(|on| on.get_ref() == WORK_ENDED);
     let process_keys = [
-        ("work", f.work.as_ref().map(|x| x.span())),
+        (
+            "work",
+            f.work
+                .as_ref()
+                .filter(|_| !waits_for_work)
+                .map(|x| x.span()),
+        ),
         ("after_seconds", f.after_seconds.as_ref().map(|x| x.span())),
     ];
     if let Some((key, span)) = process_keys.iter().find_map(|(k, s)| Some((k, s.clone()?))) {
@@ -116,23 +123,32 @@ pub(super) fn resolve_fault(
             return Err(at.error(n.span(), "`request` counts from 1".into()));
         }
         (None, Some(on)) if on.get_ref() == "notification" => FaultTarget::Notification,
+        (None, Some(on)) if on.get_ref() == WORK_ENDED => FaultTarget::WorkEnded(tracked_work(
+            at,
+            fault,
+            names,
+            format!("`on = \"{WORK_ENDED}\"` needs `work`, the name of a tracked command"),
+        )?),
         (None, Some(on)) => {
             return Err(at.error(
                 on.span(),
-                format!("unknown `on` = `{}`, expected `notification`", on.get_ref()),
+                format!(
+                    "unknown `on` = `{}`, expected `notification` or `{WORK_ENDED}`",
+                    on.get_ref()
+                ),
             ));
         }
         (Some(_), Some(on)) => {
             return Err(at.error(
                 on.span(),
-                "a fault has one target: `request = N` or `on = \"notification\"`, not both".into(),
+                "a fault has one target: `request = N` or `on = ...`, not both".into(),
             ));
         }
         (None, None) => {
             return Err(at.error(
                 fault.span(),
-                "a fault needs a target: `request = N` (the agent's Nth model request) or \
-                 `on = \"notification\"`"
+                "a fault needs a target: `request = N` (the agent's Nth model request), \
+                 `on = \"notification\"` or `on = \"work-ended\"` with `work = NAME`"
                     .into(),
             ));
         }
@@ -196,6 +212,30 @@ pub(super) fn resolve_fault(
     })
 }
 
+/// `on = "work-ended"`: the first request after a tracked command ended.
+const WORK_ENDED: &str = "work-ended";
+
+/// The tracked command a fault's `work` names; `missing` says what to write when it has none.
+fn tracked_work(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    names: &Names,
+    missing: String,
+) -> Result<String, ScenarioError> {
+    match &fault.get_ref().work {
+        Some(w) if names.tracks.contains(w.get_ref()) => Ok(w.get_ref().clone()),
+        Some(w) => Err(at.error(
+            w.span(),
+            format!(
+                "`work` names no tracked command: `{}` (the tracked commands are: {})",
+                w.get_ref(),
+                Names::list(&names.tracks)
+            ),
+        )),
+        None => Err(at.error(fault.span(), missing)),
+    }
+}
+
 /// A `kill-task` or `stop-task`: a tracked command named by `work`, `after_seconds` after its
 /// work started; a stop lasts `seconds`. The keys of request faults are refused by name.
 fn resolve_process_fault(
@@ -221,28 +261,15 @@ fn resolve_process_fault(
             ),
         ));
     }
-    let work = match &f.work {
-        Some(w) if names.tracks.contains(w.get_ref()) => w.get_ref().clone(),
-        Some(w) => {
-            return Err(at.error(
-                w.span(),
-                format!(
-                    "`work` names no tracked command: `{}` (the tracked commands are: {})",
-                    w.get_ref(),
-                    Names::list(&names.tracks)
-                ),
-            ));
-        }
-        None => {
-            return Err(at.error(
-                fault.span(),
-                format!(
-                    "a `{}` needs `work`, the name of a tracked command (`track = NAME`)",
-                    kind.as_str()
-                ),
-            ));
-        }
-    };
+    let work = tracked_work(
+        at,
+        fault,
+        names,
+        format!(
+            "a `{}` needs `work`, the name of a tracked command (`track = NAME`)",
+            kind.as_str()
+        ),
+    )?;
     let seconds_in_bounds = |s: &Spanned<f64>, key: &str| {
         let v = *s.get_ref();
         if v > 0.0 && v <= MAX_SECONDS {

@@ -398,6 +398,9 @@ pub enum FaultTarget {
     Request(u32),
     /// The agent's first request that carries a task notification.
     Notification,
+    /// The agent's first request after a tracked command (`track = NAME`) ended: the one that
+    /// should carry its notification, also when the CLI does not deliver it.
+    WorkEnded(String),
     /// A tracked command (`track = NAME`), this long after its work started.
     Work { work: String, after_ms: u64 },
 }
@@ -407,6 +410,7 @@ impl std::fmt::Display for FaultTarget {
         match self {
             FaultTarget::Request(n) => write!(f, "request #{n}"),
             FaultTarget::Notification => f.write_str("first request with a notification"),
+            FaultTarget::WorkEnded(work) => write!(f, "first request after `{work}` ended"),
             FaultTarget::Work { work, after_ms } => write!(
                 f,
                 "`{work}`, {} s after it started",
@@ -446,15 +450,26 @@ impl Fault {
         }
     }
 
-    /// Whether the fault has something to hit in `plan`: its agent, or its tracked work.
+    /// Whether the fault has something to hit in `plan`: its agent, and its tracked work.
     pub fn applies_to(&self, plan: &Plan) -> bool {
-        match &self.target {
-            FaultTarget::Work { work, .. } => plan
-                .agents
+        let tracks = |work: &String| {
+            plan.agents
                 .values()
                 .flatten()
-                .any(|s| s.call.as_ref().and_then(|c| c.track.as_ref()) == Some(work)),
+                .any(|s| s.call.as_ref().and_then(|c| c.track.as_ref()) == Some(work))
+        };
+        match &self.target {
+            FaultTarget::Work { work, .. } => tracks(work),
+            FaultTarget::WorkEnded(work) => plan.agents.contains_key(&self.agent) && tracks(work),
             _ => plan.agents.contains_key(&self.agent),
+        }
+    }
+
+    /// The tracked work whose end the fault waits for, if it does.
+    pub fn waits_for_work(&self) -> Option<&str> {
+        match &self.target {
+            FaultTarget::WorkEnded(work) => Some(work),
+            _ => None,
         }
     }
 

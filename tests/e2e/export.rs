@@ -290,8 +290,20 @@ fn an_interrupted_script_kills_the_whole_tree() {
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("repro.mjs");
+    // A scenario with a fault: the script has no fault injection, so it cannot reproduce it.
+    let faulty = dir.path().join("faulty.toml");
+    let base = std::fs::read_to_string(
+        crate::common::root().join("tests/fixtures/scenarios/faults/main-wake.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        &faulty,
+        format!("{base}\n[[faults]]\nkind = \"http-500\"\nrequest = 1\n"),
+    )
+    .unwrap();
     for args in [
         vec!["no-such-scenario"],
+        vec![faulty.to_str().unwrap()],
         vec!["positive-control", "--variant", "no-such-variant"],
         vec!["positive-control", "--set", "no_such_param=1"],
         vec!["teammate-idle"],

@@ -24,8 +24,8 @@ struct Case {
 }
 
 /// The base scenario's main agent: request 1 gets the Bash call, 2 ends the turn, 3 carries
-/// the notification.
-const CASES: [Case; 10] = [
+/// the notification (and is the first after `bg` ended).
+const CASES: [Case; 11] = [
     Case {
         kind: "http-429",
         table: "on = \"notification\"\nseconds = 1",
@@ -84,6 +84,12 @@ const CASES: [Case; 10] = [
         kind: "http-500",
         table: "request = 1",
         hit: &[1],
+        retried: true,
+    },
+    Case {
+        kind: "http-500",
+        table: "on = \"work-ended\"\nwork = \"bg\"",
+        hit: &[3],
         retried: true,
     },
 ];
@@ -247,11 +253,13 @@ fn every_fault_kind_lands_where_its_selector_says_on_the_simulator() {
 }
 
 /// The real pinned CLI retries a 529 (twice here) and a broken stream on the same step, and
-/// takes a message cut before its `message_stop` as whole, without a retry.
+/// takes a message cut before its `message_stop` as whole, without a retry. A fault aimed at
+/// the first request after the work ended lands on it although the CLI asks at once: the
+/// tracker's report of the end is read before the request is answered.
 #[test]
 fn api_faults_on_the_pinned_cli_are_retried_or_taken_as_measured() {
-    let _slots = cli_slots(3);
-    let cases: Vec<&Case> = [2, 4, 6].iter().map(|i| &CASES[*i]).collect();
+    let _slots = cli_slots(4);
+    let cases: Vec<&Case> = [2, 4, 6, 10].iter().map(|i| &CASES[*i]).collect();
     run_cases(&cases, &[]);
 }
 
@@ -305,6 +313,18 @@ fn a_bad_fault_is_one_located_line() {
         (
             "kind = \"http-500\"\non = \"notification\"\nafter_seconds = 1",
             "`after_seconds` applies to `kill-task` and `stop-task`, not `http-500`",
+        ),
+        (
+            "kind = \"http-500\"\non = \"work-ended\"",
+            "`on = \"work-ended\"` needs `work`, the name of a tracked command",
+        ),
+        (
+            "kind = \"http-500\"\non = \"work-ended\"\nwork = \"nothing\"",
+            "`work` names no tracked command: `nothing` (the tracked commands are: bg)",
+        ),
+        (
+            "kind = \"http-500\"\non = \"notification\"\nwork = \"bg\"",
+            "`work` applies to `kill-task` and `stop-task`, not `http-500`",
         ),
     ];
     for (table, expected) in cases {
