@@ -17,8 +17,12 @@ struct Case {
     kind: &'static str,
     /// The lines of the fault's table after `kind`.
     table: &'static str,
-    /// The main agent's request numbers the fault must break, in order.
+    /// The main agent's request numbers the fault must break, in order (for a fault aimed
+    /// at the end of `bg`, counted from the first request that came after it ended).
     hit: &'static [u64],
+    /// Whether the fault waits for `bg` to end: which request that is depends on the
+    /// machine's pace (a slow CLI makes its second request after the 1 s command ended).
+    after_bg: bool,
     /// Whether the agent's next request after the last hit is a retry of the same step.
     retried: bool,
 }
@@ -31,66 +35,77 @@ const CASES: [Case; 11] = [
         table: "on = \"notification\"\nseconds = 1",
         hit: &[3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "http-500",
         table: "on = \"notification\"",
         hit: &[3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "overloaded-529",
         table: "request = 2\ntimes = 2",
         hit: &[2, 3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "reset-after-headers",
         table: "on = \"notification\"",
         hit: &[3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "reset-mid-stream",
         table: "on = \"notification\"",
         hit: &[3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "error-event",
         table: "on = \"notification\"",
         hit: &[3],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "cut-before-stop",
         table: "on = \"notification\"",
         hit: &[3],
         retried: false,
+        after_bg: false,
     },
     Case {
         kind: "stall",
         table: "on = \"notification\"\nseconds = 2",
         hit: &[3],
         retried: false,
+        after_bg: false,
     },
     Case {
         kind: "slow",
         table: "on = \"notification\"\ndelay_ms = 200",
         hit: &[3],
         retried: false,
+        after_bg: false,
     },
     Case {
         kind: "http-500",
         table: "request = 1",
         hit: &[1],
         retried: true,
+        after_bg: false,
     },
     Case {
         kind: "http-500",
         table: "on = \"work-ended\"\nwork = \"bg\"",
-        hit: &[3],
+        hit: &[1],
         retried: true,
+        after_bg: true,
     },
 ];
 
@@ -177,11 +192,20 @@ fn check_case(case: &Case, run: &Path) {
         .filter(|(_, j)| j["note"].as_str().is_some_and(|n| n.starts_with(case.kind)))
         .map(|(i, _)| i as u64 + 1)
         .collect();
-    assert_eq!(
-        broken, case.hit,
-        "{}: the requests the fault hit",
-        case.kind
-    );
+    let before = if case.after_bg {
+        let ended = kind(&events(run), "track_ended", None)
+            .first()
+            .map(|e| e["t_ms"].as_f64().unwrap())
+            .expect("`bg` ended");
+        requests
+            .iter()
+            .take_while(|j| j["t_ms"].as_f64().unwrap() <= ended)
+            .count() as u64
+    } else {
+        0
+    };
+    let hit: Vec<u64> = case.hit.iter().map(|n| n + before).collect();
+    assert_eq!(broken, hit, "{}: the requests the fault hit", case.kind);
     // The timeline has one fault event per hit, from the `fault` source, at the request's seq.
     let faults: Vec<u64> = events(run)
         .iter()
@@ -191,13 +215,12 @@ fn check_case(case: &Case, run: &Path) {
             e["seq"].as_u64().unwrap()
         })
         .collect();
-    let seqs: Vec<u64> = case
-        .hit
+    let seqs: Vec<u64> = hit
         .iter()
         .map(|n| requests[*n as usize - 1]["seq"].as_u64().unwrap())
         .collect();
     assert_eq!(faults, seqs, "{}: fault events", case.kind);
-    let last = *case.hit.last().unwrap() as usize - 1;
+    let last = *hit.last().unwrap() as usize - 1;
     let lost = requests[last]["answer"]
         .as_str()
         .unwrap()
@@ -390,6 +413,7 @@ fn a_fault_given_on_the_command_line_lands_and_is_in_the_repro() {
             table: "",
             hit: &[3, 4],
             retried: true,
+            after_bg: false,
         },
         &run,
     );
