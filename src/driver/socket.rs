@@ -4,7 +4,7 @@
 //! makes [`EventSocket::flush`] exact: it sends a marker through the same socket and waits for
 //! it, so every message sent before the call has been handed on when it returns.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -27,7 +27,7 @@ pub struct EventSocket {
     path: PathBuf,
     task: tokio::task::JoinHandle<()>,
     flusher: Flusher,
-    ended: Arc<Mutex<HashSet<String>>>,
+    ended: Arc<Mutex<HashMap<String, u64>>>,
 }
 
 /// Sends flush markers through the socket; shared by the driver and the fake API.
@@ -42,11 +42,11 @@ struct Flusher {
 /// first request after one ended.
 struct SocketWorkEnds {
     flusher: Flusher,
-    ended: Arc<Mutex<HashSet<String>>>,
+    ended: Arc<Mutex<HashMap<String, u64>>>,
 }
 
 impl crate::fake_api::fault::WorkEnds for SocketWorkEnds {
-    fn ended(&self) -> Pin<Box<dyn Future<Output = HashSet<String>> + Send + '_>> {
+    fn ended(&self) -> Pin<Box<dyn Future<Output = HashMap<String, u64>> + Send + '_>> {
         Box::pin(async move {
             self.flusher.flush().await;
             self.ended.lock().expect("ended lock").clone()
@@ -61,7 +61,7 @@ impl EventSocket {
         let listener = UnixListener::bind(path)?;
         let (flush_tx, mut flush_rx) =
             tokio::sync::mpsc::unbounded_channel::<(u64, oneshot::Sender<()>)>();
-        let ended = Arc::new(Mutex::new(HashSet::new()));
+        let ended = Arc::new(Mutex::new(HashMap::new()));
         let ended_in_task = ended.clone();
         let task = tokio::spawn(async move {
             let mut waiting: Vec<(u64, oneshot::Sender<()>)> = Vec::new();
@@ -84,8 +84,8 @@ impl EventSocket {
                             }
                             match serde_json::from_str::<WireMessage>(line) {
                                 Ok(message) => {
-                                    if let WireMessage::TrackEnd { name, .. } = &message {
-                                        ended_in_task.lock().expect("ended lock").insert(name.clone());
+                                    if let WireMessage::TrackEnd { name, t_ns, .. } = &message {
+                                        ended_in_task.lock().expect("ended lock").insert(name.clone(), *t_ns);
                                     }
                                     let _ = sink.send(message);
                                 }

@@ -5,7 +5,7 @@
 //! changes nothing in the script's state: the retry carries the same assistant messages and
 //! gets the same step (see the cursor in `fake_api`).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -35,10 +35,11 @@ struct Counts {
 
 /// Which tracked commands have ended, as the harness knows it when a request arrives.
 pub trait WorkEnds: Send + Sync {
-    /// The names of the tracked commands that have ended, once every report their trackers
-    /// sent before this call has been read: a tracker reports its command's end before it
-    /// exits, so before the CLI can notice and make the request that follows.
-    fn ended(&self) -> Pin<Box<dyn Future<Output = HashSet<String>> + Send + '_>>;
+    /// Each tracked command that has ended, with the moment it ended (monotonic ns, as its
+    /// tracker measured it), once every report the trackers sent before this call has been
+    /// read: a tracker reports its command's end before it exits, so before the CLI can
+    /// notice and make the request that follows.
+    fn ended(&self) -> Pin<Box<dyn Future<Output = HashMap<String, u64>> + Send + '_>>;
 }
 
 /// One model request, as a fault's target sees it.
@@ -46,9 +47,12 @@ pub struct Request<'a> {
     pub agent: &'a str,
     pub carries_notification: bool,
     pub streaming: bool,
-    /// The tracked commands that had ended when it arrived (filled only when a fault waits
-    /// for one).
-    pub ended: &'a HashSet<String>,
+    /// When it arrived, on the run's clock (ms).
+    pub arrived_ms: f64,
+    /// The tracked commands known to have ended, each with its end on the run's clock
+    /// (filled only when a fault waits for one). A command that ended while the request was
+    /// being decided is not before it.
+    pub ended: &'a HashMap<String, f64>,
 }
 
 /// A fault hitting one request.
@@ -133,7 +137,9 @@ impl Injector {
                     || match &f.target {
                         FaultTarget::Request(n) => *n == request,
                         FaultTarget::Notification => req.carries_notification,
-                        FaultTarget::WorkEnded(work) => req.ended.contains(work),
+                        FaultTarget::WorkEnded(work) => {
+                            req.ended.get(work).is_some_and(|end| *end < req.arrived_ms)
+                        }
                         FaultTarget::Work { .. } => false,
                     })
         })?;
@@ -341,7 +347,8 @@ mod tests {
             agent,
             carries_notification: notification,
             streaming,
-            ended: &HashSet::new(),
+            arrived_ms: 0.0,
+            ended: &HashMap::new(),
         })
     }
 
@@ -397,27 +404,35 @@ mod tests {
         )]);
         assert!(injector.waits_for_work("main"));
         assert!(!injector.waits_for_work("worker"));
-        let ended = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<HashSet<_>>();
-        let at = |names: &[&str], notification: bool| {
+        // Requests at 1000 ms; each end is given on the run's clock.
+        let at = |ended: &[(&str, f64)], notification: bool| {
+            let ended: HashMap<String, f64> =
+                ended.iter().map(|(n, t)| (n.to_string(), *t)).collect();
             injector
                 .hit(&Request {
                     agent: "main",
                     carries_notification: notification,
                     streaming: true,
-                    ended: &ended(names),
+                    arrived_ms: 1000.0,
+                    ended: &ended,
                 })
                 .map(|h| (h.request, h.attempt))
         };
         assert_eq!(at(&[], false), None);
-        assert_eq!(at(&["other"], true), None, "another work's end");
+        assert_eq!(at(&[("other", 900.0)], true), None, "another work's end");
         assert_eq!(
-            at(&["bg"], false),
-            Some((3, 1)),
+            at(&[("bg", 1000.5)], false),
+            None,
+            "it ended while the request was being decided: not before it"
+        );
+        assert_eq!(
+            at(&[("bg", 900.0)], false),
+            Some((4, 1)),
             "with or without a notification"
         );
         assert!(!injector.waits_for_work("main"), "it has fired");
-        assert_eq!(at(&[], false), Some((4, 2)), "the next attempt");
-        assert_eq!(at(&["bg"], true), None, "times = 2");
+        assert_eq!(at(&[], false), Some((5, 2)), "the next attempt");
+        assert_eq!(at(&[("bg", 900.0)], true), None, "times = 2");
     }
 
     #[test]

@@ -373,13 +373,19 @@ async fn messages(
     let hit = match (&route, &agent) {
         (Route::Turn | Route::ScriptExhausted, Some(agent)) => {
             let ended = match &state.config.work_ends {
-                Some(works) if state.injector.waits_for_work(agent) => works.ended().await,
+                Some(works) if state.injector.waits_for_work(agent) => works
+                    .ended()
+                    .await
+                    .into_iter()
+                    .map(|(work, t_ns)| (work, state.clock.ms_at(t_ns)))
+                    .collect(),
                 _ => Default::default(),
             };
             let request = fault::Request {
                 agent,
                 carries_notification: !view.new_notifications.is_empty(),
                 streaming: view.stream,
+                arrived_ms: t_ms,
                 ended: &ended,
             };
             state.injector.hit(&request)
