@@ -148,6 +148,28 @@ pub fn exists(pid: u32) -> bool {
     })
 }
 
+/// A process held by a pidfd: a signal through it reaches that process or nothing, never one
+/// that took its number later (pid numbers wrap within minutes on a busy machine).
+#[derive(Debug)]
+pub struct Pinned {
+    pub pid: u32,
+    fd: std::os::fd::OwnedFd,
+}
+
+/// Pins a live process; `None` if it is gone (or the kernel has no pidfds).
+pub fn pin(pid: u32) -> Option<Pinned> {
+    let raw = rustix::process::Pid::from_raw(pid as i32)?;
+    let fd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).ok()?;
+    Some(Pinned { pid, fd })
+}
+
+impl Pinned {
+    /// Sends a signal; a process that is already gone is not an error.
+    pub fn signal(&self, sig: Signal) {
+        let _ = rustix::process::pidfd_send_signal(&self.fd, sig);
+    }
+}
+
 /// Signals a process group (a background command that leads its own group or session).
 pub fn signal_group(leader: u32, sig: Signal) {
     if let Some(pid) = rustix::process::Pid::from_raw(leader as i32) {
@@ -195,5 +217,50 @@ mod tests {
         signal(child.id(), Signal::KILL);
         child.wait().unwrap();
         assert!(super::tagged("WAKEPROBE_TEST_TAG", &tag).is_empty());
+    }
+
+    /// A pinned process that has been reaped is never signalled through its number again,
+    /// even when another process took it (root only: `ns_last_pid` hands the number over).
+    #[test]
+    fn a_pinned_process_is_never_confused_with_one_that_reused_its_pid() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pinned = pin(child.id()).expect("a live child");
+        pinned.signal(Signal::STOP);
+        let stopped = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            stat(pinned.pid).is_some_and(|p| p.state == 'T')
+        });
+        assert!(stopped, "the signal reached the pinned process");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let Some(mut bystander) = take_pid(pinned.pid) else {
+            eprintln!(
+                "skipped the reuse half: pid {} cannot be handed over (needs root)",
+                pinned.pid
+            );
+            return;
+        };
+        pinned.signal(Signal::KILL);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let fate = bystander.try_wait().unwrap();
+        let _ = bystander.kill();
+        let _ = bystander.wait();
+        assert_eq!(fate, None, "the bystander that reused the pid was killed");
+    }
+
+    fn take_pid(pid: u32) -> Option<std::process::Child> {
+        for _ in 0..50 {
+            std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).ok()?;
+            let mut child = std::process::Command::new("sleep").arg("30").spawn().ok()?;
+            if child.id() == pid {
+                return Some(child);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        None
     }
 }

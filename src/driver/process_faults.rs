@@ -20,9 +20,10 @@ use crate::scenario::{Fault, FaultKind, FaultTarget};
 enum Stage {
     /// Waiting for its time after the work started.
     Waiting,
-    /// Stopped these processes; they are continued at the instant.
+    /// Stopped these processes (pinned, so the SIGCONT cannot reach a process that reused a
+    /// number meanwhile); they are continued at the instant.
     Stopped {
-        pids: Vec<u32>,
+        procs: Vec<procs::Pinned>,
         until: Instant,
     },
     Done,
@@ -82,22 +83,23 @@ impl ProcessFaults {
                     if due.is_none_or(|at| now < at) {
                         continue;
                     }
-                    let pids = command_pids(&rec.live, &p.work);
+                    let pinned = command_procs(&rec.live, &p.work);
                     let at = rec.now_ms();
                     let signal = match p.kind {
                         FaultKind::StopTask => Signal::STOP,
                         _ => Signal::KILL,
                     };
-                    for pid in &pids {
-                        procs::signal(*pid, signal);
+                    for proc in &pinned {
+                        proc.signal(signal);
                     }
                     // Counted from the signal, not from `now`: reading the process table can
                     // take a while on a loaded machine.
                     let sent = Instant::now();
+                    let pids: Vec<u32> = pinned.iter().map(|p| p.pid).collect();
                     record(rec, at, p, signal, &pids);
                     p.stage = match p.kind {
-                        FaultKind::StopTask if !pids.is_empty() => Stage::Stopped {
-                            pids,
+                        FaultKind::StopTask if !pinned.is_empty() => Stage::Stopped {
+                            procs: pinned,
                             until: sent + p.stop_for,
                         },
                         _ => Stage::Done,
@@ -121,11 +123,12 @@ impl ProcessFaults {
 impl Pending {
     /// SIGCONT to what this fault stopped, recorded; nothing unless it is stopped.
     fn continue_stopped(&mut self, rec: &mut Recorder) {
-        if let Stage::Stopped { pids, .. } = &self.stage {
-            let (pids, at) = (pids.clone(), rec.now_ms());
-            for pid in &pids {
-                procs::signal(*pid, Signal::CONT);
+        if let Stage::Stopped { procs, .. } = &self.stage {
+            let at = rec.now_ms();
+            for proc in procs {
+                proc.signal(Signal::CONT);
             }
+            let pids: Vec<u32> = procs.iter().map(|p| p.pid).collect();
             record(rec, at, self, Signal::CONT, &pids);
             self.stage = Stage::Done;
         }
@@ -140,15 +143,18 @@ impl Pending {
     }
 }
 
-/// The tracked command's processes: every live descendant of its tracker (the shell running
-/// the command and what it started), not the tracker. None once the work has ended. Read
+/// The tracked command's processes, pinned: every live descendant of its tracker (the shell
+/// running the command and what it started), not the tracker. None once the work has ended. Read
 /// from the kernel's children lists, not a scan of `/proc`: on a loaded machine the scan
 /// took long enough to move the fault late.
-fn command_pids(live: &Live, work: &str) -> Vec<u32> {
+fn command_procs(live: &Live, work: &str) -> Vec<procs::Pinned> {
     live.track_pids
         .get(work)
         .map(|tracker| procs::children_tree(*tracker))
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(procs::pin)
+        .collect()
 }
 
 fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, pids: &[u32]) {
