@@ -95,8 +95,7 @@ impl ProcessFaults {
                     // Counted from the signal, not from `now`: reading the process table can
                     // take a while on a loaded machine.
                     let sent = Instant::now();
-                    let pids: Vec<u32> = pinned.iter().map(|p| p.pid).collect();
-                    record(rec, at, p, signal, &pids);
+                    record(rec, at, p, signal, &pinned);
                     p.stage = match p.kind {
                         FaultKind::StopTask if !pinned.is_empty() => Stage::Stopped {
                             procs: pinned,
@@ -128,8 +127,7 @@ impl Pending {
             for proc in procs {
                 proc.signal(Signal::CONT);
             }
-            let pids: Vec<u32> = procs.iter().map(|p| p.pid).collect();
-            record(rec, at, self, Signal::CONT, &pids);
+            record(rec, at, self, Signal::CONT, procs);
             self.stage = Stage::Done;
         }
     }
@@ -157,7 +155,7 @@ fn command_procs(live: &Live, work: &str) -> Vec<procs::Pinned> {
         .collect()
 }
 
-fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, pids: &[u32]) {
+fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, procs: &[procs::Pinned]) {
     let name = match signal {
         Signal::STOP => "SIGSTOP",
         Signal::CONT => "SIGCONT",
@@ -169,7 +167,7 @@ fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, pids: &[u32]
             work: p.work.clone(),
             fault: p.kind,
             signal: name.to_string(),
-            pids: pids.to_vec(),
+            pids: procs.iter().map(|p| p.pid).collect(),
         },
     );
 }

@@ -183,24 +183,29 @@ impl Normalizer {
             .and_then(|id| self.tool_uses.get(id))
             .cloned()
             .unwrap_or_default();
-        if let Some(spawned) = &tool_use.spawn {
-            // The CLI names a subagent by its task id in hook payloads (`agent_id`).
-            self.agent_ids.insert(task_id.clone(), spawned.clone());
-        }
-        self.tasks.insert(
-            task_id.clone(),
-            Task {
-                owner: tool_use.agent.clone(),
-                label: tool_use.label.clone(),
-            },
-        );
+        let task = self.link_task(&task_id, &tool_use);
         Some(EventKind::TaskStarted {
             task_id,
             task_type: str_field(v, "task_type").unwrap_or_else(|| "unknown".into()),
             tool_use_id,
-            label: tool_use.label,
+            label: task.label,
             description: str_field(v, "description").map(|d| truncate(&d, 120)),
         })
+    }
+
+    /// Records which model call started a task: its owner and scenario name, and for a
+    /// spawned agent its CLI id.
+    fn link_task(&mut self, task_id: &str, tool_use: &ToolUse) -> Task {
+        if let Some(spawned) = &tool_use.spawn {
+            // The CLI names a subagent by its task id in hook payloads (`agent_id`).
+            self.agent_ids.insert(task_id.to_string(), spawned.clone());
+        }
+        let task = Task {
+            owner: tool_use.agent.clone(),
+            label: tool_use.label.clone(),
+        };
+        self.tasks.insert(task_id.to_string(), task.clone());
+        task
     }
 
     /// A hook payload as the recorder received it.
@@ -334,22 +339,15 @@ impl Normalizer {
             else {
                 continue;
             };
-            let Some(tool_use) = self.tool_uses.get(tool_use_id) else {
+            let Some(tool_use) = self.tool_uses.get(tool_use_id).cloned() else {
                 continue;
             };
             if self.tasks.get(task_id).is_some_and(|t| t.owner.is_some()) {
                 continue; // linked as it was read
             }
-            if let Some(spawned) = &tool_use.spawn {
-                self.agent_ids.insert(task_id.clone(), spawned.clone());
-            }
-            let task = Task {
-                owner: tool_use.agent.clone(),
-                label: tool_use.label.clone(),
-            };
+            let task = self.link_task(task_id, &tool_use);
             label.clone_from(&task.label);
             e.agent.clone_from(&task.owner);
-            self.tasks.insert(task_id.clone(), task.clone());
             linked.insert(task_id.clone(), task);
         }
         for e in events.iter_mut() {
