@@ -144,6 +144,7 @@ fn main() {
                 evidence_dir: Some(journal),
                 faults: vec![],
                 work_ends: None,
+                triggers: Default::default(),
             },
             RunClock::start(),
             tx,

@@ -93,8 +93,8 @@ pub enum Command {
     Conform(ConformArgs),
     /// Differential testing: generated scenarios on the real CLI and on the simulator.
     Fuzz(FuzzArgs),
-    /// A scenario clean and under each API fault aimed at its handoff: what each fault does
-    /// to the wake-up.
+    /// A scenario clean and under each fault (API, process, crash) aimed at its handoff: what
+    /// each fault does to the wake-up.
     Nemesis(NemesisArgs),
     /// The cache of installed CLI versions.
     #[command(subcommand)]
@@ -180,8 +180,9 @@ pub struct ExecArgs {
     #[arg(long)]
     pub explore: bool,
     /// Inject a fault, as a `[[faults]]` table written KEY=VALUE,...: e.g.
-    /// --fault kind=overloaded-529,on=notification,times=2 (repeatable; applies to every
-    /// chosen scenario that has the fault's agent).
+    /// --fault kind=overloaded-529,on=notification,times=2 or
+    /// --fault kind=crash-cli,work=bg,after_seconds=1 (repeatable; applies to every chosen
+    /// scenario that has the fault's agent or work).
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Repetitions of each run; their verdicts' agreement is reported.

@@ -1,7 +1,7 @@
 //! `wakeprobe nemesis SCENARIO [--variant V]`: the scenario run once clean and once under each
 //! fault kind aimed at its handoff (an API fault on the waiter's first request that carries a
 //! task notification; a process fault on the watched work, when it is a tracked command, a
-//! second after it started), then a table fault -> verdict, with what each fault did to the
+//! second after it started; in a session, a crash of the CLI then), then a table fault -> verdict, with what each fault did to the
 //! wake-up: retried and delivered, taken as it was, delivered twice, delayed by how much, or
 //! lost.
 //!
@@ -20,7 +20,7 @@ use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
 use crate::evidence::{EventKind, Timeline};
 use crate::report::store;
-use crate::scenario::{FaultKind, MAIN_AGENT, Outcome, Scenario};
+use crate::scenario::{DriverMode, FaultKind, MAIN_AGENT, Outcome, Scenario};
 
 /// How long a `stop-task` row keeps the work stopped.
 const STOP_SECONDS: u32 = 5;
@@ -29,16 +29,24 @@ const STOP_SECONDS: u32 = 5;
 /// on `waiter`'s first request with a notification (`times` applies to the kinds that lose
 /// the answer: a retry meets the fault again), a process fault on `work` (a tracked command;
 /// none without one) a second after it started.
-fn faults(times: u32, waiter: &str, work: Option<&str>) -> Vec<(FaultKind, String)> {
+fn faults(
+    times: u32,
+    waiter: &str,
+    work: Option<&str>,
+    mode: DriverMode,
+) -> Vec<(FaultKind, String)> {
     FaultKind::ALL
         .into_iter()
+        .filter(|kind| kind.applies_in(mode))
         .filter_map(|kind| match (kind, work) {
-            (FaultKind::KillTask, Some(w)) => Some((kind, process_keys(w, ""))),
+            (FaultKind::KillTask | FaultKind::CrashCli, Some(w)) => {
+                Some((kind, process_keys(w, "")))
+            }
             (FaultKind::StopTask, Some(w)) => Some((
                 kind,
                 process_keys(w, &format!("seconds = {STOP_SECONDS}\n")),
             )),
-            (FaultKind::KillTask | FaultKind::StopTask, None) => None,
+            (k, None) if k.hits_a_process() => None,
             _ => Some((kind, request_keys(kind, waiter, times))),
         })
         .collect()
@@ -106,7 +114,7 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         .first()
         .map(|w| w.work.clone())
         .filter(|w| tracks.contains(w));
-    let kinds = faults(args.times, &waiter, work.as_deref());
+    let kinds = faults(args.times, &waiter, work.as_deref(), plan.driver.mode);
     let cli = resolve::cli(&args.backend).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let mut all = vec![scenario.clone()];
@@ -398,18 +406,26 @@ fn injected(tl: &Timeline) -> usize {
             EventKind::WorkSignalled { pids, signal, .. } => {
                 !pids.is_empty() && signal != "SIGCONT"
             }
+            EventKind::CliRestarted { .. } => true,
             _ => false,
         })
         .count()
 }
 
-/// The waiter's requests that carried a task's end (not a Monitor event) and got an answer.
+/// The waiter's requests that carried a task's end (not a Monitor event, nor the `stopped` a
+/// CLI restarted after a crash says of work it no longer follows) and got an answer.
 fn deliveries(tl: &Timeline, waiter: &str) -> usize {
+    let restarted = tl
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::CliRestarted { .. }));
+    let tells_an_end = |n: &crate::evidence::Notification| {
+        n.event.is_none() && !(restarted && n.status.as_deref() == Some("stopped"))
+    };
     tl.iter()
         .filter(|e| e.agent.as_deref() == Some(waiter))
         .filter(|e| {
             matches!(&e.kind, EventKind::ModelRequest { notifications, answer_lost: false, .. }
-                if notifications.iter().any(|n| n.event.is_none()))
+                if notifications.iter().any(tells_an_end))
         })
         .count()
 }

@@ -55,11 +55,15 @@ fn fault_facts(scene: &Scene) -> Vec<String> {
                 "The harness injected a fault at {}: {detail}.",
                 secs(e.t_ms)
             )),
-            EventKind::WorkSignalled { work, .. } if work == scene.f.work => Some(format!(
-                "The harness injected a fault at {}: {}.",
-                secs(e.t_ms),
-                crate::evidence::describe::describe(e)
-            )),
+            EventKind::WorkSignalled { work, .. } | EventKind::CliCrashed { work, .. }
+                if work == scene.f.work =>
+            {
+                Some(format!(
+                    "The harness injected a fault at {}: {}.",
+                    secs(e.t_ms),
+                    crate::evidence::describe::describe(e)
+                ))
+            }
             _ => None,
         })
         .collect()
@@ -365,7 +369,65 @@ fn ended(
             );
             v
         }
+        Decision::LostInRestart {
+            restart,
+            stale,
+            observed_ms,
+        } => {
+            let crash = facts::crash_before(scene.tl, restart.t_ms).unwrap_or(restart);
+            let at = v.witness.len() - 1; // before the work's end
+            v.witness.insert(
+                at,
+                witness(
+                    crash,
+                    format!("the harness crashes the CLI while `{k}` runs, and resumes it"),
+                ),
+            );
+            let told = match stale {
+                Some(stale) => {
+                    v.witness.insert(
+                        at + 1,
+                        witness(
+                            stale,
+                            format!("the restarted CLI reports `{k}` stopped while it still runs"),
+                        ),
+                    );
+                    v.facts.push(format!(
+                        "the restarted CLI reported `{k}` stopped at {}, {:.2} s before it ended",
+                        secs(stale.t_ms),
+                        (end.t_ms - stale.t_ms) / 1000.0
+                    ));
+                    format!(
+                        "at {} the restarted CLI reported `{k}` stopped (\"didn't finish before the previous session ended\"), though it was still running",
+                        secs(stale.t_ms)
+                    )
+                }
+                None => format!("the restarted CLI never mentioned `{k}`"),
+            };
+            v.outcome = Outcome::NeverFired;
+            v.facts.push(format!(
+                "no notification of `{k}`'s end appeared anywhere in the {:.2} s after it",
+                observed_ms / 1000.0
+            ));
+            v.explanation = format!(
+                "`{w}` handed `{k}` to the background{turn}. The harness crashed the CLI at {} while `{k}` ran and started it again on the same session; {told}. `{k}` ended at {} ({}), and no notification of that end appeared anywhere in the {:.2} s the run went on: after the restart the CLI no longer followed `{k}`.",
+                secs(crash.t_ms),
+                secs(end.t_ms),
+                end_words(how),
+                observed_ms / 1000.0
+            );
+            v
+        }
         other => unreachable!("not a rule for ended work: {other:?}"),
+    }
+}
+
+/// How the work ended, in a few words for a sentence.
+fn end_words(how: &WorkEnd) -> String {
+    match how {
+        WorkEnd::Completed => "completed".into(),
+        WorkEnd::Failed(why) => format!("failed, {why}"),
+        WorkEnd::Killed(why) | WorkEnd::KilledByFault(why) => format!("killed, {why}"),
     }
 }
 

@@ -37,6 +37,11 @@ pub struct Facts<'a> {
     pub cut: Option<&'a Event>,
     /// This pair's work passed its declared hang bound.
     pub overdue: Option<&'a Event>,
+    /// The harness crashed the CLI and started it again while the work ran (the restart).
+    pub restart: Option<&'a Event>,
+    /// The restarted CLI reported the work `stopped` while it still ran: (the restart, that
+    /// notice). Its notice is not the notice of the work's end.
+    pub stale_stop: Option<(&'a Event, &'a Event)>,
     pub last_t: f64,
 }
 
@@ -78,10 +83,14 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
         .iter()
         .find(|e| matches!(&e.kind, EventKind::WorkOverdue { work: w, .. } if w == work));
     let cutoff = run_end.map(|e| e.t_ms).unwrap_or(f64::INFINITY);
+    let end = work_end(timeline, work, &task_ids, cutoff);
+    let end_t = end.as_ref().map(|(e, _)| e.t_ms).unwrap_or(f64::INFINITY);
     Facts {
         waiter: &watch.waiter,
         work,
-        end: work_end(timeline, work, &task_ids, cutoff),
+        restart: restarted_while_running(timeline, started, end_t),
+        stale_stop: stale_stop(timeline, &task_ids, end_t),
+        end,
         task_ids,
         started,
         run_end,
@@ -89,6 +98,61 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
         overdue,
         last_t: timeline.events.last().map(|e| e.t_ms).unwrap_or(0.0),
     }
+}
+
+/// The first restart of the CLI (a crash fault's) after the work started and before it ended.
+fn restarted_while_running<'a>(
+    timeline: &'a Timeline,
+    started: Option<&Event>,
+    end_t: f64,
+) -> Option<&'a Event> {
+    let start_t = started?.t_ms;
+    timeline.iter().find(|e| {
+        e.t_ms > start_t
+            && e.t_ms < end_t
+            && matches!(e.kind, EventKind::CliRestarted { pid: Some(_), .. })
+    })
+}
+
+/// The first `stopped` notice for the work that a restarted CLI printed before the work
+/// ended (at `end_t`), with the restart before it. 2.1.332 reports every shell the previous
+/// process left running this way, and never its real end.
+fn stale_stop<'a>(
+    timeline: &'a Timeline,
+    task_ids: &HashSet<String>,
+    end_t: f64,
+) -> Option<(&'a Event, &'a Event)> {
+    timeline
+        .iter()
+        .filter(|e| {
+            e.t_ms < end_t && matches!(e.kind, EventKind::CliRestarted { pid: Some(_), .. })
+        })
+        .find_map(|restart| {
+            let notice = timeline.iter().find(|e| {
+                e.t_ms >= restart.t_ms
+                    && e.t_ms < end_t
+                    && matches!(&e.kind, EventKind::TaskNotified { task_id, status, .. }
+                        if task_ids.contains(task_id) && status == STOPPED)
+            })?;
+            Some((restart, notice))
+        })
+}
+
+/// The harness's crash of the CLI last sent at or before `t`.
+pub fn crash_before(timeline: &Timeline, t: f64) -> Option<&Event> {
+    timeline
+        .iter()
+        .filter(|e| e.t_ms <= t && matches!(e.kind, EventKind::CliCrashed { .. }))
+        .last()
+}
+
+/// The status of a task stopped before its end.
+const STOPPED: &str = "stopped";
+
+/// Whether a notification for the work tells its end: not the stale `stopped` of a
+/// restarted CLI (see [`Facts::stale_stop`]).
+fn tells_the_end(f: &Facts, status: Option<&str>) -> bool {
+    f.stale_stop.is_none() || status != Some(STOPPED)
 }
 
 /// How and when the work ended, up to `cutoff`: the tracker's own report is the most precise
@@ -210,9 +274,11 @@ fn notice_requests<'a>(
             ..
         } if e.t_ms >= from
             && e.is_request_by(f.waiter)
-            && notifications
-                .iter()
-                .any(|n| n.event.is_none() && f.task_ids.contains(&n.task_id)) =>
+            && notifications.iter().any(|n| {
+                n.event.is_none()
+                    && f.task_ids.contains(&n.task_id)
+                    && tells_the_end(f, n.status.as_deref())
+            }) =>
         {
             Some((e, *answer_lost))
         }
@@ -238,7 +304,8 @@ pub fn lost_deliveries<'a>(tl: &'a Timeline, f: &'a Facts, from: f64) -> Vec<&'a
 pub fn printed<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> {
     tl.iter().find(|e| {
         e.t_ms >= from
-            && matches!(&e.kind, EventKind::TaskNotified { task_id, .. } if f.task_ids.contains(task_id))
+            && matches!(&e.kind, EventKind::TaskNotified { task_id, status, .. }
+                if f.task_ids.contains(task_id) && tells_the_end(f, Some(status)))
     })
 }
 

@@ -25,7 +25,13 @@
 //!    `not-resumable`; the CLI crashed -> `unknown`; the CLI killed K and ended the session ->
 //!    `not-resumable`; the run ended less than the settle window after K -> `unknown`; a
 //!    notification was printed on stdout but never delivered -> `not-resumable`; nothing
-//!    anywhere -> `never-fired`.
+//!    anywhere -> `never-fired`. Before the rules on finalized waiters: the harness crashed the
+//!    CLI while K ran and started it again, and K's end was never reported -> `never-fired`
+//!    (what the killed process had done with W no longer decides), or `unknown` when the run
+//!    ended less than the settle window after K.
+//!
+//! A restarted CLI's `stopped` for K while K still ran is never taken as K's notification, on
+//! stdout or in a request.
 //!
 //! A `task_notification` line on stdout is never taken as delivery: only a model request
 //! carrying the notification is. The run's outcome is the first pair's that is not `woke`

@@ -61,6 +61,13 @@ pub enum Decision<'a> {
     },
     /// Nothing anywhere (H1).
     NeverFired { observed_ms: f64 },
+    /// The harness crashed the CLI while the work ran and started it again; the work's real
+    /// end was never reported (H1). The restarted CLI may have called it stopped (`stale`).
+    LostInRestart {
+        restart: &'a Event,
+        stale: Option<&'a Event>,
+        observed_ms: f64,
+    },
 }
 
 /// How a woken waiter was woken.
@@ -102,6 +109,7 @@ const ENDED: &[Rule] = &[
     told,
     answers_lost,
     cut_before_told,
+    lost_in_restart,
     killed_after_finalized,
     finalized_before_end,
     crashed_before_told,
@@ -281,6 +289,22 @@ fn observed_after_end(ctx: &Ctx) -> f64 {
 fn too_short<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     let observed_ms = observed_after_end(ctx);
     (observed_ms < ctx.input.settle_ms).then_some(Decision::TooShort { observed_ms })
+}
+
+/// Before the rules on finalized waiters: when the harness crashed the CLI while the work ran,
+/// what the waiter's state was in the killed process no longer decides anything. Like every
+/// rule on something not happening, it needs the settle window after the work's end.
+fn lost_in_restart<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let restart = ctx.f.restart?;
+    let observed_ms = observed_after_end(ctx);
+    if observed_ms < ctx.input.settle_ms {
+        return Some(Decision::TooShort { observed_ms });
+    }
+    Some(Decision::LostInRestart {
+        restart,
+        stale: ctx.f.stale_stop.map(|(_, notice)| notice),
+        observed_ms,
+    })
 }
 
 fn printed_not_delivered<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {

@@ -1684,3 +1684,138 @@ fn a_notice_whose_answer_a_fault_broke_is_delivered_by_the_retry() {
         "the harness, not the CLI, kept it from the waiter: {reason}"
     );
 }
+
+/// The harness's crash of the CLI at `t`, and the supervisor's restart 20 ms later.
+fn crash_and_restart(t: f64) -> Vec<Event> {
+    vec![
+        ev(
+            t,
+            Source::Fault,
+            None,
+            EventKind::CliCrashed {
+                work: "bg".into(),
+                resume: vec!["--continue".into()],
+            },
+        ),
+        ev(
+            t + 20.0,
+            Source::Os,
+            None,
+            EventKind::CliRestarted {
+                killed: 10,
+                exit: ExitDesc::Signal(libc::SIGKILL),
+                pid: Some(11),
+                error: None,
+            },
+        ),
+    ]
+}
+
+/// After the harness crashed the CLI and it resumed the session, the restarted CLI's
+/// `stopped` for work that still ran is not the notice of its end: the request that carries
+/// it after an unrelated input is not a queued delivery (H3), and the real end was never
+/// reported (H1). A `stopped` with no restart before it is a notice like any other.
+#[test]
+fn a_restarted_clis_stale_stopped_is_not_the_notice_of_the_end() {
+    let crash = crash_and_restart;
+    let stopped = |t: f64| {
+        ev(
+            t,
+            Source::Stream,
+            Some("main"),
+            EventKind::TaskNotified {
+                task_id: "b1".into(),
+                status: "stopped".into(),
+                label: Some("bg".into()),
+                summary: None,
+            },
+        )
+    };
+    let probe_carrying_the_stop = |t: f64| {
+        let mut r = request(t + 10.0, "main", 3, &["b1"]);
+        if let EventKind::ModelRequest { notifications, .. } = &mut r.kind {
+            notifications[0].status = Some("stopped".into());
+        }
+        vec![
+            driver_event(
+                t,
+                EventKind::UserInput {
+                    text: "Unrelated".into(),
+                    why: InputReason::Probe,
+                },
+            ),
+            r,
+        ]
+    };
+    let mut events = start("main", 100.0, 200.0);
+    events.extend(crash(3000.0));
+    events.push(stopped(3400.0));
+    events.push(track_end(12000.0, ExitDesc::Code(0)));
+    events.extend(probe_carrying_the_stop(14000.0));
+    events.push(cli_exit(16000.0, ExitDesc::Code(0)));
+    let j = judge_events(events.clone(), "main", EndReason::Finished);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NeverFired, "{}", v.explanation);
+    let witness: Vec<&str> = v.witness.iter().map(|w| w.what.as_str()).collect();
+    assert_eq!(
+        witness[2..],
+        [
+            "the harness crashes the CLI while `bg` runs, and resumes it",
+            "the restarted CLI reports `bg` stopped while it still runs",
+            "`bg` completes",
+        ]
+    );
+    assert!(
+        v.explanation.contains("crashed the CLI at 3.00 s"),
+        "{}",
+        v.explanation
+    );
+
+    // No restart: the same `stopped`, then the request after the input, is a queued notice.
+    let no_restart: Vec<Event> = events
+        .into_iter()
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                EventKind::CliCrashed { .. } | EventKind::CliRestarted { .. }
+            )
+        })
+        .collect();
+    let j = judge_events(no_restart, "main", EndReason::Finished);
+    assert_eq!(j.verdicts[0].outcome, Outcome::QueuedUntilInput);
+}
+
+/// A subagent finalized before the crash: the restarted CLI never mentions its work, and what
+/// the killed process had done with the waiter no longer decides: the work's end was never
+/// reported (H1), not "finalized, not resumable" as without the crash. A run that ends within
+/// the settle window after the work is `unknown`.
+#[test]
+fn a_crash_while_the_work_runs_decides_before_the_waiters_finalization() {
+    let mut events = start("worker", 100.0, 200.0);
+    events.extend(subagent_stop(300.0, "worker"));
+    let end = track_end(12000.0, ExitDesc::Code(0));
+    let judge = |events: Vec<Event>| judge_events(events, "worker", EndReason::Finished);
+    let without = [
+        events.clone(),
+        vec![end.clone(), cli_exit(16000.0, ExitDesc::Code(0))],
+    ]
+    .concat();
+    assert_eq!(judge(without).verdicts[0].outcome, Outcome::NotResumable);
+    events.extend(crash_and_restart(3000.0));
+    let crashed = [
+        events.clone(),
+        vec![end.clone(), cli_exit(16000.0, ExitDesc::Code(0))],
+    ]
+    .concat();
+    let j = judge(crashed);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::NeverFired, "{}", v.explanation);
+    assert!(
+        v.explanation
+            .contains("the restarted CLI never mentioned `bg`"),
+        "{}",
+        v.explanation
+    );
+    let short = [events, vec![end, cli_exit(12500.0, ExitDesc::Code(0))]].concat();
+    assert_eq!(judge(short).verdicts[0].outcome, Outcome::Unknown);
+}

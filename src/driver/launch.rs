@@ -20,6 +20,7 @@ use crate::evidence::Event;
 use crate::evidence::clock::RunClock;
 use crate::evidence::run::{BackendKind, Isolation};
 use crate::evidence::wire::WireMessage;
+use crate::fake_api::fault::TriggerTimes;
 use crate::fake_api::{self, ApiConfig, ApiState};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::scenario::{DriverMode, MAIN_AGENT};
@@ -49,6 +50,8 @@ pub struct Launched {
     pub spawn_t: f64,
     /// The prompt with the main agent's tag, as the CLI receives it.
     pub tagged_prompt: String,
+    /// The triggers faults count from, as the session loop sees them (the fake API reads).
+    pub triggers: TriggerTimes,
 }
 
 /// Builds the sandbox, starts the fake API and the CLI.
@@ -75,6 +78,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     let socket = EventSocket::listen(&sandbox.events_socket(), wire_tx)
         .map_err(|e| DriverError::Start(format!("event socket: {e}")))?;
     let (api_tx, api_rx) = mpsc::unbounded_channel::<Event>();
+    let triggers = TriggerTimes::default();
     let api = ApiState::new(
         ApiConfig {
             script: plan.agents.clone(),
@@ -82,6 +86,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
             evidence_dir: Some(raw_dir.clone()),
             faults: plan.faults.clone(),
             work_ends: Some(socket.work_ends()),
+            triggers: triggers.clone(),
         },
         clock,
         api_tx,
@@ -153,6 +158,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         isolation,
         spawn_t,
         tagged_prompt,
+        triggers,
     })
 }
 

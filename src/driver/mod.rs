@@ -6,6 +6,7 @@
 //! failure) goes through the same shutdown ([`shutdown`]). A CLI that exits before it makes its
 //! first model request did not start: that is a setup failure, not a run.
 
+mod fault_triggers;
 mod input;
 mod launch;
 pub mod netns;

@@ -1,7 +1,9 @@
-//! Process faults (`kill-task`, `stop-task`): the harness signals a tracked command's
-//! processes itself, a set time after the work started. The session loop asks when the next
-//! one is due and lets this module send what is; each signal is an event on the timeline
-//! (source `fault`), so the verdict never blames the work or the CLI for the harness's kill.
+//! Process faults (`kill-task`, `stop-task`, `crash-cli`): the harness signals a tracked
+//! command's processes itself, or has the supervisor kill the CLI and start it again, a set
+//! time after the work started, or after a trigger (an input's `after`) fired. The session
+//! loop asks when the next one is due and lets this module send what is; each signal is an
+//! event on the timeline (source `fault`), so the verdict never blames the work or the CLI
+//! for the harness's kill.
 //!
 //! The tracker (`wp-track`) is spared: it waits on the command it runs and reports how the
 //! command ended, so a kill shows as the command's end by SIGKILL, and a stop as a late end.
@@ -11,9 +13,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::recorder::{Live, Recorder};
+use super::supervise::{Command, Lifeline};
 use crate::evidence::EventKind;
+use crate::fake_api::fault::TriggerTimes;
 use crate::procs::{self, Signal};
-use crate::scenario::{Fault, FaultKind, FaultTarget};
+use crate::scenario::{Fault, FaultKind, FaultTarget, RESUME_FLAG, Trigger};
 
 /// Where one process fault is in its life.
 #[derive(Debug)]
@@ -32,55 +36,69 @@ enum Stage {
 struct Pending {
     kind: FaultKind,
     work: String,
+    /// Counted from this trigger, not the work's start.
+    from: Option<Trigger>,
     after: Duration,
     stop_for: Duration,
     stage: Stage,
 }
 
-/// The run's process faults, in file order.
-pub struct ProcessFaults(Vec<Pending>);
+/// The run's process faults, in file order, and when their triggers were seen.
+pub struct ProcessFaults {
+    pending: Vec<Pending>,
+    triggers: TriggerTimes,
+}
 
 impl ProcessFaults {
-    pub fn new(faults: &[Fault]) -> ProcessFaults {
-        ProcessFaults(
-            faults
-                .iter()
-                .filter_map(|f| match &f.target {
-                    FaultTarget::Work { work, after_ms } if f.kind.hits_a_process() => {
-                        Some(Pending {
-                            kind: f.kind,
-                            work: work.clone(),
-                            after: Duration::from_millis(*after_ms),
-                            stop_for: Duration::from_secs_f64(f.seconds),
-                            stage: Stage::Waiting,
-                        })
-                    }
-                    _ => None,
-                })
-                .collect(),
-        )
+    pub fn new(faults: &[Fault], triggers: TriggerTimes) -> ProcessFaults {
+        let pending = faults
+            .iter()
+            .filter_map(|f| match &f.target {
+                FaultTarget::Work {
+                    work,
+                    after_ms,
+                    from,
+                } if f.kind.hits_a_process() => Some(Pending {
+                    kind: f.kind,
+                    work: work.clone(),
+                    from: from.clone(),
+                    after: Duration::from_millis(*after_ms),
+                    stop_for: Duration::from_secs_f64(f.seconds),
+                    stage: Stage::Waiting,
+                }),
+                _ => None,
+            })
+            .collect();
+        ProcessFaults { pending, triggers }
     }
 
-    /// The next moment a fault is due: its time after its work started, or a stop's end.
-    /// `None` while no fault's work has started. `now_ms` is the run clock's reading at `now`.
+    /// The next moment a fault is due: its time after its work started (or its trigger was
+    /// seen), or a stop's end. `None` while nothing it waits for has happened. `now_ms` is
+    /// the run clock's reading at `now`.
     pub fn next_wake(&self, live: &Live, now: Instant, now_ms: f64) -> Option<Instant> {
-        self.0
+        self.pending
             .iter()
             .filter_map(|p| match &p.stage {
-                Stage::Waiting => p.due(live, now, now_ms),
+                Stage::Waiting => p.due(live, &self.triggers, now, now_ms),
                 Stage::Stopped { until, .. } => Some(*until),
                 Stage::Done => None,
             })
             .min()
     }
 
-    /// Sends every signal due at `now` and records each.
-    pub fn fire_due(&mut self, rec: &mut Recorder, now: Instant) {
-        for p in &mut self.0 {
+    /// Sends every signal due at `now` (a crash through the supervisor, over `lifeline`) and
+    /// records each.
+    pub fn fire_due(&mut self, rec: &mut Recorder, lifeline: &Lifeline, now: Instant) {
+        for p in &mut self.pending {
             match &p.stage {
                 Stage::Waiting => {
-                    let due = p.due(&rec.live, now, rec.now_ms());
+                    let due = p.due(&rec.live, &self.triggers, now, rec.now_ms());
                     if due.is_none_or(|at| now < at) {
+                        continue;
+                    }
+                    if p.kind == FaultKind::CrashCli {
+                        crash(rec, lifeline, p);
+                        p.stage = Stage::Done;
                         continue;
                     }
                     let pinned = command_procs(&rec.live, &p.work);
@@ -113,7 +131,7 @@ impl ProcessFaults {
     /// Continues whatever is still stopped (the run ends before a stop's end): a stopped
     /// process would not act on the shutdown's SIGTERM.
     pub fn release(&mut self, rec: &mut Recorder) {
-        for p in &mut self.0 {
+        for p in &mut self.pending {
             p.continue_stopped(rec);
         }
     }
@@ -132,11 +150,21 @@ impl Pending {
         }
     }
 
-    /// When the fault is due: `after` past its work's start as the start's event dates it on
-    /// the run clock (not when the harness read the event, which can lag on a loaded machine).
-    fn due(&self, live: &Live, now: Instant, now_ms: f64) -> Option<Instant> {
-        let started_ms = live.work_started_ms.get(&self.work)?;
-        let left_ms = started_ms + self.after.as_secs_f64() * 1000.0 - now_ms;
+    /// When the fault is due: `after` past the moment its trigger was seen, or past its work's
+    /// start as the start's event dates it on the run clock (not when the harness read the
+    /// event, which can lag on a loaded machine).
+    fn due(
+        &self,
+        live: &Live,
+        triggers: &TriggerTimes,
+        now: Instant,
+        now_ms: f64,
+    ) -> Option<Instant> {
+        let from_ms = match &self.from {
+            Some(trigger) => triggers.seen(trigger)?,
+            None => *live.work_started_ms.get(&self.work)?,
+        };
+        let left_ms = from_ms + self.after.as_secs_f64() * 1000.0 - now_ms;
         Some(now + Duration::from_secs_f64(left_ms.max(0.0) / 1000.0))
     }
 }
@@ -153,6 +181,32 @@ fn command_procs(live: &Live, work: &str) -> Vec<procs::Pinned> {
         .into_iter()
         .filter_map(procs::pin)
         .collect()
+}
+
+/// A `crash-cli`: while the work runs, the supervisor kills the CLI and starts it again with
+/// `--continue` (it reports both); once the work has ended there is nothing to crash into,
+/// and the fault is recorded as not sent.
+fn crash(rec: &mut Recorder, lifeline: &Lifeline, p: &Pending) {
+    let at = rec.now_ms();
+    if !rec.live.track_pids.contains_key(&p.work) {
+        record(rec, at, p, Signal::KILL, &[]);
+        return;
+    }
+    let resume = vec![RESUME_FLAG.to_string()];
+    let sent = lifeline.send(&Command::Restart {
+        extra_args: resume.clone(),
+    });
+    if sent {
+        rec.fault(
+            at,
+            EventKind::CliCrashed {
+                work: p.work.clone(),
+                resume,
+            },
+        );
+    } else {
+        record(rec, at, p, Signal::KILL, &[]);
+    }
 }
 
 fn record(rec: &mut Recorder, at: f64, p: &Pending, signal: Signal, procs: &[procs::Pinned]) {

@@ -125,6 +125,12 @@ impl Live {
                 }
             }
             EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
+            // The killed CLI's turn and tasks went with it (its tracked processes live on,
+            // still tracked): what is running is what the restarted CLI reports.
+            EventKind::CliRestarted { .. } => {
+                self.running_tasks.clear();
+                self.awaiting_turn = false;
+            }
             EventKind::ToolUnavailable { tool, cli } => {
                 let cli = cli.as_deref().unwrap_or("this CLI");
                 self.tool_unavailable

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::fault_triggers::FaultTriggers;
 use super::launch::Launched;
 use super::process_faults::ProcessFaults;
 use super::recorder::Recorder;
@@ -59,7 +60,8 @@ pub async fn drive(
     let start = Instant::now();
     let ceiling_at = start + plan.driver.ceiling;
     let mut schedule = Schedule::new(&plan.driver);
-    let mut process_faults = ProcessFaults::new(&plan.faults);
+    let mut process_faults = ProcessFaults::new(&plan.faults, run.triggers.clone());
+    let fault_triggers = FaultTriggers::new(&plan.faults, run.triggers.clone(), plan.driver.settle);
     let mut vanish = VanishWatch::new();
     let mut stream_open = true;
     let mut cancel_open = true;
@@ -74,6 +76,9 @@ pub async fn drive(
             wake = wake.min(at);
         }
         if let Some(at) = process_faults.next_wake(&rec.live, now, rec.now_ms()) {
+            wake = wake.min(at);
+        }
+        if let Some(at) = fault_triggers.next_wake(&rec.live) {
             wake = wake.min(at);
         }
         tokio::select! {
@@ -157,7 +162,8 @@ pub async fn drive(
             };
             break (reason, None);
         }
-        process_faults.fire_due(rec, Instant::now());
+        fault_triggers.observe(&rec.live, Instant::now(), rec.now_ms());
+        process_faults.fire_due(rec, &run.lifeline, Instant::now());
         while let Some(due) = schedule.poll(&rec.live, Instant::now()) {
             send(run, rec, due).await;
         }

@@ -7,7 +7,8 @@
 //! its lifeline (fd 3, a pipe from the harness) closes, because the run ended or the harness
 //! died, it sends SIGTERM to every descendant, then SIGKILL after a grace period, reaps them
 //! all and exits. A SIGTERM, SIGINT or SIGHUP from outside does the same, and is reported
-//! first, so the run is recorded as interrupted. Single-threaded and synchronous: it waits on
+//! first, so the run is recorded as interrupted. The harness also writes [`Command`]s on the
+//! lifeline: a crash fault's restart of the CLI. Single-threaded and synchronous: it waits on
 //! a self-pipe that signals write to, and on the lifeline, with `poll`, never sleeping to
 //! synchronise.
 
@@ -30,6 +31,8 @@ use crate::procs::{self, Signal};
 pub const LIFELINE_FD: RawFd = 3;
 /// How long descendants get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
+/// How long a crash waits for the killed CLI before starting the next one.
+const RESTART_REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The signals that end a run from outside the harness.
 const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
@@ -56,7 +59,7 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
             return 70;
         }
     };
-    let cli = match spawn_cli(&args) {
+    let cli = match spawn_cli(&args, &[]) {
         Ok(pid) => pid,
         Err(e) => {
             eprintln!("wakeprobe supervisor: cannot start {}: {e}", args.program);
@@ -64,7 +67,7 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
         }
     };
     let mut state = Reaper {
-        events: args.events,
+        events: args.events.clone(),
         cli,
         cli_exit: None,
     };
@@ -93,7 +96,26 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
             }
         }
         if lifeline_ready {
-            break; // lifeline closed (or written to): end the run
+            match read_commands(&lifeline) {
+                Some(commands) => {
+                    for Command::Restart { extra_args } in commands {
+                        state.restart(&args, &extra_args, &wake);
+                    }
+                    if let Some(signal) = wake.stop_signal() {
+                        // Arrived while the restart waited on the killed CLI.
+                        let _ = WireMessage::SupervisorStopped {
+                            t_ns: monotonic_ns(),
+                            signal,
+                        }
+                        .send(&state.events);
+                        break;
+                    }
+                    if state.cli == 0 {
+                        break; // the restart could not start the CLI: nothing left to run
+                    }
+                }
+                None => break, // lifeline closed (or garbled): end the run
+            }
         }
     }
     state.terminate_all(&wake);
@@ -104,10 +126,34 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
     }
 }
 
+/// What the harness asks of the supervisor over the lifeline, one JSON line each.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Command {
+    /// SIGKILL to the CLI alone (its orphans live on, as after a real crash), then the same
+    /// command again with `extra_args` after its own (`--continue`).
+    Restart { extra_args: Vec<String> },
+}
+
+/// The commands waiting on the lifeline; `None` once it is closed, or when what came is not a
+/// command (a harness that garbles its lifeline gets the run ended, not guessed at).
+fn read_commands(lifeline: &OwnedFd) -> Option<Vec<Command>> {
+    let mut buf = [0u8; 4096];
+    let n = rustix::io::read(lifeline, &mut buf)
+        .ok()
+        .filter(|n| *n > 0)?;
+    // Each command is one short write (under PIPE_BUF, so it arrives whole).
+    std::str::from_utf8(&buf[..n])
+        .ok()?
+        .lines()
+        .map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// Starts the CLI; in a pty it leads its own session with the terminal as its controlling one.
-fn spawn_cli(args: &SuperviseArgs) -> std::io::Result<u32> {
+fn spawn_cli(args: &SuperviseArgs, extra_args: &[String]) -> std::io::Result<u32> {
     let mut command = std::process::Command::new(&args.program);
-    command.args(&args.args);
+    command.args(&args.args).args(extra_args);
     if args.pty {
         // SAFETY: setsid and TIOCSCTTY are async-signal-safe system calls, made in the child
         // between fork and exec.
@@ -171,6 +217,36 @@ impl Wakeup {
     }
 }
 
+/// How an exit status reads.
+fn exit_of(status: rustix::process::WaitStatus) -> ExitDesc {
+    match (status.exit_status(), status.terminating_signal()) {
+        (Some(code), _) => ExitDesc::Code(code),
+        (None, Some(signal)) => ExitDesc::Signal(signal),
+        _ => ExitDesc::Vanished,
+    }
+}
+
+/// Reaps `pid` once it has exited, waiting at most `limit` (a SIGKILLed process stuck in the
+/// kernel may take a while); `Vanished` if it did not end in time.
+fn reap_one(pid: u32, wake: &Wakeup, limit: Duration) -> ExitDesc {
+    let Some(target) = Pid::from_raw(pid as i32) else {
+        return ExitDesc::Vanished;
+    };
+    let deadline = Instant::now() + limit;
+    loop {
+        match rustix::process::waitpid(Some(target), WaitOptions::NOHANG) {
+            Ok(Some((_, status))) => return exit_of(status),
+            Ok(None) => {}
+            Err(_) => return ExitDesc::Vanished,
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return ExitDesc::Vanished;
+        }
+        wake.wait(left); // wakes on the next SIGCHLD, or at the deadline
+    }
+}
+
 /// An exited child not yet reaped, if there is one (left for `waitpid` to reap).
 fn next_exited() -> Option<u32> {
     // SAFETY: `waitid` only writes into `info`, a zeroed siginfo_t we own; WNOWAIT leaves the
@@ -215,11 +291,7 @@ impl Reaper {
     }
 
     fn report(&mut self, pid: u32, status: rustix::process::WaitStatus, command: Option<String>) {
-        let exit = match (status.exit_status(), status.terminating_signal()) {
-            (Some(code), _) => ExitDesc::Code(code),
-            (None, Some(signal)) => ExitDesc::Signal(signal),
-            _ => ExitDesc::Vanished,
-        };
+        let exit = exit_of(status);
         let is_cli = pid == self.cli;
         if is_cli {
             self.cli_exit = Some(exit.clone());
@@ -232,6 +304,34 @@ impl Reaper {
             cli: is_cli,
         }
         .send(&self.events);
+    }
+
+    /// The harness's crash: SIGKILL to the CLI alone, reaped here (it is not reported as the
+    /// CLI's exit: the run goes on), then the CLI started again with `extra_args`; the
+    /// message says both. Nothing when the CLI already ended by itself (the run is ending).
+    /// If the CLI cannot be started again, `cli` is 0 and the run ends.
+    fn restart(&mut self, args: &SuperviseArgs, extra_args: &[String], wake: &Wakeup) {
+        if self.cli_exit.is_some() || self.cli == 0 {
+            return;
+        }
+        let killed = self.cli;
+        procs::signal(killed, Signal::KILL);
+        let exit = reap_one(killed, wake, RESTART_REAP_LIMIT);
+        let (pid, error) = match spawn_cli(args, extra_args) {
+            Ok(pid) => (Some(pid), None),
+            Err(e) => (None, Some(format!("cannot start {}: {e}", args.program))),
+        };
+        self.cli = pid.unwrap_or(0);
+        let _ = WireMessage::CliRestarted {
+            t_ns: monotonic_ns(),
+            killed,
+            exit,
+            pid,
+            error,
+        }
+        .send(&self.events);
+        // Exits that came while this waited (their SIGCHLD bytes were drained).
+        self.reap_all();
     }
 
     /// SIGTERM to every descendant, SIGKILL after the grace period, until none is left.
@@ -326,6 +426,17 @@ impl Lifeline {
     /// Drops the harness's copy of the read end once the supervisor has it.
     pub fn spawned(&mut self) {
         self.read = None;
+    }
+
+    /// Asks the supervisor for `command`; false when the lifeline is cut or the write failed.
+    pub fn send(&self, command: &Command) -> bool {
+        let Some(write) = &self.write else {
+            return false;
+        };
+        let mut line = serde_json::to_vec(command).unwrap_or_default();
+        line.push(b'\n');
+        // One write under PIPE_BUF: the supervisor reads it whole.
+        matches!(rustix::io::write(write, &line), Ok(n) if n == line.len())
     }
 
     /// Tells the supervisor to end the run.

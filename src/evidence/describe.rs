@@ -50,6 +50,26 @@ pub fn describe(e: &Event) -> String {
                 pids.len()
             ),
         },
+        EventKind::CliCrashed { work, resume } => format!(
+            "fault crash-cli: SIGKILL to the CLI while `{work}` runs, then the CLI again with {}",
+            resume.join(" ")
+        ),
+        EventKind::CliRestarted {
+            killed,
+            exit,
+            pid,
+            error,
+        } => match (pid, error) {
+            (Some(pid), _) => format!(
+                "CLI pid {killed} killed by the harness ({}); restarted as pid {pid}",
+                exit.describe()
+            ),
+            (None, error) => format!(
+                "CLI pid {killed} killed by the harness ({}); not restarted: {}",
+                exit.describe(),
+                error.as_deref().unwrap_or("unknown error")
+            ),
+        },
         EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
         EventKind::TaskStarted {

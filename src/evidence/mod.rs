@@ -95,6 +95,19 @@ pub enum EventKind {
         /// The processes signalled (none when the work had already ended).
         pids: Vec<u32>,
     },
+    /// The harness crashed the CLI on purpose (`crash-cli`, `work` running): the supervisor
+    /// kills it and starts it again with `resume` after its own arguments.
+    CliCrashed { work: String, resume: Vec<String> },
+    /// The supervisor killed the CLI (`killed`, which ended as `exit`) for a crash fault and
+    /// started it again as `pid`, or could not (`error`). Not the CLI's exit: the run goes on.
+    CliRestarted {
+        killed: u32,
+        exit: ExitDesc,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The fake API answered with a tool call.
     ToolCall {
         seq: u64,

@@ -407,6 +407,23 @@ impl Normalizer {
                 };
                 vec![self.event(t_ms, Source::Os, None, kind)]
             }
+            WireMessage::CliRestarted {
+                killed,
+                exit,
+                pid,
+                error,
+                ..
+            } => vec![self.event(
+                t_ms,
+                Source::Os,
+                None,
+                EventKind::CliRestarted {
+                    killed,
+                    exit,
+                    pid,
+                    error,
+                },
+            )],
             // The driver records the interruption itself, as the run's end.
             WireMessage::SupervisorStopped { .. } => vec![],
         }

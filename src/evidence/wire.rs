@@ -38,6 +38,15 @@ pub enum WireMessage {
         /// True for the CLI itself (the supervisor's direct child).
         cli: bool,
     },
+    /// The supervisor killed the CLI for a crash fault (`killed`, which ended as `exit`) and
+    /// started it again as `pid` (none, with `error`, when it could not).
+    CliRestarted {
+        t_ns: u64,
+        killed: u32,
+        exit: ExitDesc,
+        pid: Option<u32>,
+        error: Option<String>,
+    },
     /// The supervisor was told to stop by a signal from outside the harness (a signal to the
     /// whole process tree, say); it is ending the run.
     SupervisorStopped { t_ns: u64, signal: i32 },
@@ -50,6 +59,7 @@ impl WireMessage {
             | WireMessage::TrackStart { t_ns, .. }
             | WireMessage::TrackEnd { t_ns, .. }
             | WireMessage::Reaped { t_ns, .. }
+            | WireMessage::CliRestarted { t_ns, .. }
             | WireMessage::SupervisorStopped { t_ns, .. } => *t_ns,
         }
     }

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use serde_json::json;
 
-use crate::scenario::{Fault, FaultKind, FaultTarget};
+use crate::scenario::{Fault, FaultKind, FaultTarget, Trigger};
 
 /// Which requests the faults hit, counted per agent.
 pub struct Injector {
@@ -42,6 +42,27 @@ pub trait WorkEnds: Send + Sync {
     fn ended(&self) -> Pin<Box<dyn Future<Output = HashMap<String, u64>> + Send + '_>>;
 }
 
+/// When each trigger a fault counts from was first seen by the harness (ms on the run's
+/// clock): the session loop writes, the fake API and the process faults read.
+#[derive(Clone, Default)]
+pub struct TriggerTimes(Arc<Mutex<Vec<(Trigger, f64)>>>);
+
+impl TriggerTimes {
+    /// When `trigger` was first seen, if it was.
+    pub fn seen(&self, trigger: &Trigger) -> Option<f64> {
+        let times = self.0.lock().expect("trigger lock");
+        times.iter().find(|(t, _)| t == trigger).map(|(_, ms)| *ms)
+    }
+
+    /// Records `trigger` as seen at `ms`, unless it was seen before.
+    pub fn record(&self, trigger: &Trigger, ms: f64) {
+        let mut times = self.0.lock().expect("trigger lock");
+        if !times.iter().any(|(t, _)| t == trigger) {
+            times.push((trigger.clone(), ms));
+        }
+    }
+}
+
 /// One model request, as a fault's target sees it.
 pub struct Request<'a> {
     pub agent: &'a str,
@@ -53,6 +74,8 @@ pub struct Request<'a> {
     /// (filled only when a fault waits for one). A command that ended while the request was
     /// being decided is not before it.
     pub ended: &'a HashMap<String, f64>,
+    /// The triggers the harness has seen, and when.
+    pub triggers: &'a TriggerTimes,
 }
 
 /// A fault hitting one request.
@@ -140,6 +163,10 @@ impl Injector {
                         FaultTarget::WorkEnded(work) => {
                             req.ended.get(work).is_some_and(|end| *end < req.arrived_ms)
                         }
+                        FaultTarget::AfterTrigger { trigger, after_ms } => req
+                            .triggers
+                            .seen(trigger)
+                            .is_some_and(|t| t + *after_ms as f64 <= req.arrived_ms),
                         FaultTarget::Work { .. } => false,
                     })
         })?;
@@ -254,7 +281,7 @@ pub fn stream_pieces(sse: &[u8], think: Duration, fault: Option<&Fault>) -> VecD
             }
         }
         // Never handed a process fault (`Injector::new` keeps none): the answer goes out whole.
-        FaultKind::KillTask | FaultKind::StopTask => {
+        FaultKind::KillTask | FaultKind::StopTask | FaultKind::CrashCli => {
             pieces.push_back(Piece::Data(Bytes::copy_from_slice(sse)));
         }
         FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529 => {
@@ -349,6 +376,7 @@ mod tests {
             streaming,
             arrived_ms: 0.0,
             ended: &HashMap::new(),
+            triggers: &TriggerTimes::default(),
         })
     }
 
@@ -396,6 +424,39 @@ mod tests {
     }
 
     #[test]
+    fn a_trigger_fault_hits_the_first_request_its_delay_after_the_trigger_was_seen() {
+        let trigger = Trigger::TurnEnd("main".into(), 1);
+        let injector = Injector::new(vec![fault(
+            FaultKind::Http500,
+            FaultTarget::AfterTrigger {
+                trigger: trigger.clone(),
+                after_ms: 500,
+            },
+            1,
+        )]);
+        let triggers = TriggerTimes::default();
+        let at = |arrived_ms: f64| {
+            injector
+                .hit(&Request {
+                    agent: "main",
+                    carries_notification: false,
+                    streaming: true,
+                    arrived_ms,
+                    ended: &HashMap::new(),
+                    triggers: &triggers,
+                })
+                .map(|h| h.request)
+        };
+        assert_eq!(at(100.0), None, "the trigger not seen yet");
+        triggers.record(&trigger, 1000.0);
+        triggers.record(&trigger, 5000.0); // seen once: the first sighting stands
+        assert_eq!(triggers.seen(&trigger), Some(1000.0));
+        assert_eq!(at(1499.0), None, "before its delay");
+        assert_eq!(at(1500.0), Some(3));
+        assert_eq!(at(1600.0), None, "once only");
+    }
+
+    #[test]
     fn a_work_ended_fault_waits_for_the_first_request_after_its_work_ended() {
         let injector = Injector::new(vec![fault(
             FaultKind::Overloaded529,
@@ -415,6 +476,7 @@ mod tests {
                     streaming: true,
                     arrived_ms: 1000.0,
                     ended: &ended,
+                    triggers: &TriggerTimes::default(),
                 })
                 .map(|h| (h.request, h.attempt))
         };

@@ -48,6 +48,8 @@ pub struct ApiConfig {
     /// Which tracked commands have ended, for faults aimed at the first request after one
     /// did; `None` when nothing reports them (then such a fault never fires).
     pub work_ends: Option<Arc<dyn fault::WorkEnds>>,
+    /// The triggers the harness has seen, for faults timed from one.
+    pub triggers: fault::TriggerTimes,
 }
 
 /// Shared state of one fake API instance (one run).
@@ -387,6 +389,7 @@ async fn messages(
                 streaming: view.stream,
                 arrived_ms: t_ms,
                 ended: &ended,
+                triggers: &state.config.triggers,
             };
             state.injector.hit(&request)
         }

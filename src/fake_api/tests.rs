@@ -56,6 +56,7 @@ fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         evidence_dir: None,
         faults: vec![],
         work_ends: None,
+        triggers: Default::default(),
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }
@@ -263,6 +264,7 @@ fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         evidence_dir: None,
         faults: vec![],
         work_ends: None,
+        triggers: Default::default(),
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }

@@ -180,6 +180,13 @@ pub fn diagram(tl: &Timeline) -> String {
                 }
             }
             other => {
+                if let EventKind::CliCrashed { resume, .. } = other {
+                    let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
+                    lines.push(format!(
+                        "Note over {main}: fault crash-cli, the CLI killed and started with {} ({t})",
+                        clean(&resume.join(" "))
+                    ));
+                }
                 if let Some(what) = run_end(other) {
                     let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
                     lines.push(format!("Note over {main}: {what} ({t})"));

@@ -273,6 +273,11 @@ fn placed<'a>(tl: &'a Timeline, map: &LaneMap) -> Vec<Placed<'a>> {
             EventKind::FaultInjected { fault, .. } | EventKind::WorkSignalled { fault, .. } => {
                 push(Mark::Fault, lane, Some(fault.as_str().to_string()))
             }
+            EventKind::CliCrashed { .. } => push(
+                Mark::Fault,
+                lane,
+                Some(crate::scenario::FaultKind::CrashCli.as_str().to_string()),
+            ),
             EventKind::CliExited { .. }
             | EventKind::CeilingHit { .. }
             | EventKind::Interrupted { .. }

@@ -48,6 +48,7 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
             EventKind::FaultInjected { fault, .. } | EventKind::WorkSignalled { fault, .. } => {
                 Some(format!("fault {} {t:.2}s", fault.as_str()))
             }
+            EventKind::CliCrashed { .. } => Some(format!("fault crash-cli {t:.2}s")),
             _ => None,
         };
         if let Some(p) = part {

@@ -4,8 +4,9 @@
 //! notification is most likely to be lost; a fault lets a run put one exactly on the request
 //! that should carry the notification.
 //!
-//! A process fault (`kill-task`, `stop-task`) hits a tracked command instead, a set time
-//! after its work started: the harness signals the command's processes itself.
+//! A process fault hits a process instead, a set time after a tracked command's work started:
+//! the harness signals the command's processes itself (`kill-task`, `stop-task`), or kills
+//! the CLI and starts it again on the same session (`crash-cli`).
 //!
 //! Every fault has a bound: it repeats on at most [`MAX_TIMES`] consecutive attempts, and a
 //! stall, a retry-after, a stopped task's pause and a process fault's delay last at most
@@ -14,7 +15,8 @@
 use toml::Spanned;
 
 use super::ScenarioError;
-use super::plan::{Fault, FaultKind, FaultTarget, MAIN_AGENT};
+use super::plan::{Fault, FaultKind, FaultTarget, MAIN_AGENT, RESUME_FLAG};
+use super::raw::DriverMode;
 use super::raw::RawFault;
 use super::source::{Locator, Names};
 
@@ -92,13 +94,24 @@ pub(super) fn resolve_fault(
                 .filter(|_| !waits_for_work)
                 .map(|x| x.span()),
         ),
-        ("after_seconds", f.after_seconds.as_ref().map(|x| x.span())),
+        (
+            "after_seconds",
+            f.after_seconds
+                .as_ref()
+                .filter(|_| f.after.is_none())
+                .map(|x| x.span()),
+        ),
     ];
     if let Some((key, span)) = process_keys.iter().find_map(|(k, s)| Some((k, s.clone()?))) {
         return Err(at.error(
             span,
             format!(
-                "`{key}` applies to `kill-task` and `stop-task`, not `{}`",
+                "`{key}` applies to `kill-task`, `stop-task` and `crash-cli`{}, not `{}`",
+                if *key == "after_seconds" {
+                    ", and to faults with `after`"
+                } else {
+                    ""
+                },
                 kind.as_str()
             ),
         ));
@@ -118,6 +131,19 @@ pub(super) fn resolve_fault(
         None => MAIN_AGENT.to_string(),
     };
     let target = match (&f.request, &f.on) {
+        (None, None) if f.after.is_some() => after_trigger(at, f, names)?,
+        (_, Some(on)) if f.after.is_some() => {
+            return Err(at.error(
+                on.span(),
+                "a fault has one target: `on = ...` or `after = TRIGGER`, not both".into(),
+            ));
+        }
+        (Some(n), None) if f.after.is_some() => {
+            return Err(at.error(
+                n.span(),
+                "a fault has one target: `request = N` or `after = TRIGGER`, not both".into(),
+            ));
+        }
         (Some(n), None) if *n.get_ref() >= 1 => FaultTarget::Request(*n.get_ref()),
         (Some(n), None) => {
             return Err(at.error(n.span(), "`request` counts from 1".into()));
@@ -148,7 +174,8 @@ pub(super) fn resolve_fault(
             return Err(at.error(
                 fault.span(),
                 "a fault needs a target: `request = N` (the agent's Nth model request), \
-                 `on = \"notification\"` or `on = \"work-ended\"` with `work = NAME`"
+                 `on = \"notification\"`, `on = \"work-ended\"` with `work = NAME`, or \
+                 `after = TRIGGER`"
                     .into(),
             ));
         }
@@ -212,6 +239,50 @@ pub(super) fn resolve_fault(
     })
 }
 
+/// Refuses a `crash-cli` in a scenario none of whose variants is a session (`modes`, one per
+/// variant): the CLI is started again with `--continue` on the same stdin, and only a session
+/// has one to resume on (a print-mode CLI has its prompt in its arguments; a restart in a pty
+/// is not built). In a scenario with both, the crash applies to its session variants.
+pub(super) fn check_modes(
+    at: &Locator,
+    raw: &[Spanned<RawFault>],
+    modes: &[DriverMode],
+) -> Result<(), ScenarioError> {
+    let crash = raw
+        .iter()
+        .find(|f| f.get_ref().kind.get_ref() == FaultKind::CrashCli.as_str());
+    match crash {
+        Some(r) if !modes.contains(&DriverMode::Session) => Err(at.error(
+            r.get_ref().kind.span(),
+            format!(
+                "`crash-cli` restarts the CLI with `{RESUME_FLAG}` on the same stdin, which \
+                 needs a variant with `mode = \"session\"` (this scenario has none)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `after = TRIGGER` (with `after_seconds`, default 0): the agent's first request that
+/// arrives that long after the harness saw the trigger.
+fn after_trigger(at: &Locator, f: &RawFault, names: &Names) -> Result<FaultTarget, ScenarioError> {
+    let Some(after) = &f.after else {
+        unreachable!("called with `after`")
+    };
+    let trigger = super::resolve::resolve_trigger(at, after, names)?;
+    let after_ms = match &f.after_seconds {
+        Some(s) if !(0.0..=MAX_SECONDS).contains(s.get_ref()) => {
+            return Err(at.error(
+                s.span(),
+                format!("`after_seconds` must be 0 to {MAX_SECONDS}"),
+            ));
+        }
+        Some(s) => (*s.get_ref() * 1000.0).round() as u64,
+        None => 0,
+    };
+    Ok(FaultTarget::AfterTrigger { trigger, after_ms })
+}
+
 /// `on = "work-ended"`: the first request after a tracked command ended.
 const WORK_ENDED: &str = "work-ended";
 
@@ -236,8 +307,9 @@ fn tracked_work(
     }
 }
 
-/// A `kill-task` or `stop-task`: a tracked command named by `work`, `after_seconds` after its
-/// work started; a stop lasts `seconds`. The keys of request faults are refused by name.
+/// A `kill-task`, `stop-task` or `crash-cli`: a tracked command named by `work`,
+/// `after_seconds` after its work started (or after the trigger `after` names, from which a
+/// delay of 0 is allowed); a stop lasts `seconds`. The keys of request faults are refused by name.
 fn resolve_process_fault(
     at: &Locator,
     fault: &Spanned<RawFault>,
@@ -281,13 +353,21 @@ fn resolve_process_fault(
             ))
         }
     };
+    let from = f
+        .after
+        .as_ref()
+        .map(|a| super::resolve::resolve_trigger(at, a, names))
+        .transpose()?;
     let after = match &f.after_seconds {
+        Some(a) if from.is_some() && *a.get_ref() == 0.0 => 0.0,
         Some(a) => seconds_in_bounds(a, "after_seconds")?,
+        None if from.is_some() => 0.0,
         None => {
             return Err(at.error(
                 fault.span(),
                 format!(
-                    "a `{}` needs `after_seconds`, its time after the work started",
+                    "a `{}` needs `after_seconds`, its time after the work started, or \
+                     `after`, a trigger to count it from",
                     kind.as_str()
                 ),
             ));
@@ -315,6 +395,7 @@ fn resolve_process_fault(
         target: FaultTarget::Work {
             work,
             after_ms: (after * 1000.0).round() as u64,
+            from,
         },
         times: 1,
         seconds,

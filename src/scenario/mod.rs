@@ -249,10 +249,11 @@ impl Scenario {
             }
         }
         // Every variant must resolve with the defaults: a broken file fails at load, not mid-run.
+        let mut modes = Vec::new();
         for variant in self.variants() {
-            self.plan(&variant, &[])?;
+            modes.push(self.plan(&variant, &[])?.driver.mode);
         }
-        Ok(())
+        fault::check_modes(&at, &self.raw.faults, &modes)
     }
 
     fn validate_verdicts(

@@ -314,10 +314,14 @@ pub enum FaultKind {
     /// SIGSTOP to a tracked command `after_seconds` after the work started, and SIGCONT
     /// `seconds` later: the work is late by as much, as when a laptop sleeps.
     StopTask,
+    /// SIGKILL to the CLI itself (not its background work), `after_seconds` after a tracked
+    /// command started, then the CLI started again with `--continue` on the same stdin and
+    /// stdout: does the work still report after a crash and a resume? Session mode only.
+    CrashCli,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 12] = [
         FaultKind::Http429,
         FaultKind::Http500,
         FaultKind::Overloaded529,
@@ -329,6 +333,7 @@ impl FaultKind {
         FaultKind::Slow,
         FaultKind::KillTask,
         FaultKind::StopTask,
+        FaultKind::CrashCli,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -344,6 +349,7 @@ impl FaultKind {
             FaultKind::Slow => "slow",
             FaultKind::KillTask => "kill-task",
             FaultKind::StopTask => "stop-task",
+            FaultKind::CrashCli => "crash-cli",
         }
     }
 
@@ -359,6 +365,7 @@ impl FaultKind {
             FaultKind::CutBeforeStop => "cuts message_stop off the answer",
             FaultKind::KillTask => "kills the work",
             FaultKind::StopTask => "stops the work for a while",
+            FaultKind::CrashCli => "crashes the CLI and resumes it",
             _ => "breaks the answer",
         }
     }
@@ -372,10 +379,18 @@ impl FaultKind {
         ) && !self.hits_a_process()
     }
 
-    /// Whether the fault hits a tracked process (the driver sends it) rather than a model
-    /// request (the fake API answers it).
+    /// Whether the fault hits a process (the driver sends it: a tracked command, or the CLI)
+    /// rather than a model request (the fake API answers it).
     pub fn hits_a_process(self) -> bool {
-        matches!(self, FaultKind::KillTask | FaultKind::StopTask)
+        matches!(
+            self,
+            FaultKind::KillTask | FaultKind::StopTask | FaultKind::CrashCli
+        )
+    }
+
+    /// Whether the fault can hit a run in `mode`: a crash needs a session to resume.
+    pub fn applies_in(self, mode: DriverMode) -> bool {
+        self != FaultKind::CrashCli || mode == DriverMode::Session
     }
 
     /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A
@@ -390,6 +405,9 @@ impl FaultKind {
     }
 }
 
+/// The flag a crashed CLI is started again with: the most recent session in the project.
+pub const RESUME_FLAG: &str = "--continue";
+
 /// Which of an agent's model requests a fault hits first, or which tracked work and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "on", content = "arg")]
@@ -401,8 +419,17 @@ pub enum FaultTarget {
     /// The agent's first request after a tracked command (`track = NAME`) ended: the one that
     /// should carry its notification, also when the CLI does not deliver it.
     WorkEnded(String),
-    /// A tracked command (`track = NAME`), this long after its work started.
-    Work { work: String, after_ms: u64 },
+    /// The agent's first request that arrives `after_ms` after the harness saw `trigger` (an
+    /// input's `after`).
+    AfterTrigger { trigger: Trigger, after_ms: u64 },
+    /// A tracked command (`track = NAME`), this long after its work started, or after
+    /// `from` fired (a trigger, as an input's `after`).
+    Work {
+        work: String,
+        after_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<Trigger>,
+    },
 }
 
 impl std::fmt::Display for FaultTarget {
@@ -411,9 +438,27 @@ impl std::fmt::Display for FaultTarget {
             FaultTarget::Request(n) => write!(f, "request #{n}"),
             FaultTarget::Notification => f.write_str("first request with a notification"),
             FaultTarget::WorkEnded(work) => write!(f, "first request after `{work}` ended"),
-            FaultTarget::Work { work, after_ms } => write!(
+            FaultTarget::AfterTrigger { trigger, after_ms } => write!(
+                f,
+                "first request {} s after `{trigger}`",
+                *after_ms as f64 / 1000.0
+            ),
+            FaultTarget::Work {
+                work,
+                after_ms,
+                from: None,
+            } => write!(
                 f,
                 "`{work}`, {} s after it started",
+                *after_ms as f64 / 1000.0
+            ),
+            FaultTarget::Work {
+                work,
+                after_ms,
+                from: Some(trigger),
+            } => write!(
+                f,
+                "`{work}`, {} s after `{trigger}`",
                 *after_ms as f64 / 1000.0
             ),
         }
@@ -446,12 +491,17 @@ impl Fault {
             FaultKind::Http429 => Some(format!("retry-after {} s", self.seconds)),
             FaultKind::Slow => Some(format!("{} ms between events", self.delay_ms)),
             FaultKind::StopTask => Some(format!("stopped {} s", self.seconds)),
+            FaultKind::CrashCli => Some(format!("restarted with {}", RESUME_FLAG)),
             _ => None,
         }
     }
 
-    /// Whether the fault has something to hit in `plan`: its agent, and its tracked work.
+    /// Whether the fault has something to hit in `plan`: its agent, and its tracked work; a
+    /// crash needs a session to resume (see [`FaultKind::CrashCli`]).
     pub fn applies_to(&self, plan: &Plan) -> bool {
+        if !self.kind.applies_in(plan.driver.mode) {
+            return false;
+        }
         let tracks = |work: &String| {
             plan.agents
                 .values()

@@ -50,6 +50,8 @@ pub struct RawFault {
     pub delay_ms: Option<Spanned<u64>>,
     pub work: Option<Spanned<String>>,
     pub after_seconds: Option<Spanned<f64>>,
+    /// A process fault's trigger (as an input's `after`): `after_seconds` counts from it.
+    pub after: Option<Spanned<String>>,
 }
 
 /// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.

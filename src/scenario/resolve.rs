@@ -72,6 +72,7 @@ pub(super) fn plan(
         .faults
         .iter()
         .map(|f| super::fault::resolve_fault(at, f, &names))
+        .filter(|f| !matches!(f, Ok(f) if !f.kind.applies_in(driver.mode)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Plan {
         faults,
@@ -186,25 +187,7 @@ fn check_inputs(at: &Locator, driver: &RawDriver, names: &Names) -> Result<(), S
     for input in driver.inputs.iter().flatten() {
         let i = input.get_ref();
         if let Some(after) = &i.after {
-            let trigger = parse_trigger(after.get_ref()).map_err(|m| at.error(after.span(), m))?;
-            let unknown = match &trigger {
-                Trigger::TurnEnd(agent, _) if !names.agents.contains(agent) => Some(format!(
-                    "the trigger names no agent: `{agent}` (agents: {})",
-                    Names::list(&names.agents)
-                )),
-                Trigger::TaskStart(name) | Trigger::TaskEnd(name)
-                    if !names.tracks.contains(name) =>
-                {
-                    Some(format!(
-                        "the trigger names no tracked command: `{name}` (tracked: {})",
-                        Names::list(&names.tracks)
-                    ))
-                }
-                _ => None,
-            };
-            if let Some(message) = unknown {
-                return Err(at.error(after.span(), message));
-            }
+            resolve_trigger(at, after, names)?;
         }
         if let Some(target) = &i.target
             && !names.is_work(target.get_ref())
@@ -220,6 +203,32 @@ fn check_inputs(at: &Locator, driver: &RawDriver, names: &Names) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// A trigger (an input's or a fault's `after`), checked against the names it may use.
+pub(super) fn resolve_trigger(
+    at: &Locator,
+    after: &Spanned<String>,
+    names: &Names,
+) -> Result<Trigger, ScenarioError> {
+    let trigger = parse_trigger(after.get_ref()).map_err(|m| at.error(after.span(), m))?;
+    let unknown = match &trigger {
+        Trigger::TurnEnd(agent, _) if !names.agents.contains(agent) => Some(format!(
+            "the trigger names no agent: `{agent}` (agents: {})",
+            Names::list(&names.agents)
+        )),
+        Trigger::TaskStart(name) | Trigger::TaskEnd(name) if !names.tracks.contains(name) => {
+            Some(format!(
+                "the trigger names no tracked command: `{name}` (tracked: {})",
+                Names::list(&names.tracks)
+            ))
+        }
+        _ => None,
+    };
+    match unknown {
+        Some(message) => Err(at.error(after.span(), message)),
+        None => Ok(trigger),
+    }
 }
 
 fn resolve_driver(

@@ -405,3 +405,28 @@ fn the_readme_examples_load() {
     let plan = s.plan("session", &[]).unwrap();
     assert_eq!(plan.checks[0].expect.as_deref(), Some("1"));
 }
+
+/// A crash needs a session to resume: in a file with print and session variants it hits the
+/// session's run only (the print variant's plan has no fault), and a `--fault` crash applies
+/// to session plans only.
+#[test]
+fn a_crash_applies_to_the_session_variants_only() {
+    let text =
+        format!("{GOOD}\n[[faults]]\nkind = \"crash-cli\"\nwork = \"bg\"\nafter_seconds = 2\n");
+    let s = parse(&text).unwrap();
+    let session = s.plan("session", &[]).unwrap();
+    assert_eq!(session.faults.len(), 1);
+    assert_eq!(session.faults[0].kind, FaultKind::CrashCli);
+    assert_eq!(
+        session.faults[0].target,
+        FaultTarget::Work {
+            work: "bg".into(),
+            after_ms: 2000,
+            from: None,
+        }
+    );
+    let print = s.plan("print", &[]).unwrap();
+    assert!(print.faults.is_empty());
+    assert!(!session.faults[0].applies_to(&print));
+    assert!(session.faults[0].applies_to(&session));
+}

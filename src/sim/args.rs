@@ -1,6 +1,6 @@
 //! `claude-sim`'s flags: the subset of the real CLI's that the harness passes, with the same
 //! spellings (`-p`, `--input-format`, `--output-format`, `--verbose`, `--permission-mode`,
-//! `--allowedTools`), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
+//! `--allowedTools`, `--continue`), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
 
 use clap::Parser;
 
@@ -37,6 +37,9 @@ pub struct Args {
     pub dangerously_skip_permissions: bool,
     #[arg(long)]
     pub include_partial_messages: bool,
+    /// Take up the project's most recent session again.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
     /// The behaviour profile (default: `$CLAUDE_SIM_PROFILE`, else finalize-on-turn-end).
     #[arg(long)]
     pub profile: Option<String>,

@@ -29,7 +29,7 @@ struct Case {
 
 /// The base scenario's main agent: request 1 gets the Bash call, 2 ends the turn, 3 carries
 /// the notification (and is the first after `bg` ended).
-const CASES: [Case; 11] = [
+const CASES: [Case; 13] = [
     Case {
         kind: "http-429",
         table: "on = \"notification\"\nseconds = 1",
@@ -106,6 +106,22 @@ const CASES: [Case; 11] = [
         hit: &[1],
         retried: true,
         after_bg: true,
+    },
+    // Timed from a trigger: the session's start (the first request), and 0.3 s after the
+    // main agent's turn end (the CLI's next request is the one the 1 s command's end brings).
+    Case {
+        kind: "http-500",
+        table: "after = \"start\"",
+        hit: &[1],
+        retried: true,
+        after_bg: false,
+    },
+    Case {
+        kind: "overloaded-529",
+        table: "after = \"turn-end:main\"\nafter_seconds = 0.3",
+        hit: &[3],
+        retried: true,
+        after_bg: false,
     },
 ];
 
@@ -278,11 +294,12 @@ fn every_fault_kind_lands_where_its_selector_says_on_the_simulator() {
 /// The real pinned CLI retries a 529 (twice here) and a broken stream on the same step, and
 /// takes a message cut before its `message_stop` as whole, without a retry. A fault aimed at
 /// the first request after the work ended lands on it although the CLI asks at once: the
-/// tracker's report of the end is read before the request is answered.
+/// tracker's report of the end is read before the request is answered; one timed from the
+/// main agent's turn end hits the request after it.
 #[test]
 fn api_faults_on_the_pinned_cli_are_retried_or_taken_as_measured() {
-    let _slots = cli_slots(4);
-    let cases: Vec<&Case> = [2, 4, 6, 10].iter().map(|i| &CASES[*i]).collect();
+    let _slots = cli_slots(5);
+    let cases: Vec<&Case> = [2, 4, 6, 10, 12].iter().map(|i| &CASES[*i]).collect();
     run_cases(&cases, &[]);
 }
 
@@ -335,7 +352,8 @@ fn a_bad_fault_is_one_located_line() {
         ),
         (
             "kind = \"http-500\"\non = \"notification\"\nafter_seconds = 1",
-            "`after_seconds` applies to `kill-task` and `stop-task`, not `http-500`",
+            "`after_seconds` applies to `kill-task`, `stop-task` and `crash-cli`, and to faults \
+             with `after`, not `http-500`",
         ),
         (
             "kind = \"http-500\"\non = \"work-ended\"",
@@ -347,11 +365,41 @@ fn a_bad_fault_is_one_located_line() {
         ),
         (
             "kind = \"http-500\"\non = \"notification\"\nwork = \"bg\"",
-            "`work` applies to `kill-task` and `stop-task`, not `http-500`",
+            "`work` applies to `kill-task`, `stop-task` and `crash-cli`, not `http-500`",
+        ),
+        (
+            "kind = \"crash-cli\"\nwork = \"bg\"\nafter_seconds = 1\ntimes = 2",
+            "`times` applies to faults on model requests, not `crash-cli`",
+        ),
+        (
+            "kind = \"kill-task\"\nwork = \"bg\"\nafter = \"turn-end:nobody\"",
+            "the trigger names no agent: `nobody`",
+        ),
+        (
+            "kind = \"http-500\"\non = \"notification\"\nafter = \"result\"",
+            "a fault has one target: `on = ...` or `after = TRIGGER`, not both",
+        ),
+        (
+            "kind = \"http-500\"\nafter = \"task-end:nothing\"",
+            "the trigger names no tracked command: `nothing`",
+        ),
+        (
+            "kind = \"http-500\"\nafter = \"result\"\nafter_seconds = -1",
+            "`after_seconds` must be 0 to 120",
+        ),
+        // A crash needs a session to resume (the base's mode made print).
+        (
+            "kind = \"crash-cli\"\nwork = \"bg\"\nafter_seconds = 1\n#print",
+            "`crash-cli` restarts the CLI with `--continue` on the same stdin, which needs a \
+             variant with `mode = \"session\"` (this scenario has none)",
         ),
     ];
     for (table, expected) in cases {
         let path = tmp.path().join("bad.toml");
+        let base = match table.ends_with("#print") {
+            true => base.replace("mode = \"session\"", "mode = \"print\""),
+            false => base.clone(),
+        };
         std::fs::write(&path, format!("{base}\n[[faults]]\n{table}\n")).unwrap();
         let out = tmp.path().join("out");
         let output = output_within(
@@ -475,6 +523,10 @@ fn process_faults(backend: &[&str]) {
             "stop",
             "kind = \"stop-task\"\nwork = \"bg\"\nafter_seconds = 1\nseconds = 4",
         ),
+        (
+            "crash",
+            "kind = \"crash-cli\"\nwork = \"bg\"\nafter_seconds = 1",
+        ),
     ];
     let mut args = vec!["run".to_string()];
     for (name, table) in cases {
@@ -582,6 +634,112 @@ fn process_faults(backend: &[&str]) {
     );
     let result = json(&stop.join("result.json"));
     assert_eq!(result["judgement"]["verdicts"][0]["outcome"], "woke");
+
+    check_crash(&run_of("crash"));
+}
+
+/// `crash-cli` a second into `bg`: the supervisor SIGKILLs the CLI alone and starts it again
+/// with `--continue`; that kill is never the CLI's exit. The command lives on and ends by
+/// itself; the restarted CLI, on the same session, reports `bg` `stopped` while it still runs
+/// and never reports its real end: `never-fired`, with the crash in the witness.
+fn check_crash(crash: &Path) {
+    let t = |e: &Value| e["t_ms"].as_f64().unwrap() / 1000.0;
+    let timeline = events(crash);
+    let started = t(kind(&timeline, "track_started", None)[0]);
+    let crashed = kind(&timeline, "cli_crashed", None);
+    assert_eq!(crashed.len(), 1, "{crashed:?}");
+    let sent = t(crashed[0]);
+    assert_eq!(crashed[0]["work"], "bg");
+    assert_eq!(crashed[0]["resume"], serde_json::json!(["--continue"]));
+    assert!(
+        (0.7..1.8).contains(&(sent - started)),
+        "the crash {sent} s, the work's start {started} s"
+    );
+    let restarted = kind(&timeline, "cli_restarted", None);
+    assert_eq!(restarted.len(), 1, "{restarted:?}");
+    let restart = restarted[0];
+    assert_eq!(restart["exit"]["signal"], 9, "{restart}");
+    assert!(
+        restart["pid"]
+            .as_u64()
+            .is_some_and(|p| p != restart["killed"])
+    );
+    assert!((sent..sent + 1.0).contains(&t(restart)), "{restart}");
+    // The harness's kill is not the CLI's exit: the one exit is the session's end.
+    let exits = kind(&timeline, "cli_exited", None);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(t(exits[0]) > t(restart));
+    let ended = kind(&timeline, "track_ended", None);
+    assert_eq!(
+        ended[0]["exit"]["code"], 0,
+        "the command outlives the crash"
+    );
+    let stale: Vec<&Value> = kind(&timeline, "task_notified", None)
+        .into_iter()
+        .filter(|e| t(e) > t(restart) && t(e) < t(ended[0]))
+        .collect();
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    assert_eq!(stale[0]["status"], "stopped");
+    let result = json(&crash.join("result.json"));
+    let verdict = &result["judgement"]["verdicts"][0];
+    assert_eq!(verdict["outcome"], "never-fired", "{verdict}");
+    let witness = verdict["witness"].to_string();
+    assert!(witness.contains("the harness crashes the CLI"), "{verdict}");
+    assert!(
+        witness.contains("reports `bg` stopped while it still runs"),
+        "{verdict}"
+    );
+    // Resumed, not new: every init line names the one session.
+    let stream = std::fs::read_to_string(crash.join("stream.jsonl")).unwrap();
+    let sessions: std::collections::BTreeSet<String> = stream
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["line"].clone())
+        .filter(|l| l["subtype"] == "init")
+        .map(|l| l["session_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+}
+
+/// A process fault timed from a trigger (an input's `after`), here the main agent's first
+/// turn end, comes that long after the trigger, whenever the work started; given as
+/// `--fault`, with the trigger's `:` and all.
+#[test]
+fn a_process_fault_counts_from_its_trigger_on_the_simulator() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    succeeds_leaving_nothing(
+        wakeprobe(&[
+            "run",
+            BASE,
+            "--backend",
+            "sim",
+            "--set",
+            "bg_seconds=3",
+            "--fault",
+            "kind=kill-task,work=bg,after=turn-end:main,after_seconds=0.5",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    let run = runs(&run_dir(&out)).pop().unwrap();
+    let timeline = events(&run);
+    let t = |e: &Value| e["t_ms"].as_f64().unwrap() / 1000.0;
+    let turn_end = t(kind(&timeline, "turn_ended", Some("main"))[0]);
+    let signalled = kind(&timeline, "work_signalled", None);
+    assert_eq!(signalled.len(), 1, "{signalled:?}");
+    let sent = t(signalled[0]);
+    assert!(
+        (0.45..1.2).contains(&(sent - turn_end)),
+        "the kill {sent} s, the turn's end {turn_end} s"
+    );
+    assert_eq!(kind(&timeline, "track_ended", None)[0]["exit"]["signal"], 9);
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("kill-task on `bg`, 0.5 s after `turn-end:main`"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -590,10 +748,11 @@ fn process_faults_hit_the_tracked_work_when_their_selector_says_on_the_simulator
 }
 
 /// 2.1.332 reports the killed command as failed (exit code 137) and tells the waiter; the
-/// stopped one ends at the SIGCONT and is told as any other.
+/// stopped one ends at the SIGCONT and is told as any other; after a crash and `--continue`
+/// it reports the command `stopped` while it runs, and never its end.
 #[test]
 fn process_faults_on_the_pinned_cli_kill_or_hold_the_work_and_the_waiter_is_told() {
-    let _slots = cli_slots(2);
+    let _slots = cli_slots(3);
     process_faults(&[]);
 }
 
@@ -625,13 +784,24 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
         Duration::from_secs(180),
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The crash loses the wake-up: a row differs from the clean run.
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert_eq!(tagged_by(pid), vec![]);
     let rows: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let (crash, rows) = rows.split_last().unwrap();
+    assert_eq!(crash["fault"], "crash-cli");
+    assert_eq!(crash["outcome"], "never-fired", "{crash}");
+    assert_eq!(crash["effect"], "wake-up lost (never-fired)", "{crash}");
+    assert_eq!(
+        (&crash["injected"], &crash["deliveries"]),
+        (&1.into(), &0.into())
+    );
+    assert_eq!(crash["differs"], true);
     let effects: Vec<(String, String)> = rows
         .iter()
         .map(|r| {
             assert_eq!(r["outcome"], "woke", "{r}");
+            assert_eq!(r["differs"], false, "{r}");
             let effect = r["effect"].as_str().unwrap();
             // The delay against the clean run is measured, not fixed: keep the words.
             let words = effect.split(", ").next().unwrap().to_string();
@@ -674,10 +844,10 @@ fn nemesis_runs_every_fault_kind_at_the_handoff_and_says_what_each_did() {
     let gap =
         requests[broken + 1]["t_ms"].as_f64().unwrap() - requests[broken]["t_ms"].as_f64().unwrap();
     assert!(gap >= 399.0, "retried {gap} ms after the broken attempt");
-    assert_eq!(runs(&dir).len(), 12);
+    assert_eq!(runs(&dir).len(), 13);
     assert!(dir.join("nemesis.json").exists() && dir.join("nemesis.txt").exists());
     let junit = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!(junit.matches("<testcase").count(), 12, "{junit}");
+    assert_eq!(junit.matches("<testcase").count(), 13, "{junit}");
 }
 
 /// 2.1.332 gives up a model request after three 529s in a row (its `api_retry` lines say

@@ -27,6 +27,7 @@
 mod agents;
 mod bash;
 mod monitor;
+mod resume;
 mod stop;
 mod tool_search;
 mod tools;
@@ -93,6 +94,8 @@ pub struct Config {
     pub teams: bool,
     pub base_url: String,
     pub api_key: String,
+    /// `--continue`: `session_id` is the project's most recent session, taken up again.
+    pub resume: bool,
 }
 
 impl Config {
@@ -135,6 +138,11 @@ impl Config {
             env("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into());
         let api_key = env("ANTHROPIC_API_KEY").unwrap_or_default();
         let ms = |k: &str| env(k).and_then(|v| v.parse::<u64>().ok());
+        let session_id = match args.continue_session {
+            true => resume::latest_session(&home, &cwd)
+                .ok_or("No conversation found to continue (--continue)")?,
+            false => ids::uuid(),
+        };
         Ok(Config {
             profile,
             mode,
@@ -143,7 +151,7 @@ impl Config {
             cwd,
             home,
             tmp,
-            session_id: ids::uuid(),
+            session_id,
             version: format!("{}-sim", super::EMULATED_VERSION),
             permission_mode: args.permission_mode.clone(),
             allowed: args.allowed(),
@@ -158,6 +166,7 @@ impl Config {
             teams: env("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS").is_some_and(|v| v != "0"),
             base_url,
             api_key,
+            resume: args.continue_session,
         })
     }
 
@@ -598,7 +607,11 @@ impl Sim {
                 return 1;
             }
         };
-        sim.session_start().await;
+        if sim.cfg.resume {
+            sim.resume().await;
+        } else {
+            sim.session_start("startup").await;
+        }
         match sim.cfg.mode {
             Mode::Print => {
                 let prompt = sim.cfg.prompt.clone().unwrap_or_default();
@@ -825,8 +838,9 @@ impl Sim {
         tokio::spawn(boxed);
     }
 
-    async fn session_start(self: &Arc<Self>) {
-        let commands = self.hooks.matching("SessionStart", Some("startup")).len();
+    /// SessionStart, for a new session (`startup`) or one taken up again (`resume`).
+    async fn session_start(self: &Arc<Self>, source: &str) {
+        let commands = self.hooks.matching("SessionStart", Some(source)).len();
         if commands == 0 {
             return;
         }
@@ -834,21 +848,19 @@ impl Sim {
         for id in &ids {
             self.out.line(
                 json!({"type": "system", "subtype": "hook_started", "hook_id": id,
-                "hook_name": "SessionStart:startup", "hook_event": "SessionStart"}),
+                "hook_name": format!("SessionStart:{source}"), "hook_event": "SessionStart"}),
             );
         }
-        let mut extra = json!({"source": "startup"});
+        let mut extra = json!({"source": source});
         if self.cfg.interactive() {
             extra["model"] = texts::MODEL.into();
         }
         let payload = self.payload("SessionStart", None, extra);
-        let outcome = self
-            .run_hooks("SessionStart", Some("startup"), &payload)
-            .await;
+        let outcome = self.run_hooks("SessionStart", Some(source), &payload).await;
         for (id, r) in ids.iter().zip(outcome.results.iter()) {
             let ok = r.exit_code == Some(0);
             self.out.line(json!({"type": "system", "subtype": "hook_response", "hook_id": id,
-                "hook_name": "SessionStart:startup", "hook_event": "SessionStart",
+                "hook_name": format!("SessionStart:{source}"), "hook_event": "SessionStart",
                 "output": format!("{}{}", r.stdout, r.stderr), "stdout": r.stdout, "stderr": r.stderr,
                 "exit_code": r.exit_code.unwrap_or(1), "outcome": if ok { "success" } else { "error" }}));
         }
