@@ -914,3 +914,29 @@ fn persistent_529(backend: &[&str]) {
         "{verdict}"
     );
 }
+
+/// A crash and `--continue` as the simulator plays them has the shape of 2.1.332's: the same
+/// hooks (SessionStart `resume` with its keys), the stale `stopped`, the request that carries
+/// it with the next input, in one message with it, and the same verdict (`never-fired`).
+#[test]
+fn a_crash_and_resume_has_the_pinned_clis_shape_on_the_simulator() {
+    let _slots = cli_slots(1);
+    let tmp = tempfile::tempdir().unwrap();
+    let output = succeeds_leaving_nothing(
+        wakeprobe(&[
+            "conform",
+            "tests/fixtures/scenarios/faults/crash-resume.toml",
+            "--quiet",
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(
+            "crash-resume/session: claude-2.1.332 vs sim-finalize-on-turn-end: same shape"
+        ),
+        "{stdout}"
+    );
+}

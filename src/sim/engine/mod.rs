@@ -410,6 +410,8 @@ struct State {
     api_ms: u64,
     /// A signal ends the session (exit status 143, as the real CLI).
     signalled: bool,
+    /// Notices of a resumed session (`--continue`), for the next prompt's message.
+    resumed_notices: Vec<Value>,
 }
 
 /// What opens a turn.
@@ -583,6 +585,7 @@ impl Sim {
                 first_prompt_done: false,
                 api_ms: 0,
                 signalled: false,
+                resumed_notices: Vec::new(),
             }),
             wake: Notify::new(),
             signal_seen: Notify::new(),
@@ -852,6 +855,18 @@ impl Sim {
             );
         }
         let mut extra = json!({"source": source});
+        if source == "resume" {
+            // The keys 2.1.332 adds on a resume (the figures are the simulator's own).
+            let idle = std::fs::metadata(&self.transcript_path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .map_or(0, |d| d.as_secs());
+            extra["seconds_since_last_response"] = idle.into();
+            extra["context_tokens"] = 0.into();
+            extra["prompt_cache_likely_expired"] = false.into();
+            extra["estimated_cache_write_usd"] = 0.0.into();
+        }
         if self.cfg.interactive() {
             extra["model"] = texts::MODEL.into();
         }

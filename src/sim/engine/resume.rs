@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::Sim;
 use crate::sim::ids;
-use crate::sim::texts::Notice;
+use crate::sim::texts::{self, AgentKind, Notice};
 
 /// The summary 2.1.332 gives a shell the previous session left running.
 const UNFINISHED_SUMMARY: &str =
@@ -43,6 +43,8 @@ pub struct Previous {
     pub messages: Vec<Value>,
     /// Background shells started with no completion record: (task id, tool_use id).
     pub unfinished: Vec<(String, String)>,
+    /// The last user prompt's id (hooks carry it until the next prompt).
+    pub prompt_id: Option<String>,
 }
 
 /// Reads the main conversation and its unfinished shells from a transcript's rows.
@@ -57,6 +59,9 @@ pub fn read_previous(text: &str) -> Previous {
         let role = row["type"].as_str().unwrap_or_default();
         if !matches!(role, "user" | "assistant") || row["message"].is_null() {
             continue;
+        }
+        if let Some(id) = row["promptId"].as_str() {
+            previous.prompt_id = Some(id.to_string());
         }
         push_joined(
             &mut previous.messages,
@@ -119,10 +124,12 @@ impl Sim {
         let text = std::fs::read_to_string(&self.transcript_path).unwrap_or_default();
         let previous = read_previous(&text);
         self.session_start("resume").await;
+        let messages = self.as_sent(previous.messages);
         let transcript = {
             let mut st = self.state();
             st.first_prompt_done = true;
-            st.agents[0].messages = previous.messages;
+            st.prompt_id = previous.prompt_id;
+            st.agents[0].messages = messages;
             st.agents[0].transcript.clone()
         };
         if previous.unfinished.is_empty() {
@@ -144,14 +151,33 @@ impl Sim {
             );
             blocks.push(notice.turn_block(false));
         }
-        // The notices wait in the conversation for the next input; the CLI runs no turn for
-        // them, and says so with an empty result.
-        {
-            let mut st = self.state();
-            push_joined(&mut st.agents[0].messages, "user", blocks);
-        }
+        // The notices wait for the next input, in its message; the CLI runs no turn for them,
+        // and says so with an empty result.
+        self.state().resumed_notices = blocks;
         self.emit_init();
         self.emit_empty_result(json!({"kind": "task-notification"}));
+    }
+
+    /// The conversation as the CLI sends it again: the context blocks before the first
+    /// prompt and the environment message after it, which the transcript does not keep.
+    fn as_sent(&self, mut messages: Vec<Value>) -> Vec<Value> {
+        let Some(first) = messages.first_mut() else {
+            return messages;
+        };
+        if let Some(blocks) = first["content"].as_array_mut() {
+            let mut content = texts::context_blocks();
+            content.append(blocks);
+            *blocks = content;
+        }
+        messages.insert(
+            1,
+            texts::environment_message(
+                AgentKind::Main,
+                self.cfg.interactive(),
+                &self.cfg.cwd.display().to_string(),
+            ),
+        );
+        messages
     }
 
     /// The `result` of a turn that made no model request.

@@ -109,7 +109,7 @@ impl Sim {
         let mut content = if first {
             texts::context_blocks()
         } else {
-            vec![]
+            std::mem::take(&mut self.state().resumed_notices)
         };
         content.push(json!({"type": "text", "text": text}));
         let transcript = {
