@@ -402,7 +402,7 @@ fn ended(
                         secs(stale.t_ms)
                     )
                 }
-                None => format!("the restarted CLI never mentioned `{k}`"),
+                None => format!("the restarted CLI did not mention `{k}` while it ran"),
             };
             v.outcome = Outcome::NeverFired;
             v.facts.push(format!(

@@ -84,37 +84,20 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
         if signalled {
             wake.drain();
             state.reap_all();
-            if let Some(signal) = wake.stop_signal() {
-                // A signal from outside the harness: say so before ending the run, so the run
-                // is reported as interrupted, never as the CLI's doing.
-                let _ = WireMessage::SupervisorStopped {
-                    t_ns: monotonic_ns(),
-                    signal,
-                }
-                .send(&state.events);
-                break;
-            }
+        }
+        if reported_stop(&wake, &state.events) {
+            break;
         }
         if lifeline_ready {
-            match read_commands(&lifeline) {
-                Some(commands) => {
-                    for Command::Restart { extra_args } in commands {
-                        state.restart(&args, &extra_args, &wake);
-                    }
-                    if let Some(signal) = wake.stop_signal() {
-                        // Arrived while the restart waited on the killed CLI.
-                        let _ = WireMessage::SupervisorStopped {
-                            t_ns: monotonic_ns(),
-                            signal,
-                        }
-                        .send(&state.events);
-                        break;
-                    }
-                    if state.cli == 0 {
-                        break; // the restart could not start the CLI: nothing left to run
-                    }
-                }
-                None => break, // lifeline closed (or garbled): end the run
+            let Some(commands) = read_commands(&lifeline) else {
+                break; // lifeline closed (or garbled): end the run
+            };
+            for Command::Restart { extra_args } in commands {
+                state.restart(&args, &extra_args, &wake);
+            }
+            // A stop signal may have come while the restart waited on the killed CLI.
+            if reported_stop(&wake, &state.events) || state.cli == 0 {
+                break; // stopped, or the restart could not start the CLI
             }
         }
     }
@@ -124,6 +107,20 @@ pub fn supervise(args: SuperviseArgs) -> i32 {
         Some(ExitDesc::Signal(s)) => 128 + s,
         _ => 0,
     }
+}
+
+/// Whether a signal from outside the harness came; if so it is reported first, so the run
+/// is recorded as interrupted, never as the CLI's doing.
+fn reported_stop(wake: &Wakeup, events: &Path) -> bool {
+    let Some(signal) = wake.stop_signal() else {
+        return false;
+    };
+    let _ = WireMessage::SupervisorStopped {
+        t_ns: monotonic_ns(),
+        signal,
+    }
+    .send(events);
+    true
 }
 
 /// What the harness asks of the supervisor over the lifeline, one JSON line each.
