@@ -81,6 +81,16 @@ pub fn quiet_nudge_message() -> Value {
     json!({"role": "system", "content": [{"type": "text", "text": "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell \u{2014} a finding, a change of plan."}]})
 }
 
+/// A system message with the quiet nudge appended to its text, after a blank line.
+pub fn with_nudge(mut message: Value) -> Value {
+    if let Some(text) = message["content"][0]["text"].as_str() {
+        let nudge = &quiet_nudge_message()["content"][0]["text"];
+        message["content"][0]["text"] =
+            format!("{text}\n\n{}", nudge.as_str().unwrap_or("")).into();
+    }
+    message
+}
+
 pub fn agent_types_message() -> Value {
     json!({"role": "system", "content": [{"type": "text", "cache_control": {"type": "ephemeral"},
         "text": AGENT_TYPES}]})

@@ -223,3 +223,47 @@ fn an_interactive_session_launches_a_foreground_agent_in_the_background() {
         run.describe()
     );
 }
+
+#[test]
+fn a_task_stop_naming_no_task_is_refused_before_its_hooks() {
+    let run = run_fixture("task-stop-unknown");
+    let tool_hooks: Vec<&serde_json::Value> = run
+        .kind("hook", Some("main"))
+        .filter(|e| e["detail"] == "TaskStop")
+        .collect();
+    assert_eq!(
+        tool_hooks,
+        Vec::<&serde_json::Value>::new(),
+        "{}",
+        run.describe()
+    );
+    let refused = run
+        .kind("model_request", Some("main"))
+        .filter(|e| {
+            e["tool_errors"]
+                .to_string()
+                .contains("No task found with ID: no-such-task")
+        })
+        .count();
+    assert_eq!(refused, 1, "{}", run.describe());
+}
+
+/// The request after main's fifth silent call brings a1's report and the nudge in one
+/// system message: the fake API reads it as the notification, with no other new text (as a
+/// message of its own, the nudge would be the request's injected text).
+#[test]
+fn the_quiet_nudge_follows_a_notification_in_one_system_message() {
+    let run = run_fixture("nudge-with-report");
+    let notified: Vec<&serde_json::Value> = run
+        .kind("model_request", Some("main"))
+        .filter(|e| e["notifications"].as_array().is_some_and(|n| !n.is_empty()))
+        .collect();
+    assert_eq!(notified.len(), 1, "{}", run.describe());
+    assert_eq!(notified[0]["step"], 5, "{}", run.describe());
+    assert_eq!(
+        notified[0]["injected"],
+        serde_json::Value::Null,
+        "{}",
+        notified[0]
+    );
+}

@@ -14,7 +14,11 @@ impl Sim {
         }
         let mut denials = Vec::new();
         for u in &uses {
-            denials.push(self.pre_tool(a, u).await);
+            let denial = match self.invalid_input(u) {
+                Some(error) => Some(error),
+                None => self.pre_tool(a, u).await,
+            };
+            denials.push(denial);
         }
         let mut outs = Vec::new();
         for (u, denied) in uses.iter().zip(denials) {
@@ -149,6 +153,21 @@ impl Sim {
         if !self.cfg.pace.is_zero() {
             tokio::time::sleep(self.cfg.pace).await;
         }
+    }
+
+    /// The CLI's own check of a call's input, before any hook: a TaskStop naming no task is
+    /// refused there, with no PreToolUse (2.1.332, `fuzz` seed 1 case 11).
+    fn invalid_input(&self, u: &Value) -> Option<String> {
+        if u["name"] != "TaskStop" {
+            return None;
+        }
+        let input = &u["input"];
+        let id = input["task_id"]
+            .as_str()
+            .or_else(|| input["shell_id"].as_str())
+            .unwrap_or("");
+        let known = self.state().tasks.iter().any(|t| t.id == id);
+        (!known).then(|| format!("No task found with ID: {id}"))
     }
 
     /// PreToolUse hooks and the permission check; `Some(reason)` denies the call.

@@ -381,9 +381,17 @@ impl Sim {
         }
         let transcript = {
             let mut st = self.state();
-            st.agents[a]
-                .messages
-                .push(texts::live_notifications(&notices));
+            let messages = &mut st.agents[a].messages;
+            let live = texts::live_notifications(&notices);
+            // A quiet nudge waiting for the same request follows the notifications in their
+            // message (2.1.332, `fuzz` seed 1 cases 36 and 72).
+            match messages.pop() {
+                Some(last) if last == texts::quiet_nudge_message() => {
+                    messages.push(texts::with_nudge(live));
+                }
+                Some(last) => messages.extend([last, live]),
+                None => messages.push(live),
+            }
             st.agents[a].transcript.clone()
         };
         // As 2.1.332 does, the transcript keeps a notification absorbed mid-turn as a
