@@ -154,6 +154,9 @@ impl Compared {
 #[serde(rename_all = "kebab-case")]
 enum Status {
     Agree,
+    /// The simulator has the shape of the reference's second run, which differed from its
+    /// first: the reference raced itself, and the simulator took one of the paths it took.
+    AgreeWithRerun,
     Differ,
     /// The simulator differs only where the reference also differs from itself: a race
     /// there, not a simulator gap.
@@ -162,6 +165,13 @@ enum Status {
     SetupFailed,
     /// Interrupted before both sides ran.
     NotRun,
+}
+
+impl Status {
+    /// The simulator took a path the reference took.
+    fn agrees(self) -> bool {
+        matches!(self, Status::Agree | Status::AgreeWithRerun)
+    }
 }
 
 /// One generated case and what its pair of runs showed.
@@ -287,7 +297,7 @@ fn exit_code(cases: &[CaseResult], interrupted: bool) -> i32 {
         exit::INTERRUPTED
     } else if cases.iter().any(|c| c.status == Status::SetupFailed) {
         exit::SETUP
-    } else if cases.iter().all(|c| c.status == Status::Agree) {
+    } else if cases.iter().all(|c| c.status.agrees()) {
         exit::OK
     } else {
         exit::MISMATCH
@@ -302,6 +312,8 @@ fn write_case_reports(
 ) -> Result<(), AppError> {
     for (case, outcome) in cases.iter().zip(compared) {
         if let (Some(c), false) = (outcome.pair(), case.status == Status::Agree) {
+            // A case that agrees with the reference's second run keeps its first comparison:
+            // the race it shows is the reference's.
             let path = run_dir.join(format!("differences/cases/c{:03}.txt", case.case));
             store::write_atomic(&path, c.render().as_bytes())?;
         }
@@ -355,16 +367,25 @@ async fn shrink_kinds(
     Ok(())
 }
 
+/// What the reference's second run of a differing case showed.
+#[derive(Debug, Clone, Default)]
+struct Recheck {
+    /// The kinds in which it differed from the first run (empty: stable, or not rechecked).
+    unstable: Vec<String>,
+    /// Whether the simulator's run has its shape.
+    sim_agrees: bool,
+}
+
 /// Runs the reference a second time on every differing case: where it does not agree with
 /// its own first run, the case is a race in the reference itself, not evidence against the
-/// simulator. Per case, the kinds in which the reference differed from itself (empty: stable,
-/// or not rechecked).
+/// simulator (and where the simulator has the second run's shape, it agrees with a path the
+/// reference took).
 async fn recheck(
     pairs: &Pairs,
     scenarios: &[Arc<Scenario>],
     compared: &[Compared],
-) -> Result<Vec<Vec<String>>, AppError> {
-    let mut unstable = vec![Vec::new(); scenarios.len()];
+) -> Result<Vec<Recheck>, AppError> {
+    let mut unstable = vec![Recheck::default(); scenarios.len()];
     let differing: Vec<usize> = (0..scenarios.len())
         .filter(|i| compared[*i].pair().is_some_and(|c| !c.matches()))
         .collect();
@@ -386,8 +407,11 @@ async fn recheck(
     let shape = |dir: &Path| conform::shape_of(dir).map_err(|e| AppError::setup(e.to_string()));
     for (i, dir) in differing.into_iter().zip(again) {
         if let (Some(dir), Some(first)) = (dir, compared[i].pair()) {
-            unstable[i] =
-                kinds::kinds_of(&conform::compare(&shape(&first.real_dir)?, &shape(&dir)?));
+            let second = shape(&dir)?;
+            unstable[i] = Recheck {
+                unstable: kinds::kinds_of(&conform::compare(&shape(&first.real_dir)?, &second)),
+                sim_agrees: conform::compare(&second, &shape(&first.sim_dir)?).is_empty(),
+            };
         }
     }
     Ok(unstable)
@@ -423,8 +447,9 @@ fn case_result(
     case: u32,
     scenario: &Scenario,
     outcome: &Compared,
-    unstable: &[String],
+    recheck: &Recheck,
 ) -> CaseResult {
+    let unstable = &recheck.unstable;
     let compared = outcome.pair();
     // A kind the reference also shows against itself is a race there, not a simulator gap;
     // the case differs only if a kind remains.
@@ -443,10 +468,11 @@ fn case_result(
             Compared::NotRun => Status::NotRun,
             Compared::SetupFailed(_) => Status::SetupFailed,
             Compared::Pair(c) if c.matches() => Status::Agree,
+            Compared::Pair(_) if recheck.sim_agrees => Status::AgreeWithRerun,
             Compared::Pair(_) if kinds.is_empty() => Status::Unstable,
             Compared::Pair(_) => Status::Differ,
         },
-        reference_unstable_in: unstable.to_vec(),
+        reference_unstable_in: unstable.clone(),
         failure: match outcome {
             Compared::SetupFailed(message) => Some(message.clone()),
             _ => None,
@@ -614,14 +640,20 @@ fn render(
 ) -> String {
     let count = |status: Status| cases.iter().filter(|c| c.status == status).count();
     let mut out = format!(
-        "fuzz seed {}: {} case(s), {} vs {}: {} agree, {} differ",
+        "fuzz seed {}: {} case(s), {} vs {}: {} agree",
         args.seed,
         cases.len(),
         pairs.reference.label(),
         pairs.sim.label(),
-        count(Status::Agree),
-        count(Status::Differ),
+        cases.iter().filter(|c| c.status.agrees()).count(),
     );
+    let with_rerun = count(Status::AgreeWithRerun);
+    if with_rerun > 0 {
+        out.push_str(&format!(
+            " ({with_rerun} of them with the reference's second run, which differed from its first)"
+        ));
+    }
+    out.push_str(&format!(", {} differ", count(Status::Differ)));
     let unstable: Vec<String> = cases
         .iter()
         .filter(|c| c.status == Status::Unstable)
@@ -669,4 +701,52 @@ fn render(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn differing() -> Compared {
+        Compared::Pair(Comparison {
+            scenario: "s".into(),
+            variant: "print".into(),
+            real: "claude-2.1.332".into(),
+            sim: "sim-fixed".into(),
+            real_dir: "/nowhere/real".into(),
+            sim_dir: "/nowhere/sim".into(),
+            differences: vec![conform::Difference {
+                place: "verdict".into(),
+                detail: vec![],
+            }],
+        })
+    }
+
+    fn status(recheck: Recheck) -> Status {
+        let case = generate::generate(1, 1);
+        let scenario = Scenario::parse(Path::new("/fuzz/c.toml"), case.text).unwrap();
+        case_result(1, &scenario, &differing(), &recheck).status
+    }
+
+    #[test]
+    fn a_case_agrees_where_the_simulator_took_a_path_the_reference_took() {
+        let second_run_like_sim = Recheck {
+            unstable: vec!["verdict".into()],
+            sim_agrees: true,
+        };
+        assert_eq!(status(second_run_like_sim), Status::AgreeWithRerun);
+        assert!(Status::AgreeWithRerun.agrees());
+    }
+
+    #[test]
+    fn a_race_in_the_reference_alone_is_unstable_and_a_stable_difference_differs() {
+        let raced = Recheck {
+            unstable: vec!["verdict".into()],
+            sim_agrees: false,
+        };
+        assert_eq!(status(raced), Status::Unstable);
+        assert!(!Status::Unstable.agrees());
+        assert_eq!(status(Recheck::default()), Status::Differ);
+        assert!(!Status::Differ.agrees());
+    }
 }

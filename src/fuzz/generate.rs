@@ -3,11 +3,12 @@
 //!
 //! A case is drawn as a [`Blueprint`] (a mode, a tree of agents each with a short list of
 //! actions, and at most one driver action) and written out as scenario TOML. Durations are
-//! drawn from classes, never from a continuum: a background command lasts 1 s or 2 s (well
-//! inside the CLI's ~5 s orphan grace) or 9 s (well past it), so a case never sits on a timing
-//! edge where the real CLI itself would give either answer. Every agent answers the
-//! notifications it may get with short replies after its plan, so no turn runs out of script
-//! because of a wake-up.
+//! drawn from classes, never from a continuum: the first background command lasts 3 s (inside
+//! the CLI's ~5 s orphan grace) or 9 s (well past it), and every later background command or
+//! agent ends 10 s or more after the one before, by an estimate of when it starts, so a case
+//! never sits on a timing edge where the real CLI itself would give either answer. Every agent
+//! answers the notifications it may get with short replies after its plan, so no turn runs out
+//! of script because of a wake-up.
 
 use std::fmt::Write as _;
 
@@ -144,7 +145,12 @@ pub fn draw(rng: &mut fastrand::Rng) -> Blueprint {
     };
     let mut names = Names::default();
     let mut agents = Vec::new();
-    draw_agent(rng, "main".into(), 0, &mut names, &mut agents);
+    let seat = Seat {
+        mode,
+        depth: 0,
+        start: 0,
+    };
+    draw_agent(rng, "main".into(), seat, &mut names, &mut agents);
     let control = mode
         .takes_inputs()
         .then(|| draw_control(rng, mode, &mut agents, &mut names))
@@ -156,73 +162,92 @@ pub fn draw(rng: &mut fastrand::Rng) -> Blueprint {
     }
 }
 
-/// Fresh names for agents (`a1`, `a2`, ...) and tracked commands (`b1`, ...), and the
-/// background command lengths still free in this case.
+/// Fresh names for agents (`a1`, `a2`, ...) and tracked commands (`b1`, ...), and when the
+/// latest background piece of work of this case ends.
 #[derive(Default)]
 struct Names {
     agents: usize,
     commands: usize,
-    lengths_used: usize,
+    /// The end of the latest-ending background command or agent drawn so far, in seconds from
+    /// the prompt (as the case's [`Clock`]s count).
+    last_end: Option<u32>,
 }
 
 impl Names {
-    /// A length no other background command of the case has: the first is inside the orphan
-    /// grace or well past it; later ones are spaced [`SPACING_SECONDS`] apart, so that no two
-    /// completions, nor a completion and the end of a grace another one started, race on a
-    /// CLI that starts each agent a second or two late.
-    fn background_seconds(&mut self, rng: &mut fastrand::Rng) -> u32 {
-        self.lengths_used += 1;
-        match self.lengths_used {
-            1 => BG_SECONDS[rng.usize(..BG_SECONDS.len())],
-            n => BG_SECONDS[BG_SECONDS.len() - 1] + SPACING_SECONDS * (n as u32 - 1),
-        }
+    /// The length of background work that starts at `start`, chosen so that it ends
+    /// [`SPACING_SECONDS`] or more after every other background command or agent of the case:
+    /// the first is inside the orphan grace or well past it; later ones last at least the
+    /// longer of the two. No two completions, nor a completion and the end of a grace another
+    /// one started, then race on a CLI that starts each step a few hundred milliseconds late.
+    fn background_seconds(&mut self, rng: &mut fastrand::Rng, start: u32) -> u32 {
+        let end = match self.last_end {
+            None => start + BG_SECONDS[rng.usize(..BG_SECONDS.len())],
+            Some(last) => (last + SPACING_SECONDS).max(start + BG_SECONDS[BG_SECONDS.len() - 1]),
+        };
+        self.last_end = Some(end);
+        end - start
     }
 }
 
-/// Draws `name`'s plan and, depth first, the plans of the agents it starts; `agents` gets the
-/// agent before its children, so the main agent comes first.
+/// Draws `name`'s plan, starting `start` seconds after the prompt, and, depth first, the plans
+/// of the agents it starts; `agents` gets the agent before its children, so the main agent
+/// comes first. Returns when its turn ends, in seconds from the prompt (what a caller waiting
+/// for it resumes at).
 ///
 /// Races are left out by construction (a race would make the real CLI differ from itself, and
-/// a difference from the simulator would then prove nothing): an agent starts at most one
-/// background agent, as its last action, so no two siblings finish close together and the
-/// starter's turn ends first; a model stop lands in a long foreground command the stopped agent
-/// starts with, after a two-second wait; background commands take distinct lengths (see
-/// [`Names::background_seconds`]).
+/// a difference from the simulator would then prove nothing):
+/// - an agent starts at most one background agent, as its last action, and that agent waits a
+///   second before acting, so the starter's turn ends first;
+/// - a background agent ends with a foreground command that makes it finish at a time of its
+///   own, spaced from every other background completion (see [`Names::background_seconds`]):
+///   an agent's few model steps take a few hundred milliseconds, and two of those racing
+///   decide the order of reports on the real CLI;
+/// - in pty mode every Agent call runs in the background (the CLI launches it asynchronously
+///   even with `run_in_background: false`), so there an agent starts only that one;
+/// - a model stop lands in a long foreground command the stopped agent starts with, after a
+///   two-second wait.
 fn draw_agent(
     rng: &mut fastrand::Rng,
     name: String,
-    depth: u8,
+    seat: Seat,
     names: &mut Names,
     agents: &mut Vec<Agent>,
-) {
+) -> u32 {
     let slot = agents.len();
     agents.push(Agent {
         name,
-        depth,
+        depth: seat.depth,
         actions: Vec::new(),
     });
     let count = rng.usize(1..=3);
     let mut actions = Vec::new();
+    let mut clock = seat.start;
     let mut background_child = None;
     for _ in 0..count {
-        let can_spawn = depth < MAX_DEPTH && names.agents + 1 < MAX_AGENTS;
+        let can_spawn = seat.depth < MAX_DEPTH && names.agents + 1 < MAX_AGENTS;
         match rng.u8(0..10) {
             4 | 5 => actions.push(foreground_bash(0, if rng.u8(0..4) == 0 { 1 } else { 0 })),
             6..=8 if can_spawn => {
+                let background =
+                    background_child.is_none() && (seat.mode == Mode::Pty || rng.u8(0..10) < 7);
+                if !background && seat.mode == Mode::Pty {
+                    actions.push(background_bash(rng, names, clock));
+                    continue;
+                }
                 names.agents += 1;
                 let child = format!("a{}", names.agents);
-                let background = background_child.is_none() && rng.u8(0..10) < 7;
-                draw_agent(rng, child.clone(), depth + 1, names, agents);
                 if background {
+                    // Drawn below: it starts when this agent's plan is done.
                     background_child = Some(child);
-                } else {
-                    actions.push(Action::Spawn {
-                        child,
-                        background: false,
-                    });
+                    continue;
                 }
+                clock = draw_agent(rng, child.clone(), seat.child(clock), names, agents);
+                actions.push(Action::Spawn {
+                    child,
+                    background: false,
+                });
             }
-            _ => actions.push(background_bash(rng, names)),
+            _ => actions.push(background_bash(rng, names, clock)),
         }
     }
     if let Some(child) = background_child {
@@ -232,15 +257,44 @@ fn draw_agent(
         });
         if rng.u8(0..4) == 0 {
             names.commands += 1;
-            let work = format!("b{}", names.commands);
-            if let Some(target) = agents.iter_mut().find(|a| a.name == child) {
-                target.actions.insert(0, long_foreground(work));
-            }
+            let work = long_foreground(format!("b{}", names.commands));
+            let first = agents.len();
+            draw_agent(rng, child.clone(), seat.child(clock), names, agents);
+            agents[first].actions.insert(0, work);
             actions.push(foreground_bash(2, 0));
+            clock += 2;
             actions.push(Action::Stop { target: child });
+        } else {
+            let first = agents.len();
+            let done = draw_agent(rng, child, seat.child(clock + 1), names, agents);
+            let linger = names.background_seconds(rng, done);
+            let plan = &mut agents[first].actions;
+            plan.insert(0, foreground_bash(1, 0));
+            plan.push(foreground_bash(linger, 0));
         }
     }
     agents[slot].actions = actions;
+    clock
+}
+
+/// Where an agent sits in its case: the mode, its depth, and when it starts.
+#[derive(Debug, Clone, Copy)]
+struct Seat {
+    mode: Mode,
+    depth: u8,
+    /// Seconds from the prompt.
+    start: u32,
+}
+
+impl Seat {
+    /// A child of this agent, starting at `start`.
+    fn child(self, start: u32) -> Seat {
+        Seat {
+            depth: self.depth + 1,
+            start,
+            ..self
+        }
+    }
 }
 
 fn foreground_bash(seconds: u32, exit: u8) -> Action {
@@ -262,11 +316,12 @@ fn long_foreground(track: String) -> Action {
     }
 }
 
-fn background_bash(rng: &mut fastrand::Rng, names: &mut Names) -> Action {
+/// A background command started at `start`.
+fn background_bash(rng: &mut fastrand::Rng, names: &mut Names, start: u32) -> Action {
     names.commands += 1;
     Action::Bash {
         track: Some(format!("b{}", names.commands)),
-        seconds: names.background_seconds(rng),
+        seconds: names.background_seconds(rng, start),
         exit: if rng.u8(0..5) == 0 { 3 } else { 0 },
         background: true,
     }
@@ -523,6 +578,64 @@ mod tests {
         }
     }
 
+    /// When each background completion of a case comes, in seconds from the prompt, walked
+    /// from the blueprint as the CLI runs it: commands in order, a foreground agent waited for,
+    /// a stopped agent (by the model or the driver) ending without running its plan, an
+    /// interrupted first command cut after a second and the next prompt a second later.
+    fn completions(b: &Blueprint) -> Vec<u32> {
+        let stopped: Vec<&str> = b
+            .agents
+            .iter()
+            .flat_map(|a| &a.actions)
+            .filter_map(|a| match a {
+                Action::Stop { target } => Some(target.as_str()),
+                _ => None,
+            })
+            .chain(b.control.iter().filter_map(|c| match c {
+                Control::StopTask { target, .. } => Some(target.as_str()),
+                _ => None,
+            }))
+            .collect();
+        let mut ends = Vec::new();
+        walk(b, "main", 0, &stopped, &mut ends);
+        ends
+    }
+
+    fn walk(b: &Blueprint, name: &str, start: u32, stopped: &[&str], ends: &mut Vec<u32>) -> u32 {
+        let agent = b.agents.iter().find(|a| a.name == name).unwrap();
+        let mut clock = start;
+        for (i, action) in agent.actions.iter().enumerate() {
+            match action {
+                Action::Bash { .. } if i == 0 && stopped.contains(&name) => return clock,
+                Action::Bash { track, .. }
+                    if i == 0
+                        && name == "main"
+                        && matches!(&b.control, Some(Control::Interrupt { work }) if Some(work) == track.as_ref()) =>
+                {
+                    clock += 2
+                }
+                Action::Bash {
+                    seconds,
+                    background: true,
+                    ..
+                } => ends.push(clock + seconds),
+                Action::Bash { seconds, .. } => clock += seconds,
+                Action::Spawn {
+                    child,
+                    background: false,
+                } => clock = walk(b, child, clock, stopped, ends),
+                Action::Spawn { child, .. } => {
+                    let end = walk(b, child, clock, stopped, ends);
+                    if !stopped.contains(&child.as_str()) {
+                        ends.push(end);
+                    }
+                }
+                Action::Stop { .. } => {}
+            }
+        }
+        clock
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -540,6 +653,17 @@ mod tests {
             }
             let b = &case.blueprint;
             prop_assert!(b.agents.len() <= MAX_AGENTS);
+            // No two background completions race: an interrupt's new prompt may come two
+            // seconds later than drawn, nothing else moves them.
+            let mut ends = completions(b);
+            ends.sort_unstable();
+            for pair in ends.windows(2) {
+                prop_assert!(pair[1] - pair[0] >= SPACING_SECONDS - 2, "{ends:?}\n{}", case.text);
+            }
+            if b.mode == Mode::Pty {
+                let foreground = |a: &Action| matches!(a, Action::Spawn { background: false, .. });
+                prop_assert!(!b.agents.iter().flat_map(|a| &a.actions).any(foreground));
+            }
             prop_assert!(b.agents.iter().all(|a| a.depth <= MAX_DEPTH));
         }
     }
