@@ -916,6 +916,7 @@ mod tests {
                     other_fields: vec![],
                 }]),
                 stop_hook_active: Some(false),
+                stops_task: None,
                 detail: None,
             },
         );
@@ -930,6 +931,7 @@ mod tests {
                 agent_id: None,
                 background_tasks: Some(vec![]),
                 stop_hook_active: Some(false),
+                stops_task: None,
                 detail: None,
             },
         );

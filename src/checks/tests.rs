@@ -535,6 +535,7 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
             agent_id: None,
             background_tasks: None,
             stop_hook_active: None,
+            stops_task: None,
             detail: None,
         }),
         Just(EventKind::AgentFinalized {

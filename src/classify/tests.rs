@@ -121,6 +121,7 @@ fn subagent_stop(t: f64, waiter: &str) -> Vec<Event> {
                     other_fields: vec![],
                 }]),
                 stop_hook_active: Some(false),
+                stops_task: None,
                 detail: None,
             },
         ),
@@ -364,6 +365,7 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
                     agent_id: None,
                     background_tasks: None,
                     stop_hook_active: None,
+                    stops_task: None,
                     detail: None,
                 },
             ),
@@ -455,6 +457,7 @@ fn not_resumable_shape(d: Draw) -> Shape {
                 agent_id: None,
                 background_tasks: None,
                 stop_hook_active: None,
+                stops_task: None,
                 detail: None,
             },
         ));
@@ -775,6 +778,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             agent_id: None,
             background_tasks: None,
             stop_hook_active: None,
+            stops_task: None,
             detail: None
         }),
     ];
@@ -1474,6 +1478,7 @@ fn only_the_waiters_own_later_activity_undoes_its_finalization() {
             agent_id: Some("a2".into()),
             background_tasks: None,
             stop_hook_active: None,
+            stops_task: None,
             detail: None,
         },
     ));
@@ -1539,6 +1544,7 @@ fn a_waiter_started_again_after_the_end_was_re_invoked() {
             agent_id: Some("a1".into()),
             background_tasks: None,
             stop_hook_active: None,
+            stops_task: None,
             detail: None,
         },
     ));

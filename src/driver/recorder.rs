@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use crate::evidence::clock::RunClock;
 use crate::evidence::normalize::Normalizer;
 use crate::evidence::wire::WireMessage;
-use crate::evidence::{Event, EventKind, ExitDesc, Source, TaskStatus};
+use crate::evidence::{Event, EventKind, ExitDesc, HookName, Source, TaskStatus};
 use crate::scenario::{MAIN_AGENT, Trigger};
 
 /// Counters the schedule and the end condition read.
@@ -18,6 +18,10 @@ use crate::scenario::{MAIN_AGENT, Trigger};
 pub struct Live {
     pub last_activity: Instant,
     running_tasks: HashSet<String>,
+    /// Subagents in a turn, by the hooks' agent id: SubagentStart until SubagentStop,
+    /// TeammateIdle, a TaskStop naming it, or its task's end. In pty mode the hooks are all
+    /// that says a background agent still works.
+    running_agents: HashSet<String>,
     running_tracks: HashSet<u32>,
     /// Tracked command -> its tracker's pid, while it runs.
     pub track_pids: HashMap<String, u32>,
@@ -47,6 +51,7 @@ impl Live {
         Live {
             last_activity: Instant::now(),
             running_tasks: HashSet::new(),
+            running_agents: HashSet::new(),
             running_tracks: HashSet::new(),
             track_pids: HashMap::new(),
             ended_tracks: HashSet::new(),
@@ -69,7 +74,6 @@ impl Live {
         self.last_activity = Instant::now();
         match &event.kind {
             EventKind::ModelRequest { .. } => self.requests += 1,
-            EventKind::Hook { .. } => self.hooks += 1,
             EventKind::TaskStarted { task_id, label, .. } => {
                 self.running_tasks.insert(task_id.clone());
                 if let Some(label) = label {
@@ -86,9 +90,20 @@ impl Live {
                 task_id, status, ..
             } if TaskStatus::parse(status).is_terminal() => {
                 self.running_tasks.remove(task_id);
+                self.running_agents.remove(task_id);
             }
             EventKind::TaskNotified { task_id, .. } => {
                 self.running_tasks.remove(task_id);
+                self.running_agents.remove(task_id);
+            }
+            EventKind::Hook {
+                hook,
+                agent_id,
+                stops_task,
+                ..
+            } => {
+                self.hooks += 1;
+                self.observe_agent_hook(hook, agent_id.as_deref(), stops_task.as_deref());
             }
             EventKind::TrackStarted { pid, name } => {
                 self.running_tracks.insert(*pid);
@@ -129,6 +144,7 @@ impl Live {
             // still tracked): what is running is what the restarted CLI reports.
             EventKind::CliRestarted { .. } => {
                 self.running_tasks.clear();
+                self.running_agents.clear();
                 self.awaiting_turn = false;
             }
             EventKind::ToolUnavailable { tool, cli } => {
@@ -140,9 +156,26 @@ impl Live {
         }
     }
 
-    /// Tasks and tracked processes still running.
+    /// A subagent's turn starts or ends, or a TaskStop ends the agent it names.
+    fn observe_agent_hook(&mut self, hook: &HookName, agent_id: Option<&str>, stops: Option<&str>) {
+        if let Some(stopped) = stops {
+            self.running_agents.remove(stopped);
+        }
+        let Some(id) = agent_id else { return };
+        match hook {
+            HookName::SubagentStart => {
+                self.running_agents.insert(id.to_string());
+            }
+            HookName::SubagentStop | HookName::TeammateIdle => {
+                self.running_agents.remove(id);
+            }
+            _ => {}
+        }
+    }
+
+    /// Tasks, subagents in a turn and tracked processes still running.
     pub fn running(&self) -> usize {
-        self.running_tasks.len() + self.running_tracks.len()
+        self.running_tasks.len() + self.running_agents.len() + self.running_tracks.len()
     }
 
     /// Whether work with this label (a tracked command or an agent) has ended.
@@ -267,5 +300,51 @@ impl Recorder {
     /// Whether the CLI made any model request: its first step of the scenario.
     pub fn cli_reached_the_api(&self) -> bool {
         self.live.requests > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(hook: HookName, agent_id: Option<&str>, stops_task: Option<&str>) -> Event {
+        Event {
+            t_ms: 0.0,
+            source: Source::Hook,
+            agent: None,
+            kind: EventKind::Hook {
+                hook,
+                raw: 0,
+                agent_id: agent_id.map(str::to_string),
+                background_tasks: None,
+                stop_hook_active: None,
+                detail: None,
+                stops_task: stops_task.map(str::to_string),
+            },
+        }
+    }
+
+    fn quiet(live: &Live) -> bool {
+        live.quiet_since(Duration::ZERO).is_some()
+    }
+
+    /// In pty mode no stream says a background agent runs: its hooks must, or the driver
+    /// closes the session under it (2.1.332 then asks whether to stop it, and the run ends at
+    /// its ceiling).
+    #[test]
+    fn a_subagent_in_its_turn_keeps_the_session_from_being_quiet() {
+        for end in [
+            hook(HookName::SubagentStop, Some("a1"), None),
+            hook(HookName::TeammateIdle, Some("a1"), None),
+            hook(HookName::PostToolUse, None, Some("a1")),
+        ] {
+            let mut live = Live::new();
+            live.observe(&hook(HookName::SubagentStart, Some("a1"), None));
+            assert!(!quiet(&live));
+            live.observe(&hook(HookName::PostToolUse, Some("a1"), None));
+            assert!(!quiet(&live), "a tool call is not the agent's end");
+            live.observe(&end);
+            assert!(quiet(&live), "{end:?}");
+        }
     }
 }

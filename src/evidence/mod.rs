@@ -174,6 +174,10 @@ pub enum EventKind {
         stop_hook_active: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// The task a TaskStop call named (on its PostToolUse): a stopped agent runs no
+        /// SubagentStop, and in pty mode nothing else says it ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stops_task: Option<String>,
     },
     /// A subagent was finalized (SubagentStop) or went idle (TeammateIdle).
     AgentFinalized { hook: HookName },

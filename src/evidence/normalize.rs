@@ -257,19 +257,32 @@ impl Normalizer {
             }
             _ => None,
         };
-        let mut events = vec![self.event(
-            t_ms,
-            Source::Hook,
-            agent.clone(),
-            EventKind::Hook {
-                hook: hook.clone(),
-                raw,
-                agent_id,
-                background_tasks,
-                stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool),
-                detail,
-            },
-        )];
+        let mut events = vec![
+            self.event(
+                t_ms,
+                Source::Hook,
+                agent.clone(),
+                EventKind::Hook {
+                    hook: hook.clone(),
+                    raw,
+                    agent_id,
+                    background_tasks,
+                    stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool),
+                    detail,
+                    stops_task: (hook == HookName::PostToolUse
+                        && str_field(&v, "tool_name").as_deref() == Some("TaskStop"))
+                    .then(|| {
+                        let input = v.get("tool_input")?;
+                        input
+                            .get("task_id")
+                            .or_else(|| input.get("shell_id"))?
+                            .as_str()
+                    })
+                    .flatten()
+                    .map(str::to_string),
+                },
+            ),
+        ];
         if hook == HookName::SubagentStop {
             events.push(self.event(
                 t_ms,
@@ -552,6 +565,30 @@ mod tests {
         assert!(
             matches!(&e[0].kind, EventKind::TaskUpdated { status, label: Some(l), .. } if status == "killed" && l == "bg")
         );
+    }
+
+    #[test]
+    fn a_task_stop_names_the_task_it_stops() {
+        let mut n = Normalizer::new(RunClock::with_origin(0));
+        let stops = |e: &[Event]| match &e[0].kind {
+            EventKind::Hook { stops_task, .. } => stops_task.clone(),
+            other => panic!("{other:?}"),
+        };
+        let e = n.hook(
+            1.0,
+            r#"{"hook_event_name":"PostToolUse","tool_name":"TaskStop","tool_input":{"task_id":"a1"}}"#,
+        );
+        assert_eq!(stops(&e).as_deref(), Some("a1"));
+        let e = n.hook(
+            2.0,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"TaskStop","tool_input":{"task_id":"a1"}}"#,
+        );
+        assert_eq!(stops(&e), None, "asked for, not done");
+        let e = n.hook(
+            3.0,
+            r#"{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"task_id":"a1"}}"#,
+        );
+        assert_eq!(stops(&e), None);
     }
 
     #[test]

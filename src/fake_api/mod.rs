@@ -314,11 +314,24 @@ async fn unknown(
 }
 
 /// Recognises a side call (not an agent turn) and names it.
+/// How the CLI's request for a background agent's activity line begins.
+const ACTIVITY_SUMMARY_PROMPT: &str = "Describe your most recent action in 3-5 words";
+
 fn side_call(view: &RequestView) -> Option<String> {
     if view.stop_sequences.iter().any(|s| s == "</block>")
         || view.system_head.starts_with("You are a security monitor")
     {
         return Some("safety-classifier".into());
+    }
+    // An interactive session asks for a line on what a background agent is doing while a long
+    // tool call runs (2.1.332, about 30 s into it): the agent's own conversation with a
+    // request appended, tools and all. It is not the agent's next step.
+    if view
+        .closing_text
+        .as_deref()
+        .is_some_and(|t| t.starts_with(ACTIVITY_SUMMARY_PROMPT))
+    {
+        return Some("activity-summary".into());
     }
     if view.tool_names.is_empty() {
         return Some(

@@ -40,6 +40,9 @@ pub struct RequestView {
     /// Tools the CLI defers: named in the request ("available via ToolSearch") but not in
     /// `tools` until a `ToolSearch` with `select:NAME` loads them.
     pub deferred_tools: Vec<String>,
+    /// The last text block of the last user message when no model message follows it: where
+    /// the CLI appends a question it asks on its own behalf (an agent's activity line).
+    pub closing_text: Option<String>,
 }
 
 impl RequestView {
@@ -89,6 +92,7 @@ impl RequestView {
             .unwrap_or_default();
         deferred_tools.retain(|t| !tool_names.contains(t));
         RequestView {
+            closing_text: closing_text(messages),
             deferred_tools,
             tool_names,
             injected: injected_text(trailing),
@@ -122,6 +126,30 @@ impl RequestView {
                 .map(|n| n.task_id)
                 .collect(),
         }
+    }
+}
+
+/// The last text block of the last user message, when no model message follows it.
+fn closing_text(messages: &[Value]) -> Option<String> {
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_string);
+    let at = messages
+        .iter()
+        .rposition(|m| role(m).as_deref() == Some("user"))?;
+    if messages[at..]
+        .iter()
+        .any(|m| role(m).as_deref() == Some("assistant"))
+    {
+        return None;
+    }
+    match messages[at].get("content")? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => blocks
+            .iter()
+            .rev()
+            .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .and_then(|b| b.get("text").and_then(Value::as_str))
+            .map(str::to_string),
+        _ => None,
     }
 }
 

@@ -200,13 +200,38 @@ async fn side_calls_and_strangers_get_harmless_answers() {
 
     let (_, body) = call(&state, "/v1/messages", &request(None, 0, "", true)).await;
     assert!(body.contains("OK."));
+
+    // A background agent's activity line, asked with its tools on (2.1.332, interactive).
+    let summary = request(
+        Some("main"),
+        1,
+        "Describe your most recent action in 3-5 words using present tense (-ing).",
+        true,
+    );
+    let (_, body) = call(&state, "/v1/messages", &summary).await;
+    assert!(!body.contains("tool_use"), "{body}");
+    // On an agent's first step the question closes its first user message, and the
+    // environment message still follows.
+    let mut first_step = request(Some("main"), 0, "", true);
+    first_step["messages"][0]["content"] = json!([
+        {"type": "text", "text": "hello\n\n[wakeprobe:agent=main]"},
+        {"type": "text", "text": "Describe your most recent action in 3-5 words."}
+    ]);
+    first_step["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "system", "content": "# Environment"}));
+    let (_, body) = call(&state, "/v1/messages", &first_step).await;
+    assert!(!body.contains("tool_use"), "{body}");
     let routes: Vec<Route> = state.journal().into_iter().map(|e| e.route).collect();
     assert_eq!(
         routes,
         vec![
             Route::SideCall("safety-classifier".into()),
             Route::SideCall("no-tools".into()),
-            Route::Unrouted
+            Route::Unrouted,
+            Route::SideCall("activity-summary".into()),
+            Route::SideCall("activity-summary".into()),
         ]
     );
     // Side calls do not move the main agent's cursor.

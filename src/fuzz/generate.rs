@@ -22,6 +22,8 @@ const BG_SECONDS: [u32; 2] = [3, 9];
 /// The gap between background command lengths: twice the orphan grace, so that a grace
 /// started by one completion ends halfway between two others.
 const SPACING_SECONDS: u32 = 10;
+/// The shortest leading sleep 2.1.332 refuses in a foreground command.
+const LONG_SLEEP_SECONDS: u32 = 25;
 /// A foreground command a stop or an interrupt lands in.
 const LONG_FOREGROUND_SECONDS: u32 = 9;
 
@@ -476,9 +478,17 @@ fn write_agent(out: &mut String, agent: &Agent) {
                     (false, true) => "timeout = 600000, ",
                     (false, false) => "",
                 };
+                // 2.1.332 refuses a foreground command that starts with a sleep of 25 s or
+                // more; a lingering agent's command is a wait all the same, so it starts with
+                // a no-op.
+                let lead = if !background && *seconds >= LONG_SLEEP_SECONDS {
+                    "true; "
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     out,
-                    "input = {{ command = \"sleep {seconds}; exit {exit}\", {how}description = \"Command {what}\" }}"
+                    "input = {{ command = \"{lead}sleep {seconds}; exit {exit}\", {how}description = \"Command {what}\" }}"
                 );
             }
             Action::Spawn { child, background } => {
@@ -518,6 +528,10 @@ fn write_agent(out: &mut String, agent: &Agent) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A background agent's foreground command longer than this is moved to the background by
+    /// 2.1.332 (its subagent cap, 3 minutes); no generated one comes close.
+    const SUBAGENT_CAP_SECONDS: u32 = 180;
 
     #[test]
     fn a_case_is_the_same_whatever_else_is_generated() {
@@ -659,6 +673,20 @@ mod tests {
             ends.sort_unstable();
             for pair in ends.windows(2) {
                 prop_assert!(pair[1] - pair[0] >= SPACING_SECONDS - 2, "{ends:?}\n{}", case.text);
+            }
+            let longest = b.agents.iter().flat_map(|a| &a.actions).filter_map(|a| match a {
+                Action::Bash { seconds, background: false, .. } => Some(*seconds),
+                _ => None,
+            }).max().unwrap_or(0);
+            prop_assert!(longest < SUBAGENT_CAP_SECONDS, "{longest} s in the foreground");
+            // Nothing generated is refused by the CLI's own input check (a refused linger
+            // would not linger), as the simulator models that check.
+            let scenario_plan = scenario.plan(&scenario.variants()[0], &[]).unwrap();
+            for call in scenario_plan.agents.values().flatten().filter_map(|s| s.call.as_ref()) {
+                if call.tool == "Bash" && call.input["run_in_background"] != true {
+                    let command = call.input["command"].as_str().unwrap_or("");
+                    prop_assert_eq!(crate::sim::engine::tools::long_leading_sleep(command), None);
+                }
             }
             if b.mode == Mode::Pty {
                 let foreground = |a: &Action| matches!(a, Action::Spawn { background: false, .. });

@@ -76,6 +76,11 @@ const AGENT_TYPES: &str = "Available agent types for the Agent tool:\n- general-
 /// After this many tool calls in a row with nothing said, the main agent is nudged.
 pub const QUIET_NUDGE_AFTER: u32 = 5;
 
+/// The question an interactive session appends to a background agent's conversation for its
+/// line in the agents panel (2.1.332; the fake API routes it as a side call by its opening).
+pub const ACTIVITY_SUMMARY: &str = "Describe your most recent action in 3-5 words using present tense (-ing). \
+     Name the file or function, not the branch. Do not use tools.";
+
 /// The nudge 2.1.332 adds after the main agent's fifth silent tool call in a row.
 pub fn quiet_nudge_message() -> Value {
     json!({"role": "system", "content": [{"type": "text", "text": "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell \u{2014} a finding, a change of plan."}]})

@@ -267,3 +267,58 @@ fn the_quiet_nudge_follows_a_notification_in_one_system_message() {
         notified[0]
     );
 }
+
+/// The side calls `agent`'s conversation made, by what they asked.
+fn side_calls(run: &Run, agent: &str) -> Vec<(String, f64)> {
+    run.kind("model_request", Some(agent))
+        .filter(|e| e["route"]["route"] == "side_call")
+        .map(|e| {
+            (
+                e["route"]["detail"].as_str().unwrap_or("?").to_string(),
+                e["t_ms"].as_f64().unwrap_or(0.0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_interactive_session_asks_once_what_a_long_working_agent_is_doing() {
+    let run = run_fixture("working-agent-summary");
+    let calls = side_calls(&run, "a1");
+    assert_eq!(calls.len(), 1, "{calls:?}: {}", run.describe());
+    assert_eq!(calls[0].0, "activity-summary");
+    let start = run.hooks("SubagentStart", "a1")[0]["t_ms"]
+        .as_f64()
+        .unwrap();
+    let after = (calls[0].1 - start) / 1000.0;
+    assert!(
+        (29.5..32.0).contains(&after),
+        "asked {after} s after the start"
+    );
+    // It is no step of a1's: a1's script still ends with its own text, and the run finishes.
+    assert_eq!(run.run["end"], "finished", "{}", run.describe());
+    assert!(side_calls(&run, "main").is_empty());
+}
+
+#[test]
+fn a_long_leading_sleep_in_the_foreground_is_refused_before_its_hooks() {
+    let run = run_fixture("long-sleep-refused");
+    let commands: Vec<String> = run
+        .hooks("PreToolUse", "main")
+        .iter()
+        .filter_map(|e| e["detail"].as_str().map(str::to_string))
+        .collect();
+    // Two of the three Bash calls reach PreToolUse: the refused one has no hook.
+    assert_eq!(commands, ["Bash", "Bash"], "{}", run.describe());
+    let refused = run
+        .kind("model_request", Some("main"))
+        .flat_map(|e| e["tool_errors"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect::<Vec<_>>();
+    assert!(
+        refused
+            .iter()
+            .any(|t| t.contains("Blocked: sleep 30 followed by: exit 0")),
+        "{refused:?}"
+    );
+}

@@ -30,7 +30,7 @@ mod monitor;
 mod resume;
 mod stop;
 mod tool_search;
-mod tools;
+pub(crate) mod tools;
 mod turns;
 
 use std::collections::VecDeque;
@@ -828,6 +828,7 @@ impl Sim {
             }
             if prelude != Prelude::None {
                 sim.subagent_start(a).await;
+                sim.activity_summary_later(a);
             }
             sim.run_turn(a, opening).await;
         });

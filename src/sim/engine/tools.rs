@@ -155,13 +155,21 @@ impl Sim {
         }
     }
 
-    /// The CLI's own check of a call's input, before any hook: a TaskStop naming no task is
-    /// refused there, with no PreToolUse (2.1.332, `fuzz` seed 1 case 11).
+    /// The CLI's own check of a call's input, before any hook, with no PreToolUse: a TaskStop
+    /// naming no task (2.1.332, `fuzz` seed 1 case 11), a foreground command that starts with
+    /// a long sleep (2.1.332, `fuzz` seed 1 after the generator's lingering agents).
     fn invalid_input(&self, u: &Value) -> Option<String> {
-        if u["name"] != "TaskStop" {
-            return None;
+        match u["name"].as_str() {
+            Some("TaskStop") => self.unknown_task(&u["input"]),
+            Some("Bash") if u["input"]["run_in_background"] != true => {
+                long_leading_sleep(u["input"]["command"].as_str().unwrap_or(""))
+            }
+            _ => None,
         }
-        let input = &u["input"];
+    }
+
+    /// A TaskStop's refusal when it names no task.
+    fn unknown_task(&self, input: &Value) -> Option<String> {
         let id = input["task_id"]
             .as_str()
             .or_else(|| input["shell_id"].as_str())
@@ -279,5 +287,67 @@ impl Sim {
                 self.cfg.cwd.display().to_string(),
             ),
         ]
+    }
+}
+
+/// A leading `sleep` this long or longer in a foreground command is refused (2.1.332).
+const LONG_SLEEP_SECONDS: f64 = 25.0;
+
+/// 2.1.332's refusal of a foreground command whose first part is `sleep N` with N of 25 s or
+/// more: the model is told to wait with `run_in_background` or Monitor instead. Parts are split
+/// at `;`, `&&`, `||`, `|`, `&` and newlines, as the CLI's own split does for plain commands.
+pub(crate) fn long_leading_sleep(command: &str) -> Option<String> {
+    let parts: Vec<&str> = command
+        .split([';', '&', '|', '\n'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let (first, rest) = parts.split_first()?;
+    let shown = first.strip_prefix("sleep")?.trim();
+    let digits = |c: char| c.is_ascii_digit() || c == '.';
+    if first.len() == "sleep".len() + shown.len() || !shown.chars().all(digits) {
+        return None;
+    }
+    let seconds: f64 = shown.parse().ok()?;
+    if seconds < LONG_SLEEP_SECONDS {
+        return None;
+    }
+    let what = if rest.is_empty() {
+        format!("standalone sleep {shown}")
+    } else {
+        format!("sleep {shown} followed by: {}", rest.join(" "))
+    };
+    Some(format!(
+        "Blocked: {what}. To wait for a condition, use Monitor with an until-loop (e.g. `until <check>; do sleep 2; done`). \
+         To wait for a command you started, use run_in_background: true. Do not chain shorter sleeps to work around this block."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::long_leading_sleep;
+
+    #[test]
+    fn a_long_leading_sleep_in_the_foreground_is_refused_as_2_1_332_words_it() {
+        let refused = long_leading_sleep("sleep 38; exit 0").unwrap();
+        assert!(
+            refused.starts_with("Blocked: sleep 38 followed by: exit 0. To wait"),
+            "{refused}"
+        );
+        assert!(
+            long_leading_sleep("sleep 25")
+                .unwrap()
+                .starts_with("Blocked: standalone sleep 25.")
+        );
+        for allowed in [
+            "sleep 24; exit 0",
+            "true; sleep 38",
+            "sleep 3m",
+            "sleeper 30",
+            "sleep30",
+            "",
+        ] {
+            assert_eq!(long_leading_sleep(allowed), None, "{allowed}");
+        }
     }
 }

@@ -9,6 +9,9 @@ use super::*;
 /// opens.
 const NOTICE_PACE_FACTOR: u32 = 4;
 
+/// How long a background agent works before an interactive session asks what it is doing.
+const ACTIVITY_SUMMARY_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Sim {
     pub(super) async fn run_turn(self: &Arc<Self>, a: usize, opening: Opening) {
         let cancel = {
@@ -525,6 +528,61 @@ impl Sim {
         let agent_type = self.state().agents[a].agent_type.clone();
         self.run_hooks("SubagentStart", Some(&agent_type), &payload)
             .await;
+    }
+
+    /// An interactive session asks the model for a line on what a background agent is doing
+    /// once it has worked for 30 s (2.1.332: one request per run, 30.0-30.2 s after its
+    /// SubagentStart, none when it ended sooner): the agent's conversation as of its last
+    /// request with the question appended to its last user message (before the environment
+    /// message on a first step), tools and all. The answer goes to the agents panel,
+    /// not into the conversation.
+    pub(super) fn activity_summary_later(self: &Arc<Self>, a: usize) {
+        if !self.cfg.interactive() {
+            return;
+        }
+        let run = {
+            let st = self.state();
+            let agent = &st.agents[a];
+            if agent.kind != AgentKind::Subagent {
+                return;
+            }
+            agent.runs
+        };
+        let sim = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(ACTIVITY_SUMMARY_AFTER).await;
+            let working = {
+                let st = sim.state();
+                st.agents[a].phase == Phase::Running && st.agents[a].runs == run
+            };
+            if !working {
+                return;
+            }
+            let (mut body, header) = sim.request_body(a);
+            let question = json!({"type": "text", "text": texts::ACTIVITY_SUMMARY});
+            let mut messages = body["messages"].as_array_mut();
+            // The conversation as of the agent's last request: the call in flight is left out.
+            if let Some(m) = messages.as_mut()
+                && m.last().is_some_and(|l| l["role"] == "assistant")
+            {
+                m.pop();
+            }
+            let last_user = messages.and_then(|m| m.iter_mut().rev().find(|m| m["role"] == "user"));
+            if let Some(last) = last_user {
+                match last["content"].take() {
+                    Value::String(text) => {
+                        last["content"] = json!([{"type": "text", "text": text}, question]);
+                    }
+                    Value::Array(mut blocks) => {
+                        blocks.push(question);
+                        last["content"] = Value::Array(blocks);
+                    }
+                    _ => last["content"] = json!([question]),
+                }
+            }
+            // The answer only labels the agent in the panel.
+            let _ = sim.api.create(&body, header.as_deref()).await;
+        });
     }
 
     pub(super) fn rerun_lines(&self, a: usize) {
