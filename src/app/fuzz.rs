@@ -244,12 +244,12 @@ pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
         pairs.sim.label()
     );
     let compared = pairs.compare(&scenarios).await?;
-    let unstable = recheck(&pairs, &scenarios, &compared).await?;
+    let rechecks = recheck(&pairs, &scenarios, &compared).await?;
     let cases: Vec<CaseResult> = numbers
         .iter()
         .zip(&scenarios)
         .zip(&compared)
-        .zip(&unstable)
+        .zip(&rechecks)
         .map(|(((n, s), c), u)| case_result(*n, s, c, u))
         .collect();
     write_case_reports(&run_dir, &cases, &compared)?;
@@ -385,12 +385,12 @@ async fn recheck(
     scenarios: &[Arc<Scenario>],
     compared: &[Compared],
 ) -> Result<Vec<Recheck>, AppError> {
-    let mut unstable = vec![Recheck::default(); scenarios.len()];
+    let mut rechecks = vec![Recheck::default(); scenarios.len()];
     let differing: Vec<usize> = (0..scenarios.len())
         .filter(|i| compared[*i].pair().is_some_and(|c| !c.matches()))
         .collect();
     if differing.is_empty() || pairs.cancel.borrow().is_some() {
-        return Ok(unstable);
+        return Ok(rechecks);
     }
     eprintln!(
         "wakeprobe: {} case(s) differ: running the reference once more on each",
@@ -408,13 +408,13 @@ async fn recheck(
     for (i, dir) in differing.into_iter().zip(again) {
         if let (Some(dir), Some(first)) = (dir, compared[i].pair()) {
             let second = shape(&dir)?;
-            unstable[i] = Recheck {
+            rechecks[i] = Recheck {
                 unstable: kinds::kinds_of(&conform::compare(&shape(&first.real_dir)?, &second)),
                 sim_agrees: conform::compare(&second, &shape(&first.sim_dir)?).is_empty(),
             };
         }
     }
-    Ok(unstable)
+    Ok(rechecks)
 }
 
 /// The case numbers to run: `--case` when given, else 1..=`--cases`.

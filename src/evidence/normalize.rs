@@ -257,32 +257,20 @@ impl Normalizer {
             }
             _ => None,
         };
-        let mut events = vec![
-            self.event(
-                t_ms,
-                Source::Hook,
-                agent.clone(),
-                EventKind::Hook {
-                    hook: hook.clone(),
-                    raw,
-                    agent_id,
-                    background_tasks,
-                    stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool),
-                    detail,
-                    stops_task: (hook == HookName::PostToolUse
-                        && str_field(&v, "tool_name").as_deref() == Some("TaskStop"))
-                    .then(|| {
-                        let input = v.get("tool_input")?;
-                        input
-                            .get("task_id")
-                            .or_else(|| input.get("shell_id"))?
-                            .as_str()
-                    })
-                    .flatten()
-                    .map(str::to_string),
-                },
-            ),
-        ];
+        let mut events = vec![self.event(
+            t_ms,
+            Source::Hook,
+            agent.clone(),
+            EventKind::Hook {
+                hook: hook.clone(),
+                raw,
+                agent_id,
+                background_tasks,
+                stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool),
+                detail,
+                stops_task: stopped_task(&hook, &v),
+            },
+        )];
         if hook == HookName::SubagentStop {
             events.push(self.event(
                 t_ms,
@@ -479,6 +467,19 @@ pub fn truncate(s: &str, max: usize) -> String {
         t.push('…');
         t
     }
+}
+
+/// The task a done TaskStop call named (its PostToolUse payload's `task_id`, or `shell_id`
+/// as older versions call it).
+fn stopped_task(hook: &HookName, payload: &Value) -> Option<String> {
+    if *hook != HookName::PostToolUse
+        || str_field(payload, "tool_name").as_deref() != Some("TaskStop")
+    {
+        return None;
+    }
+    let input = payload.get("tool_input")?;
+    let id = input.get("task_id").or_else(|| input.get("shell_id"))?;
+    id.as_str().map(str::to_string)
 }
 
 #[cfg(test)]

@@ -313,10 +313,10 @@ async fn unknown(
     (StatusCode::NOT_FOUND, Json(error)).into_response()
 }
 
-/// Recognises a side call (not an agent turn) and names it.
 /// How the CLI's request for a background agent's activity line begins.
 const ACTIVITY_SUMMARY_PROMPT: &str = "Describe your most recent action in 3-5 words";
 
+/// Recognises a side call (not an agent turn) and names it.
 fn side_call(view: &RequestView) -> Option<String> {
     if view.stop_sequences.iter().any(|s| s == "</block>")
         || view.system_head.starts_with("You are a security monitor")

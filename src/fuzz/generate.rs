@@ -12,6 +12,8 @@
 
 use std::fmt::Write as _;
 
+use crate::sim::engine::tools::long_leading_sleep;
+
 /// How many agents a case has at most (the main agent included).
 const MAX_AGENTS: usize = 4;
 /// How deep agents nest: the main agent is depth 0, its subagents 1, theirs 2.
@@ -22,8 +24,6 @@ const BG_SECONDS: [u32; 2] = [3, 9];
 /// The gap between background command lengths: twice the orphan grace, so that a grace
 /// started by one completion ends halfway between two others.
 const SPACING_SECONDS: u32 = 10;
-/// The shortest leading sleep 2.1.332 refuses in a foreground command.
-const LONG_SLEEP_SECONDS: u32 = 25;
 /// A foreground command a stop or an interrupt lands in.
 const LONG_FOREGROUND_SECONDS: u32 = 9;
 
@@ -478,17 +478,15 @@ fn write_agent(out: &mut String, agent: &Agent) {
                     (false, true) => "timeout = 600000, ",
                     (false, false) => "",
                 };
-                // 2.1.332 refuses a foreground command that starts with a sleep of 25 s or
-                // more; a lingering agent's command is a wait all the same, so it starts with
-                // a no-op.
-                let lead = if !background && *seconds >= LONG_SLEEP_SECONDS {
-                    "true; "
-                } else {
-                    ""
-                };
+                // 2.1.332 refuses a foreground command that starts with a long sleep; a
+                // lingering agent's command is a wait all the same, so it starts with a no-op.
+                let mut command = format!("sleep {seconds}; exit {exit}");
+                if !background && long_leading_sleep(&command).is_some() {
+                    command.insert_str(0, "true; ");
+                }
                 let _ = writeln!(
                     out,
-                    "input = {{ command = \"{lead}sleep {seconds}; exit {exit}\", {how}description = \"Command {what}\" }}"
+                    "input = {{ command = \"{command}\", {how}description = \"Command {what}\" }}"
                 );
             }
             Action::Spawn { child, background } => {
@@ -685,7 +683,7 @@ mod tests {
             for call in scenario_plan.agents.values().flatten().filter_map(|s| s.call.as_ref()) {
                 if call.tool == "Bash" && call.input["run_in_background"] != true {
                     let command = call.input["command"].as_str().unwrap_or("");
-                    prop_assert_eq!(crate::sim::engine::tools::long_leading_sleep(command), None);
+                    prop_assert_eq!(long_leading_sleep(command), None);
                 }
             }
             if b.mode == Mode::Pty {

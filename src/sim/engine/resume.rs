@@ -91,7 +91,7 @@ pub fn read_previous(text: &str) -> Previous {
 }
 
 /// A message's content as blocks (a plain string is one text block).
-fn blocks(content: &Value) -> Vec<Value> {
+pub(super) fn blocks(content: &Value) -> Vec<Value> {
     match content {
         Value::String(s) => vec![json!({"type": "text", "text": s})],
         Value::Array(a) => a.clone(),

@@ -303,9 +303,10 @@ pub(crate) fn long_leading_sleep(command: &str) -> Option<String> {
         .filter(|p| !p.is_empty())
         .collect();
     let (first, rest) = parts.split_first()?;
-    let shown = first.strip_prefix("sleep")?.trim();
+    let argument = first.strip_prefix("sleep")?;
+    let shown = argument.trim();
     let digits = |c: char| c.is_ascii_digit() || c == '.';
-    if first.len() == "sleep".len() + shown.len() || !shown.chars().all(digits) {
+    if !argument.starts_with(char::is_whitespace) || !shown.chars().all(digits) {
         return None;
     }
     let seconds: f64 = shown.parse().ok()?;

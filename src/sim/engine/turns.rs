@@ -569,16 +569,9 @@ impl Sim {
             }
             let last_user = messages.and_then(|m| m.iter_mut().rev().find(|m| m["role"] == "user"));
             if let Some(last) = last_user {
-                match last["content"].take() {
-                    Value::String(text) => {
-                        last["content"] = json!([{"type": "text", "text": text}, question]);
-                    }
-                    Value::Array(mut blocks) => {
-                        blocks.push(question);
-                        last["content"] = Value::Array(blocks);
-                    }
-                    _ => last["content"] = json!([question]),
-                }
+                let mut content = resume::blocks(&last["content"]);
+                content.push(question);
+                last["content"] = Value::Array(content);
             }
             // The answer only labels the agent in the panel.
             let _ = sim.api.create(&body, header.as_deref()).await;
