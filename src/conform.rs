@@ -951,6 +951,7 @@ mod tests {
                 }],
                 injected: None,
                 tool_errors: vec![],
+                user_text: vec![],
                 answer_lost: false,
             },
         );

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::evidence::HookName;
-use crate::subprocess::{Finished, run_bounded};
+use crate::os::subprocess::{Finished, run_bounded};
 
 /// How long one git command in the sandbox may take.
 const GIT_LIMIT: Duration = Duration::from_secs(60);
@@ -63,7 +63,7 @@ pub fn sweep_stale() -> usize {
         else {
             continue;
         };
-        if crate::procs::exists(pid) || runs_of_harness_alive(pid) {
+        if crate::os::procs::exists(pid) || runs_of_harness_alive(pid) {
             continue;
         }
         // Claim it first by a rename: harnesses starting at the same moment all sweep, and
@@ -84,7 +84,7 @@ pub fn sweep_stale() -> usize {
 /// CLI that is still dying would write into the sandbox's HOME again after it was removed,
 /// leaving a folder with no owner that no sweep takes. A later sweep removes it.
 fn runs_of_harness_alive(harness: u32) -> bool {
-    !crate::procs::tagged_with_prefix(crate::backend::RUN_TAG_ENV, &format!("{harness}-"))
+    !crate::os::procs::tagged_with_prefix(crate::backend::RUN_TAG_ENV, &format!("{harness}-"))
         .is_empty()
 }
 

@@ -1,5 +1,5 @@
 //! `wakeprobe export`: resolve one scenario variant with `--set`, render it as a standalone Node
-//! script (`crate::export`), and write it (executable) or print it.
+//! script (`crate::report::export`), and write it (executable) or print it.
 
 use std::io::Write;
 use std::path::Path;
@@ -44,7 +44,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         )));
     }
     let version = resolve_version(&args.claude_version).await?;
-    let script = crate::export::render(&plan, &version);
+    let script = crate::report::export::render(&plan, &version);
     if args.output.as_os_str() == "-" {
         std::io::stdout()
             .write_all(script.as_bytes())

@@ -3,8 +3,8 @@
 
 use super::{AppError, AppResult};
 use crate::cli::{InitArgs, exit};
-use crate::library::{self, WriteOutError};
 use crate::report::messages;
+use crate::scenario::library::{self, WriteOutError};
 
 /// `wakeprobe init DIR [--force]`
 pub fn init(args: &InitArgs) -> AppResult {

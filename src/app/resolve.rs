@@ -210,7 +210,7 @@ impl LibrarySource {
         if let Some(dir) = CHOSEN_SCENARIOS_DIR.get() {
             return LibrarySource::Chosen(dir.clone());
         }
-        if Path::new(crate::library::SCENARIOS_DIR).is_dir() {
+        if Path::new(crate::scenario::library::SCENARIOS_DIR).is_dir() {
             return LibrarySource::WorkingFolder;
         }
         LibrarySource::Embedded
@@ -220,8 +220,10 @@ impl LibrarySource {
     pub fn scenarios(&self) -> Result<PathBuf, AppError> {
         Ok(match self {
             LibrarySource::Chosen(dir) => dir.clone(),
-            LibrarySource::WorkingFolder => PathBuf::from(crate::library::SCENARIOS_DIR),
-            LibrarySource::Embedded => embedded_root()?.join(crate::library::SCENARIOS_DIR),
+            LibrarySource::WorkingFolder => PathBuf::from(crate::scenario::library::SCENARIOS_DIR),
+            LibrarySource::Embedded => {
+                embedded_root()?.join(crate::scenario::library::SCENARIOS_DIR)
+            }
         })
     }
 }
@@ -229,7 +231,7 @@ impl LibrarySource {
 /// The embedded library's copy in the cache.
 fn embedded_root() -> Result<PathBuf, AppError> {
     let cache = crate::backend::install::cache_root();
-    crate::library::materialized(&cache).map_err(|e| {
+    crate::scenario::library::materialized(&cache).map_err(|e| {
         AppError::setup(format!(
             "cannot write the built-in scenario library under {}: {e}",
             cache.display()
@@ -262,11 +264,11 @@ pub fn template_dir(
                 .map(|p| p.join("sandbox-project"))
         })
         .collect();
-    candidates.push(PathBuf::from(crate::library::SANDBOX_DIR));
+    candidates.push(PathBuf::from(crate::scenario::library::SANDBOX_DIR));
     if let Some(found) = candidates.into_iter().find(|c| c.is_dir()) {
         return Ok(found);
     }
-    Ok(embedded_root()?.join(crate::library::SANDBOX_DIR))
+    Ok(embedded_root()?.join(crate::scenario::library::SANDBOX_DIR))
 }
 
 /// The CLI a run uses, installing a Claude Code version if needed.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BackendKind, Cli};
-use crate::subprocess::{Finished, last_lines, run_bounded};
+use crate::os::subprocess::{Finished, last_lines, run_bounded};
 
 pub const PACKAGE: &str = "@anthropic-ai/claude-code";
 

@@ -11,8 +11,8 @@ pub mod install;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::os::subprocess::Finished;
 use crate::scenario::{Driver, DriverMode};
-use crate::subprocess::Finished;
 
 /// The version run when none is given: the one the notes were measured on.
 pub const PINNED_VERSION: &str = "2.1.332";
@@ -183,7 +183,7 @@ pub fn helper_binary(wakeprobe: &Path) -> PathBuf {
             let expr = duct::cmd(&helper, ["--build-id"])
                 .stdout_capture()
                 .stderr_null();
-            match crate::subprocess::run_bounded(&expr, Duration::from_secs(5)) {
+            match crate::os::subprocess::run_bounded(&expr, Duration::from_secs(5)) {
                 Ok(Finished::Exited(out))
                     if out.status.success()
                         && String::from_utf8_lossy(&out.stdout).trim()

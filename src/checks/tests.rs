@@ -526,6 +526,7 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
                 notifications: vec![],
                 injected: None,
                 tool_errors: errors,
+                user_text: vec![],
                 answer_lost: false,
             }
         }),

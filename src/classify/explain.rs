@@ -2,9 +2,9 @@
 //! described), a list of confirmed facts, and a paragraph that explains the outcome the way a
 //! good bug report would. Nothing here decides anything.
 
-use super::facts::{self, Facts, WorkEnd};
+use super::facts::{self, Facts, WorkEnd, latency};
 use super::rules::{Decision, Woken};
-use super::{Outcome, Verdict, Witness};
+use super::{Outcome, Witness};
 use crate::evidence::secs;
 use crate::evidence::{Event, EventKind, HookName, InputReason, Timeline};
 
@@ -36,8 +36,18 @@ pub struct Scene<'a> {
     pub settle_ms: f64,
 }
 
-/// The verdict for a decision.
-pub fn verdict(scene: &Scene, decision: &Decision) -> Verdict {
+/// A decision in words: the witness, the confirmed facts, the explanation, and for `unknown`
+/// the reason. The outcome and the latency are the decision's own (`Decision::outcome`).
+#[derive(Debug, Default)]
+pub struct Wording {
+    pub witness: Vec<Witness>,
+    pub explanation: String,
+    pub facts: Vec<String>,
+    pub reason: Option<String>,
+}
+
+/// The wording of a decision.
+pub fn words(scene: &Scene, decision: &Decision) -> Wording {
     let mut v = judged(scene, decision);
     v.facts.extend(fault_facts(scene));
     v
@@ -69,18 +79,9 @@ fn fault_facts(scene: &Scene) -> Vec<String> {
         .collect()
 }
 
-fn judged(scene: &Scene, decision: &Decision) -> Verdict {
+fn judged(scene: &Scene, decision: &Decision) -> Wording {
     let (w, k) = (scene.f.waiter, scene.f.work);
-    let mut v = Verdict {
-        waiter: w.to_string(),
-        work: k.to_string(),
-        outcome: Outcome::Unknown,
-        latency_ms: None,
-        reason: None,
-        witness: vec![],
-        explanation: String::new(),
-        facts: vec![],
-    };
+    let mut v = Wording::default();
     let Some(started) = scene.started else {
         return never_started(scene, v);
     };
@@ -116,7 +117,7 @@ fn judged(scene: &Scene, decision: &Decision) -> Verdict {
 
 /// Work with no trace of a start: the harness's cut, when there is one, is the reason, since
 /// the run ended before the start could be seen.
-fn never_started(scene: &Scene, v: Verdict) -> Verdict {
+fn never_started(scene: &Scene, v: Wording) -> Wording {
     let k = scene.f.work;
     match scene.f.cut {
         Some(cut) if matches!(cut.kind, EventKind::ToolUnavailable { .. }) => {
@@ -131,7 +132,7 @@ fn never_started(scene: &Scene, v: Verdict) -> Verdict {
 }
 
 /// The harness cut the run short at `cut`: `unknown`, saying when, why and what was missed.
-fn cut_short(mut v: Verdict, cut: &Event, missed: String) -> Verdict {
+fn cut_short(mut v: Wording, cut: &Event, missed: String) -> Wording {
     v.witness.push(witness(cut, run_end_what(cut)));
     let reason = format!(
         "the run was cut short at {} ({}) {missed}",
@@ -141,15 +142,14 @@ fn cut_short(mut v: Verdict, cut: &Event, missed: String) -> Verdict {
     unknown(v, reason)
 }
 
-fn unknown(mut v: Verdict, reason: String) -> Verdict {
-    v.outcome = Outcome::Unknown;
+fn unknown(mut v: Wording, reason: String) -> Wording {
     v.explanation = format!("The evidence does not decide: {reason}.");
     v.reason = Some(reason);
     v
 }
 
 /// Work that did not end while the run was the CLI's own.
-fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Verdict {
+fn unended(scene: &Scene, decision: &Decision, mut v: Wording, turn: &str) -> Wording {
     let (w, k) = (scene.f.waiter, scene.f.work);
     let run_end_t = scene.f.run_end.map(|e| e.t_ms).unwrap_or(scene.f.last_t);
     match decision {
@@ -159,7 +159,6 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Ve
                 _ => 0.0,
             };
             v.witness.push(witness(overdue, run_end_what(overdue)));
-            v.outcome = Outcome::ChildFailed;
             v.facts.push(format!(
                 "`{k}` hung: still running past the {bound:.1} s hang bound its scenario declares; the harness ended the run at {}",
                 secs(overdue.t_ms)
@@ -192,7 +191,6 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Ve
             if let Some(re) = scene.f.run_end {
                 v.witness.push(witness(re, run_end_what(re)));
             }
-            v.outcome = Outcome::NotResumable;
             let listing = note_finalized(&mut v, scene, stop);
             v.facts.push(format!(
                 "`{k}` was still running when the CLI exited; nothing was left to wake"
@@ -223,11 +221,11 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Verdict, turn: &str) -> Ve
 fn ended(
     scene: &Scene,
     decision: &Decision,
-    mut v: Verdict,
+    mut v: Wording,
     turn: &str,
     end: &Event,
     how: &WorkEnd,
-) -> Verdict {
+) -> Wording {
     let (w, k) = (scene.f.waiter, scene.f.work);
     let end_what = match how {
         WorkEnd::Completed => format!("`{k}` completes"),
@@ -236,11 +234,86 @@ fn ended(
         WorkEnd::KilledByFault(why) => format!("`{k}` is killed by the harness's fault ({why})"),
     };
     v.witness.push(witness(end, end_what));
+    let at = Ended { scene, turn, end };
     if let Decision::KilledAfterFinalized { stop, why } = decision {
+        return at.killed_after_finalized(v, stop, why);
+    }
+    let printed = facts::printed(scene.tl, scene.f, end.t_ms);
+    if let Some(p) = printed {
+        v.facts.push(format!(
+            "the CLI printed a task_notification for `{k}` at {}",
+            secs(p.t_ms)
+        ));
+    }
+    match decision {
+        Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
+        Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
+        Decision::Woke { delivery, how } => {
+            let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
+            woke(v, w, k, end, delivery, how, raced)
+        }
+        Decision::AnswersLost { first, attempts } => at.answers_lost(v, first, *attempts),
+        Decision::CutBeforeTold { cut } => cut_short(
+            v,
+            cut,
+            format!(
+                "after `{k}` ended at {} and before `{w}` was told; whether it would have been was not observed",
+                secs(end.t_ms)
+            ),
+        ),
+        Decision::FinalizedBeforeEnd { stop } => {
+            at.finalized_before_end(v, stop, printed.is_some())
+        }
+        Decision::CrashedBeforeTold => unknown(
+            v,
+            format!(
+                "the CLI exited ({}) before `{w}` could be told",
+                scene.cli_exit.clone().unwrap_or_default()
+            ),
+        ),
+        Decision::KilledWithSession { exit, why } => at.killed_with_session(v, exit, why),
+        Decision::TooShort { observed_ms } => unknown(
+            v,
+            format!(
+                "the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window",
+                observed_ms / 1000.0,
+                scene.settle_ms / 1000.0
+            ),
+        ),
+        Decision::PrintedNotDelivered {
+            printed,
+            observed_ms,
+        } => at.printed_not_delivered(v, printed, *observed_ms),
+        Decision::NeverFired { observed_ms } => at.never_fired(v, *observed_ms),
+        Decision::LostInRestart {
+            restart,
+            stale,
+            observed_ms,
+        } => at.lost_in_restart(v, how, restart, *stale, *observed_ms),
+        other => unreachable!("not a rule for ended work: {other:?}"),
+    }
+}
+
+/// What every wording of ended work reads: the scene, the waiter's turn end in words, and the
+/// work's end.
+struct Ended<'s, 'a> {
+    scene: &'s Scene<'a>,
+    turn: &'s str,
+    end: &'s Event,
+}
+
+impl Ended<'_, '_> {
+    fn names(&self) -> (&str, &str) {
+        (self.scene.f.waiter, self.scene.f.work)
+    }
+
+    /// The CLI killed the work after finalizing the waiter.
+    fn killed_after_finalized(&self, mut v: Wording, stop: &Event, why: &str) -> Wording {
+        let (w, k) = self.names();
+        let (end, turn) = (self.end, self.turn);
         v.witness
             .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
-        v.outcome = Outcome::NotResumable;
-        let listing = note_finalized(&mut v, scene, stop);
+        let listing = note_finalized(&mut v, self.scene, stop);
         v.facts.push(format!(
             "the CLI killed `{k}` at {} ({why}), {:.2} s after `{w}` was finalized",
             secs(end.t_ms),
@@ -255,170 +328,144 @@ fn ended(
             listing.map(|l| format!(" ({l})")).unwrap_or_default(),
             secs(end.t_ms),
         );
-        return v;
+        v
     }
-    let printed = facts::printed(scene.tl, scene.f, end.t_ms);
-    if let Some(p) = printed {
-        v.facts.push(format!(
-            "the CLI printed a task_notification for `{k}` at {}",
-            secs(p.t_ms)
+
+    fn answers_lost(&self, mut v: Wording, first: &Event, attempts: usize) -> Wording {
+        let (w, k) = self.names();
+        v.witness.push(witness(
+            first,
+            format!("`{w}`'s request carries the notification; a fault breaks its answer"),
         ));
+        unknown(
+            v,
+            format!(
+                "`{w}` was woken for `{k}` at {} ({attempts} request(s) carried the notification), but the harness's injected faults broke every answer, so whether the wake-up would have reached `{w}` was not observed",
+                secs(first.t_ms)
+            ),
+        )
     }
-    match decision {
-        Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
-        Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
-        Decision::Woke { delivery, how } => woke(v, w, k, end, delivery, how),
-        Decision::AnswersLost { first, attempts } => {
-            v.witness.push(witness(
-                first,
-                format!("`{w}`'s request carries the notification; a fault breaks its answer"),
-            ));
-            unknown(
-                v,
-                format!(
-                    "`{w}` was woken for `{k}` at {} ({attempts} request(s) carried the notification), but the harness's injected faults broke every answer, so whether the wake-up would have reached `{w}` was not observed",
-                    secs(first.t_ms)
-                ),
-            )
-        }
-        Decision::CutBeforeTold { cut } => cut_short(
-            v,
-            cut,
-            format!(
-                "after `{k}` ended at {} and before `{w}` was told; whether it would have been was not observed",
-                secs(end.t_ms)
-            ),
-        ),
-        Decision::FinalizedBeforeEnd { stop } => {
-            v.witness
-                .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
-            v.outcome = Outcome::NotResumable;
-            v.facts.push(format!(
-                "`{w}` was finalized at {} before `{k}` ended",
-                secs(stop.t_ms)
-            ));
-            v.facts
-                .push(format!("`{w}` made no model request after `{k}` ended"));
-            v.explanation = format!(
-                "`{w}` was finalized at {}, before `{k}` ended at {}. {}`{w}` never made another model request, so the result never reached it.",
-                secs(stop.t_ms),
-                secs(end.t_ms),
-                if printed.is_some() {
-                    "A notification was produced, but "
-                } else {
-                    ""
-                },
-            );
-            v
-        }
-        Decision::CrashedBeforeTold => unknown(
-            v,
-            format!(
-                "the CLI exited ({}) before `{w}` could be told",
-                scene.cli_exit.clone().unwrap_or_default()
-            ),
-        ),
-        Decision::KilledWithSession { exit, why } => {
-            v.witness.push(witness(exit, run_end_what(exit)));
-            v.outcome = Outcome::NotResumable;
-            v.facts.push(format!(
-                "the CLI killed `{k}` at {} ({why}) and exited at {}, without `{w}` being told",
-                secs(end.t_ms),
-                secs(exit.t_ms)
-            ));
-            v.explanation = format!(
-                "`{w}` handed `{k}` to the background{turn}. The CLI ended the session while `{k}` still ran: it killed `{k}` at {} ({why}) and exited at {}. `{w}` was never told; nothing was left that could be woken.",
-                secs(end.t_ms),
-                secs(exit.t_ms),
-            );
-            v
-        }
-        Decision::TooShort { observed_ms } => unknown(
-            v,
-            format!(
-                "the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window",
-                observed_ms / 1000.0,
-                scene.settle_ms / 1000.0
-            ),
-        ),
-        Decision::PrintedNotDelivered {
+
+    fn finalized_before_end(&self, mut v: Wording, stop: &Event, printed: bool) -> Wording {
+        let (w, k) = self.names();
+        v.witness
+            .insert(v.witness.len() - 1, witness(stop, finalized_what(w, stop)));
+        v.facts.push(format!(
+            "`{w}` was finalized at {} before `{k}` ended",
+            secs(stop.t_ms)
+        ));
+        v.facts
+            .push(format!("`{w}` made no model request after `{k}` ended"));
+        v.explanation = format!(
+            "`{w}` was finalized at {}, before `{k}` ended at {}. {}`{w}` never made another model request, so the result never reached it.",
+            secs(stop.t_ms),
+            secs(self.end.t_ms),
+            if printed {
+                "A notification was produced, but "
+            } else {
+                ""
+            },
+        );
+        v
+    }
+
+    fn killed_with_session(&self, mut v: Wording, exit: &Event, why: &str) -> Wording {
+        let (w, k) = self.names();
+        let (end, turn) = (self.end, self.turn);
+        v.witness.push(witness(exit, run_end_what(exit)));
+        v.facts.push(format!(
+            "the CLI killed `{k}` at {} ({why}) and exited at {}, without `{w}` being told",
+            secs(end.t_ms),
+            secs(exit.t_ms)
+        ));
+        v.explanation = format!(
+            "`{w}` handed `{k}` to the background{turn}. The CLI ended the session while `{k}` still ran: it killed `{k}` at {} ({why}) and exited at {}. `{w}` was never told; nothing was left that could be woken.",
+            secs(end.t_ms),
+            secs(exit.t_ms),
+        );
+        v
+    }
+
+    fn printed_not_delivered(&self, mut v: Wording, printed: &Event, observed_ms: f64) -> Wording {
+        let (w, k) = self.names();
+        v.witness.push(witness(
             printed,
-            observed_ms,
-        } => {
-            v.witness.push(witness(
-                printed,
-                "the CLI prints a task_notification (not a delivery)",
-            ));
-            v.outcome = Outcome::NotResumable;
-            v.facts.push(format!("`{w}` was live but made no request carrying the notification in the {:.2} s that followed", observed_ms / 1000.0));
-            v.explanation = format!(
-                "`{k}` ended at {} and the CLI produced its notification at {}, but `{w}` was never resumed to receive it: no request of `{w}` carried it in the {:.2} s that followed.",
-                secs(end.t_ms),
-                secs(printed.t_ms),
-                observed_ms / 1000.0
-            );
-            v
-        }
-        Decision::NeverFired { observed_ms } => {
-            v.outcome = Outcome::NeverFired;
-            v.facts.push(format!("no notification for `{k}` appeared anywhere (stdout or any request) in the {:.2} s after it ended", observed_ms / 1000.0));
-            v.explanation = format!(
-                "`{k}` ended at {}, and no notification for it appeared anywhere: no task_notification line, no request carrying it, in the {:.2} s the run went on.",
-                secs(end.t_ms),
-                observed_ms / 1000.0
-            );
-            v
-        }
-        Decision::LostInRestart {
-            restart,
-            stale,
-            observed_ms,
-        } => {
-            let crash = facts::crash_before(scene.tl, restart.t_ms).unwrap_or(restart);
-            let at = v.witness.len() - 1; // before the work's end
-            v.witness.insert(
-                at,
-                witness(
-                    crash,
-                    format!("the harness crashes the CLI while `{k}` runs, and resumes it"),
-                ),
-            );
-            let told = match stale {
-                Some(stale) => {
-                    v.witness.insert(
-                        at + 1,
-                        witness(
-                            stale,
-                            format!("the restarted CLI reports `{k}` stopped while it still runs"),
-                        ),
-                    );
-                    v.facts.push(format!(
-                        "the restarted CLI reported `{k}` stopped at {}, {:.2} s before it ended",
-                        secs(stale.t_ms),
-                        (end.t_ms - stale.t_ms) / 1000.0
-                    ));
-                    format!(
-                        "at {} the restarted CLI reported `{k}` stopped (\"didn't finish before the previous session ended\"), though it was still running",
-                        secs(stale.t_ms)
-                    )
-                }
-                None => format!("the restarted CLI did not mention `{k}` while it ran"),
-            };
-            v.outcome = Outcome::NeverFired;
-            v.facts.push(format!(
-                "no notification of `{k}`'s end appeared anywhere in the {:.2} s after it",
-                observed_ms / 1000.0
-            ));
-            v.explanation = format!(
-                "`{w}` handed `{k}` to the background{turn}. The harness crashed the CLI at {} while `{k}` ran and started it again on the same session; {told}. `{k}` ended at {} ({}), and no notification of that end appeared anywhere in the {:.2} s the run went on: after the restart the CLI no longer followed `{k}`.",
-                secs(crash.t_ms),
-                secs(end.t_ms),
-                end_words(how),
-                observed_ms / 1000.0
-            );
-            v
-        }
-        other => unreachable!("not a rule for ended work: {other:?}"),
+            "the CLI prints a task_notification (not a delivery)",
+        ));
+        v.facts.push(format!("`{w}` was live but made no request carrying the notification in the {:.2} s that followed", observed_ms / 1000.0));
+        v.explanation = format!(
+            "`{k}` ended at {} and the CLI produced its notification at {}, but `{w}` was never resumed to receive it: no request of `{w}` carried it in the {:.2} s that followed.",
+            secs(self.end.t_ms),
+            secs(printed.t_ms),
+            observed_ms / 1000.0
+        );
+        v
+    }
+
+    fn never_fired(&self, mut v: Wording, observed_ms: f64) -> Wording {
+        let (_, k) = self.names();
+        v.facts.push(format!("no notification for `{k}` appeared anywhere (stdout or any request) in the {:.2} s after it ended", observed_ms / 1000.0));
+        v.explanation = format!(
+            "`{k}` ended at {}, and no notification for it appeared anywhere: no task_notification line, no request carrying it, in the {:.2} s the run went on.",
+            secs(self.end.t_ms),
+            observed_ms / 1000.0
+        );
+        v
+    }
+
+    /// The harness crashed the CLI while the work ran; the work's end was never reported.
+    fn lost_in_restart(
+        &self,
+        mut v: Wording,
+        how: &WorkEnd,
+        restart: &Event,
+        stale: Option<&Event>,
+        observed_ms: f64,
+    ) -> Wording {
+        let (w, k) = self.names();
+        let (end, turn) = (self.end, self.turn);
+        let crash = facts::crash_before(self.scene.tl, restart.t_ms).unwrap_or(restart);
+        let at = v.witness.len() - 1; // before the work's end
+        v.witness.insert(
+            at,
+            witness(
+                crash,
+                format!("the harness crashes the CLI while `{k}` runs, and resumes it"),
+            ),
+        );
+        let told = match stale {
+            Some(stale) => {
+                v.witness.insert(
+                    at + 1,
+                    witness(
+                        stale,
+                        format!("the restarted CLI reports `{k}` stopped while it still runs"),
+                    ),
+                );
+                v.facts.push(format!(
+                    "the restarted CLI reported `{k}` stopped at {}, {:.2} s before it ended",
+                    secs(stale.t_ms),
+                    (end.t_ms - stale.t_ms) / 1000.0
+                ));
+                format!(
+                    "at {} the restarted CLI reported `{k}` stopped (\"didn't finish before the previous session ended\"), though it was still running",
+                    secs(stale.t_ms)
+                )
+            }
+            None => format!("the restarted CLI did not mention `{k}` while it ran"),
+        };
+        v.facts.push(format!(
+            "no notification of `{k}`'s end appeared anywhere in the {:.2} s after it",
+            observed_ms / 1000.0
+        ));
+        v.explanation = format!(
+            "`{w}` handed `{k}` to the background{turn}. The harness crashed the CLI at {} while `{k}` ran and started it again on the same session; {told}. `{k}` ended at {} ({}), and no notification of that end appeared anywhere in the {:.2} s the run went on: after the restart the CLI no longer followed `{k}`.",
+            secs(crash.t_ms),
+            secs(end.t_ms),
+            end_words(how),
+            observed_ms / 1000.0
+        );
+        v
     }
 }
 
@@ -432,21 +479,19 @@ fn end_words(how: &WorkEnd) -> String {
 }
 
 fn failed(
-    mut v: Verdict,
+    mut v: Wording,
     w: &str,
     k: &str,
     end: &Event,
     why: &str,
     told: Option<&Event>,
-) -> Verdict {
-    v.outcome = Outcome::ChildFailed;
+) -> Wording {
     v.facts.push(format!(
         "`{k}` failed on its own ({why}) at {}",
         secs(end.t_ms)
     ));
     match told {
         Some(d) => {
-            v.latency_ms = Some(latency(end, d));
             v.witness
                 .push(witness(d, format!("`{w}` is told of the failure")));
             v.facts.push(format!(
@@ -473,12 +518,6 @@ fn failed(
     v
 }
 
-/// From the work's end to the waiter's request that carried its notice; never negative: a
-/// request that carries the notice came after the end, whatever the stdout line's timestamp.
-fn latency(end: &Event, d: &Event) -> f64 {
-    (d.t_ms - end.t_ms).max(0.0)
-}
-
 /// Said when the request reached the fake API before the stdout line reporting the end.
 fn channel_note(end: &Event, d: &Event) -> String {
     if d.t_ms >= end.t_ms {
@@ -490,35 +529,70 @@ fn channel_note(end: &Event, d: &Event) -> String {
     )
 }
 
-fn queued(mut v: Verdict, w: &str, k: &str, end: &Event, input: &Event, d: &Event) -> Verdict {
-    v.latency_ms = Some(latency(end, d));
+fn queued(mut v: Wording, w: &str, k: &str, end: &Event, input: &Event, d: &Event) -> Wording {
+    let with_it = input.agent.as_deref() == Some(w);
     v.witness.push(witness(input, input_what(input)));
-    v.witness
-        .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
-    v.outcome = Outcome::QueuedUntilInput;
-    v.facts.push(format!(
-        "`{w}` stayed silent for {:.2} s after `{k}` ended",
-        (input.t_ms - end.t_ms) / 1000.0
+    v.witness.push(witness(
+        d,
+        if with_it {
+            format!("`{w}` gets `{k}`'s notification together with the input")
+        } else {
+            format!("`{w}` gets `{k}`'s notification after the input")
+        },
     ));
-    v.facts.push(format!(
-        "the notification reached `{w}` only in the request after an unrelated input at {}",
-        secs(input.t_ms)
-    ));
-    v.explanation = format!(
-        "`{k}` ended at {}, and `{w}` stayed silent. An unrelated input arrived at {}; only the request that followed it, at {}, carried `{k}`'s notification. The notification was queued, not delivered: without the input, `{w}` would have waited forever.",
-        secs(end.t_ms),
-        secs(input.t_ms),
-        secs(d.t_ms)
-    );
+    let when = if input.t_ms >= end.t_ms {
+        format!(
+            "{:.2} s after `{k}` ended at {}",
+            (input.t_ms - end.t_ms) / 1000.0,
+            secs(end.t_ms)
+        )
+    } else {
+        format!(
+            "{:.2} s before `{k}` ended at {}",
+            (end.t_ms - input.t_ms) / 1000.0,
+            secs(end.t_ms)
+        )
+    };
+    if with_it {
+        v.facts.push(format!(
+            "the request that told `{w}` of `{k}`, at {}, also carried the input sent at {}",
+            secs(d.t_ms),
+            secs(input.t_ms)
+        ));
+        v.explanation = format!(
+            "An unrelated input was sent at {} ({when}). `{w}` got `{k}`'s notification only at {}, in the same request that brought it the input: the notification waited for the input, and nothing in the run shows `{w}` would have been told without it.",
+            secs(input.t_ms),
+            secs(d.t_ms)
+        );
+    } else {
+        v.facts.push(format!(
+            "`{w}` stayed silent from `{k}`'s end until the unrelated input at {}",
+            secs(input.t_ms)
+        ));
+        v.explanation = format!(
+            "`{k}` ended at {}, and `{w}` stayed silent. An unrelated input was sent at {}; only after the CLI took it did `{w}`'s request at {} carry `{k}`'s notification: the notification waited for the input.",
+            secs(end.t_ms),
+            secs(input.t_ms),
+            secs(d.t_ms)
+        );
+    }
     v
 }
 
-fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -> Verdict {
+/// `raced`: an unrelated input sent between the end and the delivery that the delivery did not
+/// carry (the CLI's own turn beat it).
+fn woke(
+    mut v: Wording,
+    w: &str,
+    k: &str,
+    end: &Event,
+    d: &Event,
+    how: &Woken,
+    raced: Option<&Event>,
+) -> Wording {
     let latency = latency(end, d);
-    v.latency_ms = Some(latency);
     v.witness
         .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
-    v.outcome = Outcome::Woke;
     let how_woken = match how {
         Woken::Reinvoked => {
             v.facts.push(format!(
@@ -553,8 +627,21 @@ fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -
         "`{w}` received `{k}`'s notification {:.2} s after it ended",
         latency / 1000.0
     ));
+    let inputs = match raced {
+        Some(input) => {
+            v.facts.push(format!(
+                "an input sent at {} was not in the request that told `{w}`",
+                secs(input.t_ms)
+            ));
+            format!(
+                "; an input sent at {} was not part of that request, so the CLI told `{w}` by itself",
+                secs(input.t_ms)
+            )
+        }
+        None => ", with no other input in between".into(),
+    };
     v.explanation = format!(
-        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later{}, with no other input in between.",
+        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later{}{inputs}.",
         secs(end.t_ms),
         secs(d.t_ms),
         latency / 1000.0,
@@ -565,7 +652,7 @@ fn woke(mut v: Verdict, w: &str, k: &str, end: &Event, d: &Event, how: &Woken) -
 
 /// Records that W was finalized while K ran (and what the stop's payload listed); returns that
 /// listing for the explanation.
-fn note_finalized(v: &mut Verdict, scene: &Scene, stop: &Event) -> Option<String> {
+fn note_finalized(v: &mut Wording, scene: &Scene, stop: &Event) -> Option<String> {
     let (w, k) = (scene.f.waiter, scene.f.work);
     v.facts.push(format!(
         "`{w}` was finalized at {} while `{k}` was still running",

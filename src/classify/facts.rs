@@ -309,16 +309,82 @@ pub fn printed<'a>(tl: &'a Timeline, f: &Facts, from: f64) -> Option<&'a Event> 
     })
 }
 
-/// An unrelated input between the work's end and the delivery, while W stayed silent.
-pub fn silent_input<'a>(
+/// The unrelated input (a scheduled input or a probe) the notification waited for (H3), if any.
+///
+/// Inputs go to one agent (the main agent). When that agent is W, the request that told W must
+/// carry the input: nothing then shows W would have been told without it. A request carries an
+/// input when one of its user text blocks is the input's words (whitespace collapsed); a
+/// notice that came in a request of its own, before or after the input's, is the CLI's own
+/// turn. Another agent never sees the input: its notice waited for it when W stayed silent
+/// from the work's end until the CLI took an input sent after that end (a request carrying
+/// its words), and W was told only after.
+pub fn queueing_input<'a>(
     tl: &'a Timeline,
     w: &str,
     end_t: f64,
-    delivery_t: f64,
+    delivery: &Event,
 ) -> Option<&'a Event> {
+    let inputs = || {
+        tl.iter().filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::UserInput {
+                    why: InputReason::Scheduled | InputReason::Probe,
+                    ..
+                }
+            )
+        })
+    };
+    let to_w = |e: &&Event| e.agent.as_deref() == Some(w);
+    if let Some(carried) = last_before(
+        inputs().filter(to_w).filter(|e| carries(delivery, e)),
+        delivery,
+    ) {
+        return Some(carried);
+    }
+    inputs().filter(|e| !to_w(e)).find(|input| {
+        let taken = tl
+            .iter()
+            .find(|r| r.agent == input.agent && carries(r, input));
+        input.t_ms >= end_t
+            && taken.is_some_and(|r| r.t_ms <= delivery.t_ms)
+            && !tl
+                .iter()
+                .any(|r| r.t_ms > end_t && r.t_ms < input.t_ms && r.is_request_by(w))
+    })
+}
+
+/// Whether `request` carries `input`'s words.
+fn carries(request: &Event, input: &Event) -> bool {
+    let (EventKind::ModelRequest { user_text, .. }, EventKind::UserInput { text, .. }) =
+        (&request.kind, &input.kind)
+    else {
+        return false;
+    };
+    let words = user_words(text);
+    !words.is_empty() && user_text.contains(&words)
+}
+
+/// Of the same words sent more than once: the last sent before `delivery`, else the first
+/// after (a stamp can trail the write under load).
+fn last_before<'a>(
+    mut inputs: impl Iterator<Item = &'a Event>,
+    delivery: &Event,
+) -> Option<&'a Event> {
+    let first = inputs.next()?;
+    let before = std::iter::once(first)
+        .chain(inputs)
+        .filter(|e| e.t_ms <= delivery.t_ms)
+        .last();
+    Some(before.unwrap_or(first))
+}
+
+/// An unrelated input sent between the work's end (`end_t`) and the delivery that the delivery
+/// did not carry: the CLI's own turn beat it.
+pub fn input_not_carried<'a>(tl: &'a Timeline, end_t: f64, delivery: &Event) -> Option<&'a Event> {
     tl.iter().find(|e| {
         e.t_ms >= end_t
-            && e.t_ms <= delivery_t
+            && e.t_ms <= delivery.t_ms
             && matches!(
                 e.kind,
                 EventKind::UserInput {
@@ -326,10 +392,17 @@ pub fn silent_input<'a>(
                     ..
                 }
             )
-            && !tl
-                .iter()
-                .any(|r| r.t_ms > end_t && r.t_ms < e.t_ms && r.is_request_by(w))
     })
+}
+
+/// An input's words as a request's `user_text` keeps them.
+fn user_words(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .join(" ")
+        .chars()
+        .take(crate::evidence::USER_TEXT_CHARS)
+        .collect()
 }
 
 /// W's first request past the end of its script before `t`.
@@ -391,4 +464,10 @@ pub fn reactivated_between(tl: &Timeline, w: &str, from: f64, to: f64) -> bool {
             && e.agent.as_deref() == Some(w)
             && is_hook(e, HookName::SubagentStart)
     })
+}
+
+/// From the work's end to the waiter's request that carried its notice; never negative: a
+/// request that carries the notice came after the end, whatever the stdout line's timestamp.
+pub fn latency(end: &Event, d: &Event) -> f64 {
+    (d.t_ms - end.t_ms).max(0.0)
 }

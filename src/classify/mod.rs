@@ -214,17 +214,27 @@ fn classify_pair(input: &Input, observed: &Timeline, watch: &Watch) -> Verdict {
         cli_exit: input.cli_exit.map(|e| e.describe()),
         settle_ms: input.settle_ms,
     };
-    let Some(started) = f.started else {
-        return explain::verdict(&scene, &rules::Decision::NeverStarted);
+    let decision = match f.started {
+        None => rules::Decision::NeverStarted,
+        Some(started) => rules::decide(&rules::Ctx {
+            input,
+            tl: observed,
+            f: &f,
+            started,
+            crashed: rules::crashed(input),
+        }),
     };
-    let ctx = rules::Ctx {
-        input,
-        tl: observed,
-        f: &f,
-        started,
-        crashed: rules::crashed(input),
-    };
-    explain::verdict(&scene, &rules::decide(&ctx))
+    let words = explain::words(&scene, &decision);
+    Verdict {
+        waiter: watch.waiter.clone(),
+        work: watch.work.clone(),
+        outcome: decision.outcome(),
+        latency_ms: decision.latency_ms(&f),
+        reason: words.reason,
+        witness: words.witness,
+        explanation: words.explanation,
+        facts: words.facts,
+    }
 }
 
 /// Agreement of repeated runs: `not-resumable 5/5`, or `flaky: woke 3/5, not-resumable 2/5`.

@@ -2,8 +2,8 @@
 //! and either decides or passes. A decision names the rule and the events that decide it; the
 //! wording is in `explain`. The order is the one written at the top of `classify`.
 
-use super::Input;
 use super::facts::{self, Facts, WorkEnd};
+use super::{Input, Outcome};
 use crate::evidence::run::EndReason;
 use crate::evidence::{Event, EventKind, Source, Timeline};
 
@@ -32,7 +32,8 @@ pub enum Decision<'a> {
         why: String,
         told: Option<&'a Event>,
     },
-    /// The notification came only after an unrelated input (H3).
+    /// The notification came only with an unrelated input: the request that carried it carried
+    /// the input too (H3).
     Queued {
         input: &'a Event,
         delivery: &'a Event,
@@ -68,6 +69,44 @@ pub enum Decision<'a> {
         stale: Option<&'a Event>,
         observed_ms: f64,
     },
+}
+
+impl Decision<'_> {
+    /// The outcome this decision gives: the one place a rule's decision becomes a verdict.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Decision::Hung { .. } | Decision::FailedOnItsOwn { .. } => Outcome::ChildFailed,
+            Decision::OrphanedAtExit { .. }
+            | Decision::KilledAfterFinalized { .. }
+            | Decision::FinalizedBeforeEnd { .. }
+            | Decision::KilledWithSession { .. }
+            | Decision::PrintedNotDelivered { .. } => Outcome::NotResumable,
+            Decision::Queued { .. } => Outcome::QueuedUntilInput,
+            Decision::Woke { .. } => Outcome::Woke,
+            Decision::NeverFired { .. } | Decision::LostInRestart { .. } => Outcome::NeverFired,
+            Decision::NeverStarted
+            | Decision::ScriptExhausted { .. }
+            | Decision::CutBeforeEnd { .. }
+            | Decision::CrashedBeforeEnd
+            | Decision::EndUnseen
+            | Decision::OutlivedRun { .. }
+            | Decision::AnswersLost { .. }
+            | Decision::CutBeforeTold { .. }
+            | Decision::CrashedBeforeTold
+            | Decision::TooShort { .. } => Outcome::Unknown,
+        }
+    }
+
+    /// From the work's end to the request that told the waiter, where one did.
+    pub fn latency_ms(&self, f: &Facts) -> Option<f64> {
+        let told = match self {
+            Decision::Woke { delivery, .. } | Decision::Queued { delivery, .. } => *delivery,
+            Decision::FailedOnItsOwn { told, .. } => (*told)?,
+            _ => return None,
+        };
+        let (end, _) = f.end.as_ref()?;
+        Some(facts::latency(end, told))
+    }
 }
 
 /// How a woken waiter was woken.
@@ -217,7 +256,7 @@ fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     let (end, _) = end(ctx);
     let delivery = facts::delivery(ctx.tl, ctx.f, told_from(ctx, end))?;
     let w = ctx.f.waiter;
-    if let Some(input) = facts::silent_input(ctx.tl, w, end.t_ms, delivery.t_ms) {
+    if let Some(input) = facts::queueing_input(ctx.tl, w, end.t_ms, delivery) {
         return Some(Decision::Queued { input, delivery });
     }
     let finalized = facts::finalized_before(ctx.tl, w, end.t_ms);

@@ -20,6 +20,7 @@ fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
             seq,
             injected: None,
             tool_errors: vec![],
+            user_text: vec![],
             answer_lost: false,
             route: Route::Turn,
             step: Some(seq as usize),
@@ -287,6 +288,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
             notifications: vec![],
             injected: None,
             tool_errors: vec![],
+            user_text: vec![],
             answer_lost: false,
         },
     ));
@@ -490,7 +492,7 @@ fn not_resumable_shape(d: Draw) -> Shape {
 }
 
 fn queued_shape(d: Draw) -> Shape {
-    let mut s = Shape::new(Outcome::QueuedUntilInput, "stayed silent for");
+    let mut s = Shape::new(Outcome::QueuedUntilInput, "also carried the input");
     s.events.push(track_end(d.t2, ExitDesc::Code(0)));
     let probe = d.t2 + 2500.0 + d.latency;
     s.events.push(ev(
@@ -502,8 +504,16 @@ fn queued_shape(d: Draw) -> Shape {
             why: InputReason::Probe,
         },
     ));
-    s.events
-        .push(request(probe + d.latency, d.waiter, 3, &["b1"]));
+    let told = request(probe + d.latency, d.waiter, 3, &["b1"]);
+    if d.waiter == "main" {
+        s.events.push(carrying(told, "unrelated"));
+    } else {
+        // The input reaches the main agent; the waiting subagent is told after it.
+        s.events
+            .push(carrying(request(probe + 1.0, "main", 90, &[]), "unrelated"));
+        s.events.push(told);
+        s.fact = "stayed silent from `bg`'s end";
+    }
     s.witness.extend([
         "`bg` completes",
         "the driver sends a probe input",
@@ -695,6 +705,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             seq,
             injected: None,
             tool_errors: vec![],
+            user_text: vec![],
             answer_lost: false,
             route: if n {
                 Route::Turn
@@ -1497,34 +1508,181 @@ fn only_the_waiters_own_later_activity_undoes_its_finalization() {
 
 /// A user input, scheduled by the scenario.
 fn input(t: f64) -> Event {
+    input_of(t, "unrelated")
+}
+
+/// A scheduled user input of these words, to the main agent (as the driver sends them).
+fn input_of(t: f64, text: &str) -> Event {
     ev(
         t,
         Source::Driver,
         Some("main"),
         EventKind::UserInput {
-            text: "unrelated".into(),
+            text: text.into(),
             why: InputReason::Scheduled,
         },
     )
 }
 
-/// Queued means silent: `main` made no request between `bg`'s end and the input (one at the
-/// end's very instant is no reaction to it; the one at the input's instant is its answer). A
-/// request in between shows it was awake, and the later notice is a wake-up.
+/// `request` with the user's words `text` among what it carries.
+fn carrying(mut request: Event, text: &str) -> Event {
+    if let EventKind::ModelRequest { user_text, .. } = &mut request.kind {
+        user_text.push(text.to_string());
+    }
+    request
+}
+
+/// H3 is decided by the request that carries the notification: it must carry the input too.
+/// Where the input was sent (before or after the end, before the waiter's other requests) does
+/// not decide it.
 #[test]
-fn queued_means_the_waiter_was_silent_from_the_end_to_the_input() {
-    let run = |between: Option<f64>| {
+fn queued_means_the_request_that_told_the_waiter_carried_the_input() {
+    let run = |input_t: f64, carried: bool| {
         let mut events = start("main", 100.0, 200.0);
         events.push(track_end(1000.0, ExitDesc::Code(0)));
-        events.extend(between.map(|t| request(t, "main", 3, &[])));
-        events.push(input(3000.0));
-        events.push(request(3000.0, "main", 4, &["b1"]));
+        events.push(input(input_t));
+        let told = request(3000.0, "main", 4, &["b1"]);
+        events.push(if carried {
+            carrying(told, "unrelated")
+        } else {
+            told
+        });
         events.push(cli_exit(9000.0, ExitDesc::Code(0)));
-        judge_events(events, "main", EndReason::Finished).outcome
+        judge_events(events, "main", EndReason::Finished)
     };
-    assert_eq!(run(None), Outcome::QueuedUntilInput);
-    assert_eq!(run(Some(1000.0)), Outcome::QueuedUntilInput);
-    assert_eq!(run(Some(1500.0)), Outcome::Woke);
+    assert_eq!(run(2000.0, true).outcome, Outcome::QueuedUntilInput);
+    // Stamped before the end (the driver's write raced it), and carried with the notice.
+    assert_eq!(run(900.0, true).outcome, Outcome::QueuedUntilInput);
+    // Stamped after the request that carried it (a stamp that trails the write under load).
+    assert_eq!(run(3000.5, true).outcome, Outcome::QueuedUntilInput);
+    // The input came between the end and the notice, but the notice came without it.
+    let j = run(2000.0, false);
+    assert_eq!(j.outcome, Outcome::Woke);
+    assert_eq!(j.verdicts[0].latency_ms, Some(2000.0));
+    // Other words in the request are not the input.
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(input(2000.0));
+    events.push(carrying(
+        request(3000.0, "main", 4, &["b1"]),
+        "unrelated, and more",
+    ));
+    let j = judge_events(events, "main", EndReason::Finished);
+    assert_eq!(j.outcome, Outcome::Woke);
+}
+
+/// The `cli-own-turn/race` flip measured on 2.1.332 under load: the worker's turn ended at
+/// 14950.7 ms, the CLI printed it at 15052.4 ms, the driver's input was stamped at 15056.8 ms
+/// (late), main's request 0005 at 15188.8 ms carried the notification in the CLI's own turn
+/// without the user's message, and the user's message reached only request 0006 at
+/// 15386.5 ms. The CLI woke main by itself: `woke`, worded so.
+#[test]
+fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
+    let text = "Any update on the check?";
+    let mut events = vec![
+        ev(
+            140.0,
+            Source::Driver,
+            Some("main"),
+            EventKind::UserInput {
+                text: "Have a worker run the check in the background.".into(),
+                why: InputReason::Prompt,
+            },
+        ),
+        ev(
+            2700.0,
+            Source::Api,
+            Some("main"),
+            EventKind::ToolCall {
+                seq: 1,
+                tool: "Agent".into(),
+                tool_use_id: "toolu_wp0001_main".into(),
+                background: true,
+                spawn: Some("worker".into()),
+                track: None,
+                teammate: None,
+                target: None,
+                inserted: false,
+            },
+        ),
+        ev(
+            2800.0,
+            Source::Stream,
+            None,
+            EventKind::TaskStarted {
+                task_id: "a1".into(),
+                task_type: "local_agent".into(),
+                tool_use_id: Some("toolu_wp0001_main".into()),
+                label: Some("worker".into()),
+                description: None,
+            },
+        ),
+        request(3900.0, "main", 2, &[]),
+        ev(
+            3904.0,
+            Source::Api,
+            Some("main"),
+            EventKind::TurnEnded {
+                seq: 2,
+                text: "The worker is on it.".into(),
+            },
+        ),
+        ev(
+            14950.7,
+            Source::Api,
+            Some("worker"),
+            EventKind::TurnEnded {
+                seq: 4,
+                text: "Check passed.".into(),
+            },
+        ),
+        ev(
+            15052.4,
+            Source::Stream,
+            None,
+            EventKind::TaskUpdated {
+                task_id: "a1".into(),
+                status: "completed".into(),
+                label: Some("worker".into()),
+            },
+        ),
+        input_of(15056.8, text),
+    ];
+    let mut own_turn = request(15188.8, "main", 5, &["a1"]);
+    if let EventKind::ModelRequest { user_text, .. } = &mut own_turn.kind {
+        user_text.push(
+            "[SYSTEM NOTIFICATION - NOT USER INPUT] No human input has been received.".into(),
+        );
+    }
+    events.push(own_turn);
+    events.push(carrying(request(15386.5, "main", 6, &[]), text));
+    events.push(cli_exit(20000.0, ExitDesc::Code(0)));
+    let tl = Timeline::new(events);
+    let watch = [Watch {
+        waiter: "main".into(),
+        work: "worker".into(),
+        hang_after: None,
+    }];
+    let j = judge(&Input {
+        timeline: &tl,
+        end: &EndReason::Finished,
+        cli_exit: None,
+        watch: &watch,
+        checks: &[],
+        invariants: &[],
+        payloads: &[],
+        settle_ms: 3000.0,
+    });
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    assert!(
+        v.explanation.contains(
+            "an input sent at 15.06 s was not part of that request, so the CLI told `main` by itself"
+        ),
+        "{}",
+        v.explanation
+    );
+    assert!((v.latency_ms.unwrap() - 136.4).abs() < 0.01);
 }
 
 /// A waiter that stopped after its work ended and was started again to receive it was
@@ -1738,13 +1896,15 @@ fn a_restarted_clis_stale_stopped_is_not_the_notice_of_the_end() {
         )
     };
     let probe_carrying_the_stop = |t: f64| {
-        let mut r = request(t + 10.0, "main", 3, &["b1"]);
+        let mut r = carrying(request(t + 10.0, "main", 3, &["b1"]), "Unrelated");
         if let EventKind::ModelRequest { notifications, .. } = &mut r.kind {
             notifications[0].status = Some("stopped".into());
         }
         vec![
-            driver_event(
+            ev(
                 t,
+                Source::Driver,
+                Some("main"),
                 EventKind::UserInput {
                     text: "Unrelated".into(),
                     why: InputReason::Probe,

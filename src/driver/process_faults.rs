@@ -16,7 +16,7 @@ use super::recorder::{Live, Recorder};
 use super::supervise::{Command, Lifeline};
 use crate::evidence::EventKind;
 use crate::fake_api::fault::TriggerTimes;
-use crate::procs::{self, Signal};
+use crate::os::procs::{self, Signal};
 use crate::scenario::{Fault, FaultKind, FaultTarget, RESUME_FLAG, Trigger};
 
 /// Where one process fault is in its life.

@@ -11,7 +11,7 @@ use super::recorder::Recorder;
 use crate::backend;
 use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, Source};
-use crate::procs;
+use crate::os::procs;
 use crate::scenario::MAIN_AGENT;
 
 /// How long the supervisor may take to clean up before it is killed itself.
@@ -46,7 +46,9 @@ pub async fn shut_down(run: &mut Launched, rec: &mut Recorder) {
     let pending: Vec<WireMessage> = std::iter::from_fn(|| run.wire_rx.try_recv().ok()).collect();
     for message in pending
         .into_iter()
-        .chain(crate::transcript::read_jsonl(&run.sandbox.fallback_log()))
+        .chain(crate::evidence::transcript::read_jsonl(
+            &run.sandbox.fallback_log(),
+        ))
     {
         rec.wire(message);
     }
@@ -66,7 +68,7 @@ pub async fn shut_down(run: &mut Launched, rec: &mut Recorder) {
 
 /// The transcripts, read with seed 004's rules.
 fn read_transcripts(run: &Launched, rec: &mut Recorder) {
-    for (_, reading) in crate::transcript::read_folder(&run.sandbox.transcripts()) {
+    for (_, reading) in crate::evidence::transcript::read_folder(&run.sandbox.transcripts()) {
         let agent = match &reading.agent_id {
             Some(id) => rec.normalizer.agent_name(id),
             None => Some(MAIN_AGENT.to_string()),
@@ -74,7 +76,7 @@ fn read_transcripts(run: &Launched, rec: &mut Recorder) {
         let t_ms = reading
             .timestamp
             .as_deref()
-            .and_then(crate::transcript::unix_ms)
+            .and_then(crate::evidence::transcript::unix_ms)
             .map(|ms| ms.saturating_sub(run.started_unix_ms) as f64)
             .unwrap_or_else(|| rec.now_ms());
         for child in &reading.async_launches {

@@ -25,7 +25,7 @@ use rustix::process::{Pid, WaitOptions};
 use crate::evidence::ExitDesc;
 use crate::evidence::clock::monotonic_ns;
 use crate::evidence::wire::WireMessage;
-use crate::procs::{self, Signal};
+use crate::os::procs::{self, Signal};
 
 /// The descriptor the lifeline arrives on.
 pub const LIFELINE_FD: RawFd = 3;

@@ -183,6 +183,7 @@ fn describe_request(kind: &EventKind) -> String {
         injected,
         tool_errors,
         answer_lost,
+        ..
     } = kind
     else {
         return String::new();

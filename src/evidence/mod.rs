@@ -10,11 +10,15 @@ pub mod describe;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
+pub mod transcript;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::scenario::HookName;
+
+/// The longest user text a model request event keeps of one block.
+pub const USER_TEXT_CHARS: usize = 1000;
 
 /// Bumped when the timeline's JSON shape changes incompatibly.
 pub const TIMELINE_SCHEMA: u32 = 1;
@@ -76,6 +80,12 @@ pub enum EventKind {
         /// Error tool results this request reports back (refused or failed tool calls).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_errors: Vec<String>,
+        /// The user's words new in this request: each text block of a user message after the
+        /// last assistant message, with the CLI's own `<system-reminder>` and
+        /// `<task-notification>` parts taken out (whitespace collapsed, each at most
+        /// [`USER_TEXT_CHARS`] characters). What decides whether a request carried an input.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        user_text: Vec<String>,
         /// A fault the harness injected kept the answer from the agent (an error status, a
         /// broken stream): the agent saw nothing of this attempt.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -68,7 +68,7 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
                 std::thread::spawn(move || {
                     for sig in signals.forever() {
                         if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
-                            crate::procs::signal(pid, sig);
+                            crate::os::procs::signal(pid, sig);
                         }
                     }
                 });

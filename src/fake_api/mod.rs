@@ -346,6 +346,22 @@ fn side_call(view: &RequestView) -> Option<String> {
     None
 }
 
+/// One request as routed: to which agent and step, or as what kind of call.
+struct Routed {
+    route: Route,
+    agent: Option<String>,
+    step: Option<usize>,
+}
+
+/// What the fake API answers one request with, before the bytes are sent.
+struct Reply {
+    answer: Answer,
+    think: std::time::Duration,
+    /// Events recorded once the answer has been sent.
+    after_send: Vec<EventKind>,
+    note: Option<String>,
+}
+
 async fn messages(
     State(state): State<Arc<ApiState>>,
     uri: Uri,
@@ -354,137 +370,48 @@ async fn messages(
 ) -> Response {
     let t_ms = state.clock.now_ms();
     let seq = state.seq.fetch_add(1, Ordering::SeqCst) + 1;
-    let header_text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    let parsed: Result<Value, _> = serde_json::from_slice(&body);
-    let Ok(body) = parsed else {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         tracing::warn!(seq, "fake API: request body is not JSON");
         let error = json!({"type": "error", "error": {"type": "invalid_request_error",
             "message": "wakeprobe fake API: the request body is not JSON"}});
         return (StatusCode::BAD_REQUEST, Json(error)).into_response();
     };
     let view = RequestView::parse(&body);
-    let known_agent = view
-        .tag
-        .clone()
-        .filter(|a| state.config.script.contains_key(a));
-
-    let side = side_call(&view);
-    let (route, agent, step) = match (&known_agent, &side) {
-        (Some(agent), None) => match state.next_step(agent, &view) {
-            Some(step) => (Route::Turn, Some(agent.clone()), Some(step)),
-            None => (Route::ScriptExhausted, Some(agent.clone()), None),
-        },
-        (_, Some(what)) => (Route::SideCall(what.clone()), known_agent.clone(), None),
-        (None, None) => (Route::Unrouted, None, None),
-    };
-
+    let routed = route(&state, &view);
     // A fault is decided before the answer: an attempt that loses its answer must not move
     // the script (a ToolSearch inserted, an agent spawned), so its retry gets the same step.
-    let hit = match (&route, &agent) {
-        (Route::Turn | Route::ScriptExhausted, Some(agent)) => {
-            let ended = match &state.config.work_ends {
-                Some(works) if state.injector.waits_for_work(agent) => works
-                    .ended()
-                    .await
-                    .into_iter()
-                    .map(|(work, t_ns)| (work, state.clock.ms_at(t_ns)))
-                    .collect(),
-                _ => Default::default(),
-            };
-            let request = fault::Request {
-                agent,
-                carries_notification: !view.new_notifications.is_empty(),
-                streaming: view.stream,
-                arrived_ms: t_ms,
-                ended: &ended,
-                triggers: &state.config.triggers,
-            };
-            state.injector.hit(&request)
-        }
-        _ => None,
-    };
+    let hit = fault_hit(&state, &routed, &view, t_ms).await;
     let answer_lost = hit
         .as_ref()
         .is_some_and(|h| h.fault.kind.loses_the_answer());
-
-    let mut note = hit.as_ref().map(fault::Hit::detail);
-    let (answer, think, after_send) = match (&route, step) {
-        _ if answer_lost => (
-            text_answer(seq, &view, "(wakeprobe fault: this answer is broken.)"),
-            Default::default(),
-            vec![],
-        ),
-        (Route::Turn, Some(index)) => {
-            let agent = agent.as_deref().expect("a turn has an agent");
-            let (answer, think, events, alias) = turn_answer(
-                &state,
-                (agent, index, seq),
-                &view,
-                &body,
-                &header_text("user-agent"),
-            );
-            note = note.or(alias);
-            (answer, think, events)
-        }
-        (Route::ScriptExhausted, _) => {
-            let text = format!(
-                "(wakeprobe: the script for `{}` has no more steps; ending the turn.)",
-                agent.as_deref().unwrap_or("?")
-            );
-            let answer = text_answer(seq, &view, &text);
-            let events = vec![EventKind::TurnEnded { seq, text }];
-            (answer, Default::default(), events)
-        }
-        (Route::SideCall(what), _) if what == "safety-classifier" => {
-            let mut answer = text_answer(seq, &view, "<block>no");
-            answer.stop_reason = "stop_sequence";
-            answer.stop_sequence = Some("</block>".into());
-            (answer, Default::default(), vec![])
-        }
-        _ => (text_answer(seq, &view, "OK."), Default::default(), vec![]),
+    let user_agent = header_text(&headers, "user-agent");
+    let reply = reply(&state, &routed, &view, &body, seq, answer_lost, &user_agent);
+    let note = hit.as_ref().map(fault::Hit::detail).or(reply.note.clone());
+    let answer_label = match &hit {
+        Some(h) if answer_lost => format!("fault:{}", h.fault.kind.as_str()),
+        _ => describe(&reply.answer),
     };
-
-    let entry = JournalEntry {
-        seq,
-        t_ms,
-        method: "POST".into(),
-        path: uri.to_string(),
-        agent: agent.clone(),
-        route: route.clone(),
-        step,
-        stream: view.stream,
-        assistant_messages: view.assistant_messages,
-        messages: view.message_count,
-        tools: view.tool_names.len(),
-        system_head: view.system_head.chars().take(80).collect(),
-        notifications: view.new_notifications.clone(),
-        notifications_seen: view.all_notification_ids.clone(),
-        user_agent: header_text("user-agent"),
-        session_id: header_text("x-claude-code-session-id"),
-        credential: credential(&headers),
-        headers: header_names(&headers),
-        answer: match &hit {
-            Some(h) if answer_lost => format!("fault:{}", h.fault.kind.as_str()),
-            _ => describe(&answer),
-        },
+    let entry = journal_entry(
+        (seq, t_ms),
+        &uri,
+        &headers,
+        &routed,
+        &view,
+        answer_label,
         note,
-    };
+    );
     state.record(entry, Some(&body));
     state.emit(
         t_ms,
-        agent.as_deref(),
+        routed.agent.as_deref(),
         EventKind::ModelRequest {
             seq,
-            route,
-            step,
+            route: routed.route.clone(),
+            step: routed.step,
             notifications: view.new_notifications.clone(),
             injected: view.injected.clone(),
             tool_errors: view.tool_errors.clone(),
+            user_text: view.user_text.clone(),
             answer_lost,
         },
     );
@@ -492,7 +419,7 @@ async fn messages(
         let _ = state.sink.send(Event {
             t_ms,
             source: Source::Fault,
-            agent: agent.clone(),
+            agent: routed.agent.clone(),
             kind: EventKind::FaultInjected {
                 seq,
                 fault: h.fault.kind,
@@ -503,16 +430,188 @@ async fn messages(
             return response;
         }
     }
+    respond(&state, seq, &view, reply, routed.agent, hit.as_ref())
+}
 
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Routes a request: an agent's scripted turn (or past its script), a side call, or nobody's.
+fn route(state: &ApiState, view: &RequestView) -> Routed {
+    let known_agent = view
+        .tag
+        .clone()
+        .filter(|a| state.config.script.contains_key(a));
+    match (known_agent, side_call(view)) {
+        (Some(agent), None) => match state.next_step(&agent, view) {
+            Some(step) => Routed {
+                route: Route::Turn,
+                agent: Some(agent),
+                step: Some(step),
+            },
+            None => Routed {
+                route: Route::ScriptExhausted,
+                agent: Some(agent),
+                step: None,
+            },
+        },
+        (agent, Some(what)) => Routed {
+            route: Route::SideCall(what),
+            agent,
+            step: None,
+        },
+        (None, None) => Routed {
+            route: Route::Unrouted,
+            agent: None,
+            step: None,
+        },
+    }
+}
+
+/// The fault that hits this request, if any (only an agent's turns are hit).
+async fn fault_hit(
+    state: &ApiState,
+    routed: &Routed,
+    view: &RequestView,
+    t_ms: f64,
+) -> Option<fault::Hit> {
+    let (Route::Turn | Route::ScriptExhausted, Some(agent)) = (&routed.route, &routed.agent) else {
+        return None;
+    };
+    let ended = match &state.config.work_ends {
+        Some(works) if state.injector.waits_for_work(agent) => works
+            .ended()
+            .await
+            .into_iter()
+            .map(|(work, t_ns)| (work, state.clock.ms_at(t_ns)))
+            .collect(),
+        _ => Default::default(),
+    };
+    let request = fault::Request {
+        agent,
+        carries_notification: !view.new_notifications.is_empty(),
+        streaming: view.stream,
+        arrived_ms: t_ms,
+        ended: &ended,
+        triggers: &state.config.triggers,
+    };
+    state.injector.hit(&request)
+}
+
+/// The answer for a routed request: a broken placeholder when a fault takes the answer, the
+/// agent's step, the end of its script, or a side call's harmless reply.
+fn reply(
+    state: &ApiState,
+    routed: &Routed,
+    view: &RequestView,
+    body: &Value,
+    seq: u64,
+    answer_lost: bool,
+    user_agent: &Option<String>,
+) -> Reply {
+    let plain = |answer| Reply {
+        answer,
+        think: Default::default(),
+        after_send: vec![],
+        note: None,
+    };
+    match (&routed.route, routed.step) {
+        _ if answer_lost => plain(text_answer(
+            seq,
+            view,
+            "(wakeprobe fault: this answer is broken.)",
+        )),
+        (Route::Turn, Some(index)) => {
+            let agent = routed.agent.as_deref().expect("a turn has an agent");
+            let (answer, think, after_send, note) =
+                turn_answer(state, (agent, index, seq), view, body, user_agent);
+            Reply {
+                answer,
+                think,
+                after_send,
+                note,
+            }
+        }
+        (Route::ScriptExhausted, _) => {
+            let text = format!(
+                "(wakeprobe: the script for `{}` has no more steps; ending the turn.)",
+                routed.agent.as_deref().unwrap_or("?")
+            );
+            Reply {
+                answer: text_answer(seq, view, &text),
+                think: Default::default(),
+                after_send: vec![EventKind::TurnEnded { seq, text }],
+                note: None,
+            }
+        }
+        (Route::SideCall(what), _) if what == "safety-classifier" => {
+            let mut answer = text_answer(seq, view, "<block>no");
+            answer.stop_reason = "stop_sequence";
+            answer.stop_sequence = Some("</block>".into());
+            plain(answer)
+        }
+        _ => plain(text_answer(seq, view, "OK.")),
+    }
+}
+
+/// The journal's line for one request.
+fn journal_entry(
+    (seq, t_ms): (u64, f64),
+    uri: &Uri,
+    headers: &HeaderMap,
+    routed: &Routed,
+    view: &RequestView,
+    answer: String,
+    note: Option<String>,
+) -> JournalEntry {
+    JournalEntry {
+        seq,
+        t_ms,
+        method: "POST".into(),
+        path: uri.to_string(),
+        agent: routed.agent.clone(),
+        route: routed.route.clone(),
+        step: routed.step,
+        stream: view.stream,
+        assistant_messages: view.assistant_messages,
+        messages: view.message_count,
+        tools: view.tool_names.len(),
+        system_head: view.system_head.chars().take(80).collect(),
+        notifications: view.new_notifications.clone(),
+        notifications_seen: view.all_notification_ids.clone(),
+        user_agent: header_text(headers, "user-agent"),
+        session_id: header_text(headers, "x-claude-code-session-id"),
+        credential: credential(headers),
+        headers: header_names(headers),
+        answer,
+        note,
+    }
+}
+
+/// Sends the answer: SSE or JSON, paced by its think time, broken where a stream fault says;
+/// the answer's own events are recorded once it is sent.
+fn respond(
+    state: &Arc<ApiState>,
+    seq: u64,
+    view: &RequestView,
+    reply: Reply,
+    agent: Option<String>,
+    hit: Option<&fault::Hit>,
+) -> Response {
     let (content_type, bytes) = if view.stream {
-        ("text/event-stream", answer.to_sse())
+        ("text/event-stream", reply.answer.to_sse())
     } else {
         (
             "application/json",
-            answer.to_message().to_string().into_bytes(),
+            reply.answer.to_message().to_string().into_bytes(),
         )
     };
     let state_for_send = state.clone();
+    let after_send = reply.after_send;
     let on_send = Box::new(move || {
         let t = state_for_send.clock.now_ms();
         for kind in after_send {
@@ -521,7 +620,7 @@ async fn messages(
     });
     // A fault left here breaks a stream (status faults answered above; a stream fault passes
     // over a non-streaming request).
-    let pieces = fault::stream_pieces(&bytes, think, hit.as_ref().map(|h| &h.fault));
+    let pieces = fault::stream_pieces(&bytes, reply.think, hit.map(|h| &h.fault));
     let stream = fault::AnswerBody::new(pieces, on_send);
     Response::builder()
         .status(StatusCode::OK)

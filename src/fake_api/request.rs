@@ -34,6 +34,8 @@ pub struct RequestView {
     /// Text new in this request that is neither a tool result nor a notification: a user
     /// message, a hook's feedback, a teammate's message (whitespace collapsed, shortened).
     pub injected: Option<String>,
+    /// The user's words new in this request (see `EventKind::ModelRequest::user_text`).
+    pub user_text: Vec<String>,
     /// Tool results in this request that are errors (the CLI refused or the tool failed),
     /// shortened.
     pub tool_errors: Vec<String>,
@@ -96,6 +98,7 @@ impl RequestView {
             deferred_tools,
             tool_names,
             injected: injected_text(trailing),
+            user_text: user_text(trailing),
             tool_errors: tool_errors(trailing),
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             model: body
@@ -225,6 +228,53 @@ fn injected_text(messages: &[Value]) -> Option<String> {
     (!text.is_empty()).then(|| crate::evidence::normalize::truncate(&text, 600))
 }
 
+/// The user's own words in `messages`: each text block of a user message, with the parts the
+/// CLI wraps in `<system-reminder>` or `<task-notification>` removed; blocks left empty are
+/// dropped.
+fn user_text(messages: &[Value]) -> Vec<String> {
+    let blocks = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .flat_map(|m| match m.get("content") {
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+            _ => vec![],
+        });
+    blocks
+        .map(|text| {
+            let text = without_element(text, "system-reminder");
+            let text = without_element(&text, "task-notification");
+            let words: Vec<&str> = text.split_whitespace().collect();
+            words
+                .join(" ")
+                .chars()
+                .take(crate::evidence::USER_TEXT_CHARS)
+                .collect::<String>()
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// `text` with every `<tag>...</tag>` element taken out (an unclosed one to the end).
+fn without_element(text: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&open) {
+        out.push_str(&rest[..at]);
+        rest = match rest[at..].find(&close) {
+            Some(end) => &rest[at + end + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Every string under `text` or `content` keys (and plain string content), in order.
 pub fn collect_text(content: Option<&Value>) -> String {
     let mut out = Vec::new();
@@ -322,6 +372,38 @@ mod tests {
         assert_eq!(v.new_notifications.len(), 1);
         assert_eq!(v.new_notifications[0].task_id, "b1");
         assert_eq!(v.new_notifications[0].status.as_deref(), Some("completed"));
+    }
+
+    /// The user's words are what decides H3: the CLI's reminders and notifications are taken
+    /// out of a block, tool results and model messages are not words, and only what follows
+    /// the last assistant message is new.
+    #[test]
+    fn user_text_keeps_the_users_words_and_nothing_the_cli_added() {
+        let body = json!({
+            "messages": [
+                {"role": "user", "content": "Old prompt."},
+                {"role": "assistant", "content": [{"type": "text", "text": "Said."}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "result words"},
+                    {"type": "text", "text": "<system-reminder>\nctx\n</system-reminder>"},
+                    {"type": "text", "text": "<task-notification>\n<task-id>b1</task-id>\n</task-notification>\nAny   update\non the check?"},
+                    {"type": "text", "text": "Second <system-reminder>x</system-reminder>block"},
+                    {"type": "text", "text": "<system-reminder>never closed"}]}
+            ]
+        });
+        let v = RequestView::parse(&body);
+        assert_eq!(
+            v.user_text,
+            vec!["Any update on the check?", "Second block"],
+            "{v:?}"
+        );
+        let long = "w ".repeat(2 * crate::evidence::USER_TEXT_CHARS);
+        let body = json!({"messages": [{"role": "user", "content": long}]});
+        let v = RequestView::parse(&body);
+        assert_eq!(
+            v.user_text[0].chars().count(),
+            crate::evidence::USER_TEXT_CHARS
+        );
     }
 
     #[test]

@@ -350,7 +350,7 @@ fn text_at(v: &Value, key: &str) -> Option<String> {
 fn at(v: &Value) -> Option<Ms> {
     v.get("timestamp")
         .and_then(Value::as_str)
-        .and_then(crate::transcript::unix_ms)
+        .and_then(crate::evidence::transcript::unix_ms)
 }
 
 /// The tool inputs as the model sent them (`api-request-blob` records of assistant messages

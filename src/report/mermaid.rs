@@ -44,28 +44,56 @@ impl Lanes {
 }
 
 pub fn diagram(tl: &Timeline) -> String {
-    let mut lanes = Lanes {
-        ids: BTreeMap::new(),
-        order: Vec::new(),
-    };
-    let user = lanes.id("user", "P");
-    let mut lines: Vec<String> = Vec::new();
-    // task id -> lane name (a tracked command or a spawned agent)
-    let mut task_lane: BTreeMap<String, String> = BTreeMap::new();
-    let mut ended: HashSet<String> = HashSet::new();
+    let mut d = Diagram::new();
     for e in tl.iter() {
+        d.event(tl, e);
+    }
+    d.render()
+}
+
+/// The diagram as it is drawn, event by event.
+struct Diagram {
+    lanes: Lanes,
+    /// The driver's lane.
+    user: String,
+    lines: Vec<String>,
+    /// Task id -> lane name (a tracked command or a spawned agent).
+    task_lane: BTreeMap<String, String>,
+    /// Lanes whose end has been drawn (each once).
+    ended: HashSet<String>,
+}
+
+impl Diagram {
+    fn new() -> Diagram {
+        let mut lanes = Lanes {
+            ids: BTreeMap::new(),
+            order: Vec::new(),
+        };
+        let user = lanes.id("user", "P");
+        Diagram {
+            lanes,
+            user,
+            lines: Vec::new(),
+            task_lane: BTreeMap::new(),
+            ended: HashSet::new(),
+        }
+    }
+
+    fn main_lane(&mut self) -> String {
+        self.lanes.id(crate::scenario::MAIN_AGENT, "P")
+    }
+
+    /// A note over `lane`.
+    fn note(&mut self, lane: &str, what: String) {
+        let id = self.lanes.id(lane, "P");
+        self.lines.push(format!("Note over {id}: {what}"));
+    }
+
+    fn event(&mut self, tl: &Timeline, e: &crate::evidence::Event) {
         let t = format!("{:.2} s", e.t_ms / 1000.0);
-        let agent = e.agent.clone();
+        let agent = e.agent.as_deref();
         match &e.kind {
-            EventKind::UserInput { why, .. } => {
-                let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                let what = match why {
-                    InputReason::Prompt => "prompt",
-                    InputReason::Scheduled => "user input",
-                    InputReason::Probe => "probe input",
-                };
-                lines.push(format!("{user}->>{main}: {what} ({t})"));
-            }
+            EventKind::UserInput { why, .. } => self.input(*why, &t),
             EventKind::ToolCall {
                 tool,
                 background,
@@ -73,72 +101,43 @@ pub fn diagram(tl: &Timeline) -> String {
                 track,
                 ..
             } => {
-                let Some(a) = &agent else { continue };
+                let Some(a) = agent else { return };
                 let target = spawn.as_ref().map(|s| (s, "agent"));
                 let target = target.or(track.as_ref().map(|k| (k, "command")));
-                lines.extend(call_line(&mut lanes, (a, tool, *background), target, &t));
+                let line = call_line(&mut self.lanes, (a, tool, *background), target, &t);
+                self.lines.extend(line);
             }
             EventKind::ControlRequest { subtype, target } => {
-                // The target is `name (id)`: to that participant when it is one.
-                let to = match target
-                    .as_deref()
-                    .and_then(|t| t.split_whitespace().next())
-                    .filter(|name| lanes.ids.contains_key(*name))
-                {
-                    Some(name) => lanes.id(name, "P"),
-                    None => lanes.id(crate::scenario::MAIN_AGENT, "P"),
-                };
-                lines.push(format!(
-                    "{user}->>{to}: {} control request ({t})",
-                    clean(subtype)
-                ));
+                self.control(subtype, target.as_deref(), &t)
             }
             EventKind::TaskStarted {
                 task_id,
                 label: Some(label),
                 ..
             } => {
-                task_lane.insert(task_id.clone(), label.clone());
+                self.task_lane.insert(task_id.clone(), label.clone());
             }
             EventKind::TurnEnded { .. } => {
-                if let Some(a) = &agent {
-                    let id = lanes.id(a, "P");
-                    lines.push(format!("Note over {id}: ends turn ({t})"));
+                if let Some(a) = agent {
+                    self.note(a, format!("ends turn ({t})"));
                 }
             }
             EventKind::AgentFinalized { hook } => {
-                if let Some(a) = &agent {
-                    let id = lanes.id(a, "P");
-                    lines.push(format!(
-                        "Note over {id}: {} finalized ({t})",
-                        clean(hook.as_str())
-                    ));
+                if let Some(a) = agent {
+                    self.note(a, format!("{} finalized ({t})", clean(hook.as_str())));
                 }
             }
-            EventKind::TrackEnded { name, exit, .. } if ended.insert(name.clone()) => {
-                let id = lanes.id(name, "P");
+            EventKind::TrackEnded { name, exit, .. } if self.ended.insert(name.clone()) => {
                 let how = match exit {
                     ExitDesc::Code(0) => "completed".to_string(),
                     ExitDesc::Code(c) => format!("failed, exit {c}"),
                     other => format!("killed, {}", other.describe()),
                 };
-                lines.push(format!("Note over {id}: {how} ({t})"));
+                self.note(name, format!("{how} ({t})"));
             }
             EventKind::TaskUpdated {
                 task_id, status, ..
-            } => {
-                if let Some(label) = task_lane.get(task_id).cloned() {
-                    let is_track = !lanes.ids.contains_key(&label)
-                        || tl.iter().any(|x| matches!(&x.kind, EventKind::TrackStarted { name, .. } if *name == label));
-                    if is_track && ended.contains(&label) {
-                        continue;
-                    }
-                    if is_track && ended.insert(label.clone()) {
-                        let id = lanes.id(&label, "P");
-                        lines.push(format!("Note over {id}: {} ({t})", clean(status)));
-                    }
-                }
-            }
+            } => self.task_updated(tl, task_id, status, &t),
             EventKind::ModelRequest {
                 route: Route::Turn | Route::ScriptExhausted,
                 notifications,
@@ -146,64 +145,107 @@ pub fn diagram(tl: &Timeline) -> String {
                 answer_lost,
                 ..
             } => {
-                let Some(a) = &agent else { continue };
+                let Some(a) = agent else { return };
                 // A broken answer delivered nothing: its fault's note says what happened.
                 let delivered = if *answer_lost {
                     &[][..]
                 } else {
                     notifications.as_slice()
                 };
-                let request = (a.as_str(), injected.as_deref(), delivered);
-                lines.extend(request_lines(&mut lanes, &task_lane, request, &t));
+                let request = (a, injected.as_deref(), delivered);
+                let lines = request_lines(&mut self.lanes, &self.task_lane, request, &t);
+                self.lines.extend(lines);
             }
             EventKind::WorkSignalled {
                 work,
                 fault,
                 signal,
                 ..
-            } => {
-                let id = lanes.id(work, "P");
-                lines.push(format!(
-                    "Note over {id}: fault {} {} ({t})",
-                    clean(fault.as_str()),
-                    clean(signal)
-                ));
-            }
+            } => self.note(
+                work,
+                format!("fault {} {} ({t})", clean(fault.as_str()), clean(signal)),
+            ),
             EventKind::FaultInjected { fault, .. } => {
-                if let Some(a) = &agent {
-                    let id = lanes.id(a, "P");
-                    lines.push(format!(
-                        "Note over {id}: fault {} {} ({t})",
+                if let Some(a) = agent {
+                    let what = format!(
+                        "fault {} {} ({t})",
                         clean(fault.as_str()),
                         clean(fault.effect())
-                    ));
+                    );
+                    self.note(a, what);
                 }
             }
-            other => {
-                if let EventKind::CliCrashed { resume, .. } = other {
-                    let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                    lines.push(format!(
-                        "Note over {main}: fault crash-cli, the CLI killed and started with {} ({t})",
-                        clean(&resume.join(" "))
-                    ));
-                }
-                if let Some(what) = run_end(other) {
-                    let main = lanes.id(crate::scenario::MAIN_AGENT, "P");
-                    lines.push(format!("Note over {main}: {what} ({t})"));
-                }
-            }
+            other => self.run_notes(other, &t),
         }
     }
-    let mut out = String::from("sequenceDiagram\n");
-    for (id, name) in &lanes.order {
-        out.push_str(&format!("    participant {id} as {}\n", clean(name)));
+
+    fn input(&mut self, why: InputReason, t: &str) {
+        let main = self.main_lane();
+        let what = match why {
+            InputReason::Prompt => "prompt",
+            InputReason::Scheduled => "user input",
+            InputReason::Probe => "probe input",
+        };
+        self.lines
+            .push(format!("{}->>{main}: {what} ({t})", self.user));
     }
-    for line in lines {
-        out.push_str("    ");
-        out.push_str(&line);
-        out.push('\n');
+
+    /// The target is `name (id)`: to that participant when it is one.
+    fn control(&mut self, subtype: &str, target: Option<&str>, t: &str) {
+        let to = match target
+            .and_then(|t| t.split_whitespace().next())
+            .filter(|name| self.lanes.ids.contains_key(*name))
+        {
+            Some(name) => self.lanes.id(name, "P"),
+            None => self.main_lane(),
+        };
+        self.lines.push(format!(
+            "{}->>{to}: {} control request ({t})",
+            self.user,
+            clean(subtype)
+        ));
     }
-    out
+
+    /// A tracked command's end as the CLI reported it, once per lane.
+    fn task_updated(&mut self, tl: &Timeline, task_id: &str, status: &str, t: &str) {
+        let Some(label) = self.task_lane.get(task_id).cloned() else {
+            return;
+        };
+        let is_track = !self.lanes.ids.contains_key(&label)
+            || tl
+                .iter()
+                .any(|x| matches!(&x.kind, EventKind::TrackStarted { name, .. } if *name == label));
+        if is_track && self.ended.insert(label.clone()) {
+            self.note(&label, format!("{} ({t})", clean(status)));
+        }
+    }
+
+    /// A crash fault's restart, and how the run ended, over the main agent.
+    fn run_notes(&mut self, kind: &EventKind, t: &str) {
+        if let EventKind::CliCrashed { resume, .. } = kind {
+            let what = format!(
+                "fault crash-cli, the CLI killed and started with {} ({t})",
+                clean(&resume.join(" "))
+            );
+            self.note(crate::scenario::MAIN_AGENT, what);
+        }
+        if let Some(what) = run_end(kind) {
+            self.note(crate::scenario::MAIN_AGENT, format!("{what} ({t})"));
+        }
+    }
+
+    fn render(self) -> String {
+        let mut out = String::from("sequenceDiagram\n");
+        for (id, name) in &self.lanes.order {
+            out.push_str(&format!("    participant {id} as {}\n", clean(name)));
+        }
+        for line in self.lines {
+            out.push_str("    ");
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
 }
 
 /// An agent's tool call that starts work (an arrow to the work's lane) or sends a message.

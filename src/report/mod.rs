@@ -1,6 +1,7 @@
 //! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture) and
 //! redaction. Nothing here runs anything: every report is a function of saved evidence.
 
+pub mod export;
 pub mod gfm;
 pub mod html;
 pub mod json;

@@ -71,7 +71,24 @@ pub(super) fn resolve_fault(
     names: &Names,
 ) -> Result<Fault, ScenarioError> {
     let f = fault.get_ref();
-    let kind = FaultKind::parse(f.kind.get_ref()).ok_or_else(|| {
+    let kind = fault_kind(at, f)?;
+    if kind.hits_a_process() {
+        return resolve_process_fault(at, fault, kind, names);
+    }
+    refuse_process_keys(at, f, kind)?;
+    Ok(Fault {
+        kind,
+        agent: fault_agent(at, f, names)?,
+        target: request_target(at, fault, names)?,
+        times: fault_times(at, f)?,
+        seconds: request_seconds(at, fault, kind)?,
+        delay_ms: fault_delay_ms(at, fault, kind)?,
+        line: at.line_col(fault.span().start).0,
+    })
+}
+
+fn fault_kind(at: &Locator, f: &RawFault) -> Result<FaultKind, ScenarioError> {
+    FaultKind::parse(f.kind.get_ref()).ok_or_else(|| {
         let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.as_str()).collect();
         at.error(
             f.kind.span(),
@@ -81,10 +98,12 @@ pub(super) fn resolve_fault(
                 known.join(", ")
             ),
         )
-    })?;
-    if kind.hits_a_process() {
-        return resolve_process_fault(at, fault, kind, names);
-    }
+    })
+}
+
+/// A fault on model requests takes no `work` (but with `on = "work-ended"`) and no
+/// `after_seconds` (but with `after`).
+fn refuse_process_keys(at: &Locator, f: &RawFault, kind: FaultKind) -> Result<(), ScenarioError> {
     let waits_for_work = f.on.as_ref().is_some_and(|on| on.get_ref() == WORK_ENDED);
     let process_keys = [
         (
@@ -102,141 +121,143 @@ pub(super) fn resolve_fault(
                 .map(|x| x.span()),
         ),
     ];
-    if let Some((key, span)) = process_keys.iter().find_map(|(k, s)| Some((k, s.clone()?))) {
-        return Err(at.error(
-            span,
-            format!(
-                "`{key}` applies to `kill-task`, `stop-task` and `crash-cli`{}, not `{}`",
-                if *key == "after_seconds" {
-                    ", and to faults with `after`"
-                } else {
-                    ""
-                },
-                kind.as_str()
-            ),
-        ));
-    }
-    let agent = match &f.agent {
-        Some(a) if !names.has_agent(a.get_ref()) => {
-            return Err(at.error(
-                a.span(),
-                format!(
-                    "`agent` names no agent: `{}` (the agents are: {})",
-                    a.get_ref(),
-                    names.agent_list()
-                ),
-            ));
-        }
-        Some(a) => a.get_ref().clone(),
-        None => MAIN_AGENT.to_string(),
+    let Some((key, span)) = process_keys.iter().find_map(|(k, s)| Some((k, s.clone()?))) else {
+        return Ok(());
     };
-    let target = match (&f.request, &f.on) {
-        (None, None) if f.after.is_some() => after_trigger(at, f, names)?,
-        (_, Some(on)) if f.after.is_some() => {
-            return Err(at.error(
-                on.span(),
-                "a fault has one target: `on = ...` or `after = TRIGGER`, not both".into(),
-            ));
-        }
+    Err(at.error(
+        span,
+        format!(
+            "`{key}` applies to `kill-task`, `stop-task` and `crash-cli`{}, not `{}`",
+            if *key == "after_seconds" {
+                ", and to faults with `after`"
+            } else {
+                ""
+            },
+            kind.as_str()
+        ),
+    ))
+}
+
+/// The agent whose requests the fault hits (default: the main agent).
+fn fault_agent(at: &Locator, f: &RawFault, names: &Names) -> Result<String, ScenarioError> {
+    match &f.agent {
+        Some(a) if !names.has_agent(a.get_ref()) => Err(at.error(
+            a.span(),
+            format!(
+                "`agent` names no agent: `{}` (the agents are: {})",
+                a.get_ref(),
+                names.agent_list()
+            ),
+        )),
+        Some(a) => Ok(a.get_ref().clone()),
+        None => Ok(MAIN_AGENT.to_string()),
+    }
+}
+
+/// Which of the agent's requests the fault hits: exactly one of `request`, `on`, `after`.
+fn request_target(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    names: &Names,
+) -> Result<FaultTarget, ScenarioError> {
+    let f = fault.get_ref();
+    let both = |span, other: &str| {
+        Err(at.error(span, format!("a fault has one target: {other}, not both")))
+    };
+    match (&f.request, &f.on) {
+        (None, None) if f.after.is_some() => after_trigger(at, f, names),
+        (_, Some(on)) if f.after.is_some() => both(on.span(), "`on = ...` or `after = TRIGGER`"),
         (Some(n), None) if f.after.is_some() => {
-            return Err(at.error(
-                n.span(),
-                "a fault has one target: `request = N` or `after = TRIGGER`, not both".into(),
-            ));
+            both(n.span(), "`request = N` or `after = TRIGGER`")
         }
-        (Some(n), None) if *n.get_ref() >= 1 => FaultTarget::Request(*n.get_ref()),
-        (Some(n), None) => {
-            return Err(at.error(n.span(), "`request` counts from 1".into()));
-        }
-        (None, Some(on)) if on.get_ref() == "notification" => FaultTarget::Notification,
-        (None, Some(on)) if on.get_ref() == WORK_ENDED => FaultTarget::WorkEnded(tracked_work(
+        (Some(n), None) if *n.get_ref() >= 1 => Ok(FaultTarget::Request(*n.get_ref())),
+        (Some(n), None) => Err(at.error(n.span(), "`request` counts from 1".into())),
+        (None, Some(on)) if on.get_ref() == "notification" => Ok(FaultTarget::Notification),
+        (None, Some(on)) if on.get_ref() == WORK_ENDED => Ok(FaultTarget::WorkEnded(tracked_work(
             at,
             fault,
             names,
             format!("`on = \"{WORK_ENDED}\"` needs `work`, the name of a tracked command"),
-        )?),
-        (None, Some(on)) => {
-            return Err(at.error(
-                on.span(),
-                format!(
-                    "unknown `on` = `{}`, expected `notification` or `{WORK_ENDED}`",
-                    on.get_ref()
-                ),
-            ));
-        }
-        (Some(_), Some(on)) => {
-            return Err(at.error(
-                on.span(),
-                "a fault has one target: `request = N` or `on = ...`, not both".into(),
-            ));
-        }
-        (None, None) => {
-            return Err(at.error(
-                fault.span(),
-                "a fault needs a target: `request = N` (the agent's Nth model request), \
-                 `on = \"notification\"`, `on = \"work-ended\"` with `work = NAME`, or \
-                 `after = TRIGGER`"
-                    .into(),
-            ));
-        }
-    };
-    let times = match &f.times {
+        )?)),
+        (None, Some(on)) => Err(at.error(
+            on.span(),
+            format!(
+                "unknown `on` = `{}`, expected `notification` or `{WORK_ENDED}`",
+                on.get_ref()
+            ),
+        )),
+        (Some(_), Some(on)) => both(on.span(), "`request = N` or `on = ...`"),
+        (None, None) => Err(at.error(
+            fault.span(),
+            "a fault needs a target: `request = N` (the agent's Nth model request), \
+             `on = \"notification\"`, `on = \"work-ended\"` with `work = NAME`, or \
+             `after = TRIGGER`"
+                .into(),
+        )),
+    }
+}
+
+/// How many consecutive attempts the fault breaks (default 1).
+fn fault_times(at: &Locator, f: &RawFault) -> Result<u32, ScenarioError> {
+    match &f.times {
         Some(t) if !(1..=MAX_TIMES).contains(t.get_ref()) => {
-            return Err(at.error(t.span(), format!("`times` must be 1 to {MAX_TIMES}")));
+            Err(at.error(t.span(), format!("`times` must be 1 to {MAX_TIMES}")))
         }
-        Some(t) => *t.get_ref(),
-        None => 1,
-    };
-    let seconds = match (&f.seconds, kind) {
+        Some(t) => Ok(*t.get_ref()),
+        None => Ok(1),
+    }
+}
+
+/// A stall's length or a 429's retry-after (default 1 s; a stall must say).
+fn request_seconds(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    kind: FaultKind,
+) -> Result<f64, ScenarioError> {
+    match (&fault.get_ref().seconds, kind) {
         (Some(s), FaultKind::Stall | FaultKind::Http429) => {
             let v = *s.get_ref();
-            if !(v > 0.0 && v <= MAX_SECONDS) {
-                return Err(at.error(
+            if v > 0.0 && v <= MAX_SECONDS {
+                Ok(v)
+            } else {
+                Err(at.error(
                     s.span(),
                     format!("`seconds` must be more than 0 and at most {MAX_SECONDS}"),
-                ));
+                ))
             }
-            v
         }
-        (Some(s), _) => {
-            return Err(at.error(
-                s.span(),
-                format!(
-                    "`seconds` applies to `stall`, `http-429` and `stop-task`, not `{}`",
-                    kind.as_str()
-                ),
-            ));
-        }
-        (None, FaultKind::Stall) => {
-            return Err(at.error(fault.span(), "a `stall` needs `seconds`".into()));
-        }
-        (None, _) => 1.0,
-    };
-    let delay_ms = match (&f.delay_ms, kind) {
-        (Some(d), FaultKind::Slow) if (1..=MAX_DELAY_MS).contains(d.get_ref()) => *d.get_ref(),
+        (Some(s), _) => Err(at.error(
+            s.span(),
+            format!(
+                "`seconds` applies to `stall`, `http-429` and `stop-task`, not `{}`",
+                kind.as_str()
+            ),
+        )),
+        (None, FaultKind::Stall) => Err(at.error(fault.span(), "a `stall` needs `seconds`".into())),
+        (None, _) => Ok(1.0),
+    }
+}
+
+/// A slow stream's pause between events (only `slow`, which must say).
+fn fault_delay_ms(
+    at: &Locator,
+    fault: &Spanned<RawFault>,
+    kind: FaultKind,
+) -> Result<u64, ScenarioError> {
+    match (&fault.get_ref().delay_ms, kind) {
+        (Some(d), FaultKind::Slow) if (1..=MAX_DELAY_MS).contains(d.get_ref()) => Ok(*d.get_ref()),
         (Some(d), FaultKind::Slow) => {
-            return Err(at.error(d.span(), format!("`delay_ms` must be 1 to {MAX_DELAY_MS}")));
+            Err(at.error(d.span(), format!("`delay_ms` must be 1 to {MAX_DELAY_MS}")))
         }
-        (Some(d), _) => {
-            return Err(at.error(
-                d.span(),
-                format!("`delay_ms` applies to `slow`, not `{}`", kind.as_str()),
-            ));
-        }
+        (Some(d), _) => Err(at.error(
+            d.span(),
+            format!("`delay_ms` applies to `slow`, not `{}`", kind.as_str()),
+        )),
         (None, FaultKind::Slow) => {
-            return Err(at.error(fault.span(), "a `slow` fault needs `delay_ms`".into()));
+            Err(at.error(fault.span(), "a `slow` fault needs `delay_ms`".into()))
         }
-        (None, _) => 0,
-    };
-    Ok(Fault {
-        kind,
-        agent,
-        target,
-        times,
-        seconds,
-        delay_ms,
-        line: at.line_col(fault.span().start).0,
-    })
+        (None, _) => Ok(0),
+    }
 }
 
 /// Refuses a `crash-cli` in a scenario none of whose variants is a session (`modes`, one per
@@ -269,7 +290,7 @@ fn after_trigger(at: &Locator, f: &RawFault, names: &Names) -> Result<FaultTarge
     let Some(after) = &f.after else {
         unreachable!("called with `after`")
     };
-    let trigger = super::resolve::resolve_trigger(at, after, names)?;
+    let trigger = super::trigger::resolve(at, after, names)?;
     let after_ms = match &f.after_seconds {
         Some(s) if !(0.0..=MAX_SECONDS).contains(s.get_ref()) => {
             return Err(at.error(
@@ -356,7 +377,7 @@ fn resolve_process_fault(
     let from = f
         .after
         .as_ref()
-        .map(|a| super::resolve::resolve_trigger(at, a, names))
+        .map(|a| super::trigger::resolve(at, a, names))
         .transpose()?;
     let after = match &f.after_seconds {
         Some(a) if from.is_some() && *a.get_ref() == 0.0 => 0.0,

@@ -10,6 +10,7 @@ pub mod edit;
 pub mod fault;
 mod hook;
 mod invariants;
+pub mod library;
 mod outcome;
 pub mod params;
 mod plan;
@@ -18,6 +19,7 @@ mod raw;
 mod resolve;
 mod source;
 pub mod template;
+mod trigger;
 
 use std::path::{Path, PathBuf};
 

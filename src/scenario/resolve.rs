@@ -15,6 +15,7 @@ use super::plan::*;
 use super::raw::{self, DriverMode, RawDriver, RawStep};
 use super::source::{Locator, Names, VariantSource};
 use super::template::{self, Params};
+use super::trigger;
 
 pub(super) fn plan(
     at: &Locator,
@@ -187,7 +188,7 @@ fn check_inputs(at: &Locator, driver: &RawDriver, names: &Names) -> Result<(), S
     for input in driver.inputs.iter().flatten() {
         let i = input.get_ref();
         if let Some(after) = &i.after {
-            resolve_trigger(at, after, names)?;
+            trigger::resolve(at, after, names)?;
         }
         if let Some(target) = &i.target
             && !names.is_work(target.get_ref())
@@ -203,32 +204,6 @@ fn check_inputs(at: &Locator, driver: &RawDriver, names: &Names) -> Result<(), S
         }
     }
     Ok(())
-}
-
-/// A trigger (an input's or a fault's `after`), checked against the names it may use.
-pub(super) fn resolve_trigger(
-    at: &Locator,
-    after: &Spanned<String>,
-    names: &Names,
-) -> Result<Trigger, ScenarioError> {
-    let trigger = parse_trigger(after.get_ref()).map_err(|m| at.error(after.span(), m))?;
-    let unknown = match &trigger {
-        Trigger::TurnEnd(agent, _) if !names.agents.contains(agent) => Some(format!(
-            "the trigger names no agent: `{agent}` (agents: {})",
-            Names::list(&names.agents)
-        )),
-        Trigger::TaskStart(name) | Trigger::TaskEnd(name) if !names.tracks.contains(name) => {
-            Some(format!(
-                "the trigger names no tracked command: `{name}` (tracked: {})",
-                Names::list(&names.tracks)
-            ))
-        }
-        _ => None,
-    };
-    match unknown {
-        Some(message) => Err(at.error(after.span(), message)),
-        None => Ok(trigger),
-    }
 }
 
 fn resolve_driver(
@@ -350,7 +325,7 @@ fn resolve_input(
         ));
     }
     let after = match &i.after {
-        Some(a) => parse_trigger(a.get_ref()).map_err(|m| at.error(a.span(), m))?,
+        Some(a) => trigger::parse(a.get_ref()).map_err(|m| at.error(a.span(), m))?,
         None => Trigger::Start,
     };
     let delay = match &i.delay_seconds {
@@ -429,33 +404,6 @@ fn resolve_control(
         target: i.target.as_ref().map(|t| t.get_ref().clone()),
         message: i.message.as_ref().map(|m| at.text(m, params)).transpose()?,
     })
-}
-
-/// Parses `start`, `result`, `result#N`, `turn-end:AGENT[#N]`, `task-start:NAME`,
-/// `task-end:NAME`, `quiet`.
-pub(super) fn parse_trigger(text: &str) -> Result<Trigger, String> {
-    let expected = "expected `start`, `result[#N]`, `turn-end:AGENT[#N]`, `task-start:NAME`, `task-end:NAME` or `quiet`";
-    let (head, nth) = match text.rsplit_once('#') {
-        Some((h, n)) => (
-            h,
-            n.parse::<usize>()
-                .ok()
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| format!("`#{n}` is not a count from 1 in `{text}`"))?,
-        ),
-        None => (text, 1),
-    };
-    match head.split_once(':') {
-        None if head == "start" => Ok(Trigger::Start),
-        None if head == "quiet" => Ok(Trigger::Quiet),
-        None if head == "result" => Ok(Trigger::Result(nth)),
-        Some(("turn-end", agent)) if !agent.is_empty() => {
-            Ok(Trigger::TurnEnd(agent.to_string(), nth))
-        }
-        Some(("task-start", name)) if !name.is_empty() => Ok(Trigger::TaskStart(name.to_string())),
-        Some(("task-end", name)) if !name.is_empty() => Ok(Trigger::TaskEnd(name.to_string())),
-        _ => Err(format!("unknown trigger `{text}`: {expected}")),
-    }
 }
 
 fn resolve_step(

@@ -232,7 +232,7 @@ async fn run_one(
         },
         Err(_) => {
             if let Some(pid) = pid {
-                crate::procs::signal_group(pid, crate::procs::Signal::KILL);
+                crate::os::procs::signal_group(pid, crate::os::procs::Signal::KILL);
             }
             HookResult {
                 command: hook.command.clone(),

@@ -8,7 +8,7 @@
 //! exits 3 (fail) or blocks forever (hang). So the command's own shells, including the one a
 //! task tracker wraps, end (or never end) exactly as a faulty command would.
 
-use crate::procs::{self, Signal};
+use crate::os::procs::{self, Signal};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;

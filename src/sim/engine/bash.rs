@@ -403,14 +403,14 @@ impl Sim {
             )
         };
         if let Some(pid) = pid {
-            shell::kill_tree(pid, crate::procs::Signal::TERM);
+            shell::kill_tree(pid, crate::os::procs::Signal::TERM);
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KILL_GRACE;
                 while shell::alive(pid) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(25));
                 }
                 if shell::alive(pid) {
-                    shell::kill_tree(pid, crate::procs::Signal::KILL);
+                    shell::kill_tree(pid, crate::os::procs::Signal::KILL);
                 }
             });
         }

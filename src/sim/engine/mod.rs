@@ -913,7 +913,7 @@ impl Sim {
             }
             if Instant::now() >= deadline {
                 for p in alive {
-                    shell::kill_tree(p, crate::procs::Signal::KILL);
+                    shell::kill_tree(p, crate::os::procs::Signal::KILL);
                 }
                 break;
             }

@@ -114,6 +114,20 @@ impl Sim {
         } else {
             std::mem::take(&mut self.state().resumed_notices)
         };
+        // queue-until-input: the notices an input released ride along with it in its own
+        // message (the H3 shape: what tells the agent is the request that carries the input).
+        let released = if self.cfg.profile.queues_notifications() && a == 0 {
+            std::mem::take(&mut self.state().agents[a].pending)
+        } else {
+            vec![]
+        };
+        let count = released.len();
+        content.extend(
+            released
+                .iter()
+                .enumerate()
+                .map(|(i, n)| n.turn_block(i + 1 == count)),
+        );
         content.push(json!({"type": "text", "text": text}));
         let transcript = {
             let mut st = self.state();

@@ -10,7 +10,7 @@ use crate::scenario::Plan;
 
 /// The script, with slots: JSON string literals for the plan, the version to run and the version
 /// the plan's expectation was recorded on, and a comment line naming the export.
-const TEMPLATE: &str = include_str!("export/repro.mjs");
+const TEMPLATE: &str = include_str!("repro.mjs");
 const PLAN_SLOT: &str = "\"__WAKEPROBE_PLAN__\"";
 const VERSION_SLOT: &str = "\"__WAKEPROBE_CLI_VERSION__\"";
 const PINNED_SLOT: &str = "\"__WAKEPROBE_PINNED__\"";
