@@ -827,7 +827,7 @@ pub fn diff_lines(a: &[String], b: &[String]) -> Vec<String> {
 /// Pairs each real-CLI run with the simulator's run of the same scenario, variant and
 /// repetition, and compares their shapes.
 pub fn compare_cells(
-    cells: &[(&crate::report::json::RunResult, &Path)],
+    cells: &[(&crate::classify::result::RunResult, &Path)],
 ) -> Result<Vec<Comparison>, ConformError> {
     use crate::evidence::run::BackendKind;
     let mut out = Vec::new();

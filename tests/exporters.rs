@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use wakeprobe::report::json::{RunResult, Summary};
+use wakeprobe::classify::result::{RunResult, Summary};
 use wakeprobe::report::saved::SavedRun;
 use wakeprobe::report::{junit, markdown, mermaid, svg, terminal};
 
@@ -150,7 +150,7 @@ fn junit_xml_follows_the_junit_structure() {
     let (_, mut sr) = load("seed000-session");
     // One failing case, to cover <failure>.
     sr.matches_expect = Some(false);
-    sr.expect = wakeprobe::classify::Outcome::parse("not-resumable");
+    sr.expect = wakeprobe::classify::Outcome::parse("not-resumable").map(Into::into);
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
     let xml = junit::render(&sum, &[&pr, &sr], &[]);
     insta::assert_snapshot!("junit_seed000", xml);
@@ -227,7 +227,7 @@ fn junit_errors_for_undecided_and_crashed_runs_and_names_what_failed() {
     // A failed verdict names what was expected and what came; system-out has the report's
     // path and the prose.
     let mut differs = sr.clone();
-    differs.expect = Some(Outcome::NotResumable);
+    differs.expect = Some(Outcome::NotResumable.into());
     differs.matches_expect = Some(false);
     let sum = summary(&[(&differs, "session")]);
     let xml = junit::render(&sum, &[&differs], &[]);

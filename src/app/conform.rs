@@ -7,7 +7,8 @@ use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
 use crate::report::junit::ExtraCase;
-use crate::report::{json::RunResult, store};
+use crate::classify::result::RunResult;
+use crate::report::store;
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
     let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;

@@ -55,6 +55,11 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
         confirm_runs: args.exec.repeat.max(args.search_repeat),
         samples: args.samples,
         known: known_readings(setup.stored.as_ref()),
+        expects: setup
+            .targets
+            .iter()
+            .filter_map(|t| Some((key(t), t.scenario.expected(&t.variant)?)))
+            .collect(),
     };
     let installs = Arc::new(Mutex::new(Installs::new(
         args.max_installs,
@@ -329,7 +334,13 @@ impl Oracle<'_> {
                 } else {
                     String::new()
                 };
-                format!("{} {}{confirming}", a.cell, r.agreement())
+                let expect = self
+                    .setup
+                    .targets
+                    .iter()
+                    .find(|t| key(t) == a.cell)
+                    .and_then(|t| t.scenario.expected(&t.variant));
+                format!("{} {}{confirming}", a.cell, r.agreement(expect.as_ref()))
             })
             .collect();
         eprintln!("wakeprobe: {}: {}", req.version, said.join("; "));
@@ -436,7 +447,7 @@ fn assemble(setup: &Setup, found: Found, stats: HistoryStats) -> HistoryFile {
         appended_after: setup.stored.as_ref().map(|s| s.to.clone()),
     };
     let live = file.live_versions();
-    let mut keys: Vec<(CellKey, Option<crate::classify::Outcome>)> = setup
+    let mut keys: Vec<(CellKey, Option<crate::classify::Expected>)> = setup
         .targets
         .iter()
         .map(|t| (key(t), t.scenario.expected(&t.variant)))
@@ -446,7 +457,7 @@ fn assemble(setup: &Setup, found: Found, stats: HistoryStats) -> HistoryFile {
             .cells
             .iter()
             .filter(|c| !keys.iter().any(|(k, _)| *k == c.key()))
-            .map(|c| (c.key(), c.expect))
+            .map(|c| (c.key(), c.expect.clone()))
             .collect();
         keys.extend(kept);
     }
@@ -456,7 +467,7 @@ fn assemble(setup: &Setup, found: Found, stats: HistoryStats) -> HistoryFile {
         .map(|(k, expect)| {
             let empty = Default::default();
             let r = readings.get(k).unwrap_or(&empty);
-            history::summarize(k, *expect, &live, r, setup.settings.repeat as usize)
+            history::summarize(k, expect.as_ref(), &live, r, setup.settings.repeat as usize)
         })
         .collect();
     file

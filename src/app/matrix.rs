@@ -55,7 +55,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         );
         write_matrix(&run_dir, &whole.matrix(&[]), None)?;
         let id = run_dir.file_name().unwrap_or_default().to_string_lossy();
-        let summary = crate::report::json::Summary::build(&id, &[], &[], false);
+        let summary = crate::classify::result::Summary::build(&id, &[], &[], false);
         invocation::emit_summary(
             &run_dir,
             Some(&run_dir.join("matrix.json")),
@@ -127,7 +127,7 @@ pub struct MatrixOf<'a> {
 }
 
 impl MatrixOf<'_> {
-    fn matrix(&self, results: &[crate::report::json::RunResult]) -> Matrix {
+    fn matrix(&self, results: &[crate::classify::result::RunResult]) -> Matrix {
         Matrix::build(results, self.columns).of_matrix(self.identity.cloned(), self.shard)
     }
 }

@@ -18,7 +18,7 @@ use crate::cli::{self, KeepChoice, exit};
 use crate::driver::Cancel;
 use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
 use crate::matrix::{self, ExecOptions, Job};
-use crate::report::json::RunResult;
+use crate::classify::result::RunResult;
 use crate::report::store;
 use crate::scenario::edit::Editable;
 use crate::scenario::{RangePolicy, Scenario};

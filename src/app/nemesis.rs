@@ -367,7 +367,7 @@ fn work_time(tl: &Timeline, work: &str) -> Option<f64> {
     Some((at(false)? - at(true)?) / 1000.0)
 }
 
-fn latency(result: &crate::report::json::RunResult) -> Option<f64> {
+fn latency(result: &crate::classify::result::RunResult) -> Option<f64> {
     result.judgement.primary().and_then(|v| v.latency_ms)
 }
 

@@ -6,7 +6,7 @@ use schemars::schema_for;
 
 use crate::evidence::Timeline;
 use crate::evidence::run::RunInfo;
-use crate::report::json::{RunResult, Summary};
+use crate::classify::result::{RunResult, Summary};
 
 /// (file name, schema) for every published file format.
 pub fn all() -> Vec<(&'static str, serde_json::Value)> {

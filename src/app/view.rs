@@ -7,7 +7,7 @@ use std::path::Path;
 use super::{AppResult, invocation, report};
 use crate::cli;
 use crate::report::html;
-use crate::report::json::Summary;
+use crate::classify::result::Summary;
 
 /// `wakeprobe view DIR...`
 pub fn view(args: &cli::ViewArgs) -> AppResult {

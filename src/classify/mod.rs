@@ -39,6 +39,7 @@
 
 mod explain;
 mod facts;
+pub mod result;
 mod rules;
 
 use serde::{Deserialize, Serialize};
@@ -50,7 +51,7 @@ pub use crate::evidence::{Witness, secs};
 use crate::scenario::{Check, MAIN_AGENT, Plan, Watch};
 pub use explain::witness;
 
-pub use crate::scenario::{ALL_OUTCOMES, Outcome};
+pub use crate::scenario::{ALL_OUTCOMES, Expected, Outcome};
 
 /// The verdict for one waiter and its background work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -239,24 +240,62 @@ fn classify_pair(input: &Input, observed: &Timeline, watch: &Watch) -> Verdict {
 
 /// Agreement of repeated runs: `not-resumable 5/5`, or `flaky: woke 3/5, not-resumable 2/5`.
 pub fn agreement(outcomes: &[Outcome]) -> (Option<Outcome>, String) {
-    let mut counts: Vec<(Outcome, usize)> = Vec::new();
-    for o in outcomes {
-        match counts.iter_mut().find(|(k, _)| k == o) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((*o, 1)),
+    agreement_of(outcomes, |o| o.to_string(), Disagreement::Flaky)
+}
+
+/// What runs that disagree are called: `flaky`, or a `race` their scenario declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disagreement {
+    Flaky,
+    Race,
+}
+
+impl Disagreement {
+    /// `race` when every outcome lies in the race `expect` declares, else `flaky`.
+    pub fn of(expect: Option<&Expected>, outcomes: &[Outcome]) -> Disagreement {
+        match expect {
+            Some(e) if e.is_race() && outcomes.iter().all(|o| e.allows(*o)) => {
+                Disagreement::Race
+            }
+            _ => Disagreement::Flaky,
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let total = outcomes.len();
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Disagreement::Flaky => "flaky",
+            Disagreement::Race => "race",
+        }
+    }
+}
+
+/// Agreement of repeated observations, each `label`led: the one they share (`woke 3/3`), or
+/// none and each counted, most seen first (`flaky: woke 2/3, not-resumable 1/3`; `race: ...`
+/// where the scenario declares the disagreement).
+pub fn agreement_of<T: Ord + Clone>(
+    items: &[T],
+    label: impl Fn(&T) -> String,
+    disagreement: Disagreement,
+) -> (Option<T>, String) {
+    let mut counts: Vec<(&T, usize)> = Vec::new();
+    for item in items {
+        match counts.iter_mut().find(|(k, _)| *k == item) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((item, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total = items.len();
     match counts.as_slice() {
         [] => (None, "no runs".into()),
-        [(o, n)] => (Some(*o), format!("{o} {n}/{total}")),
+        [(o, n)] => (Some((*o).clone()), format!("{} {n}/{total}", label(o))),
         many => (
             None,
             format!(
-                "flaky: {}",
+                "{}: {}",
+                disagreement.as_str(),
                 many.iter()
-                    .map(|(o, n)| format!("{o} {n}/{total}"))
+                    .map(|(o, n)| format!("{} {n}/{total}", label(o)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),

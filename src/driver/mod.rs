@@ -293,7 +293,7 @@ fn run_info(
             .collect(),
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
-        expect: plan.expect,
+        expect: plan.expect.clone(),
         want: plan.want,
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
         os: os_description(),

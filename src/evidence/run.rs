@@ -3,6 +3,7 @@
 //! The driver produces these and returns them; it never writes a file. Everything after it
 //! (the classifier, the reports, the store) reads them from here.
 
+use crate::scenario::Expected;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -130,7 +131,7 @@ pub struct RunInfo {
     pub unsent_inputs: Vec<String>,
     /// The command that reproduces this run.
     pub command: String,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     /// The verdict the CLI should give (the scenario's `want`), if it states one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub want: Option<Outcome>,

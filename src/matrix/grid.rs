@@ -2,13 +2,14 @@
 //! results alone, so a matrix merged from shards is the matrix of one unsharded run. Rendered as
 //! `matrix.json`, `matrix.md` and a terminal table; compared with a baseline.
 
+use crate::scenario::Expected;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::shards::{CellKey, Identity, ShardPos};
 use crate::classify::Outcome;
-use crate::report::json::{CellStats, RunResult};
+use crate::classify::result::{CellStats, RunResult};
 
 /// 2: the identity of the whole matrix and the shard (older files read as unsharded, with no
 /// identity).
@@ -28,12 +29,15 @@ pub struct MatrixCell {
     pub outcome: Option<Outcome>,
     pub agreement: String,
     pub runs: usize,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     pub matches_expect: Option<bool>,
     pub latency_ms: Option<f64>,
     /// The verdict the CLI should give (the scenario's `want`); absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub want: Option<Outcome>,
+    /// Every verdict the runs gave, in outcome order (absent in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<Outcome>,
 }
 
 impl MatrixCell {
@@ -123,10 +127,11 @@ impl Matrix {
                 outcome: stats.outcome,
                 agreement: stats.agreement,
                 runs: runs.len(),
-                expect: first.expect,
+                expect: first.expect.clone(),
                 matches_expect: stats.matches_expect,
                 latency_ms: stats.latency_ms,
                 want: first.run.want,
+                seen: stats.seen,
             });
         }
         Matrix {
@@ -335,6 +340,16 @@ fn judge_change(before: &MatrixCell, after: &MatrixCell) -> (ChangeKind, String)
     }
 }
 
+/// Both sides stayed within the race the scenario declares, with the checks as they were: the
+/// race fell another way, which is no change (never a regression).
+fn within_one_race(before: &MatrixCell, after: &MatrixCell) -> bool {
+    let Some(race) = after.expect.as_ref().filter(|e| e.is_race()) else {
+        return false;
+    };
+    let within = |c: &MatrixCell| !c.seen.is_empty() && c.seen.iter().all(|o| race.allows(*o));
+    within(before) && within(after) && before.matches_expect == after.matches_expect
+}
+
 impl Comparison {
     pub fn of(current: &Matrix, baseline: &Matrix) -> Comparison {
         let mut out = Comparison::default();
@@ -347,6 +362,9 @@ impl Comparison {
                 continue;
             };
             if before.outcome == cell.outcome && before.matches_expect == cell.matches_expect {
+                continue;
+            }
+            if within_one_race(before, cell) {
                 continue;
             }
             let (kind, why) = judge_change(before, cell);
@@ -472,6 +490,7 @@ mod tests {
             matches_expect: matches,
             latency_ms: None,
             want: None,
+            seen: vec![outcome],
         }
     }
 
@@ -483,6 +502,45 @@ mod tests {
             identity: None,
             shard: None,
         }
+    }
+
+    /// A declared race that fell the other way is no change; leaving the race is a regression,
+    /// and so is the same move where the scenario declares no race.
+    #[test]
+    fn a_change_within_a_declared_race_is_never_a_regression() {
+        let race = Expected::of(&[Outcome::Woke, Outcome::QueuedUntilInput]);
+        let racing = |outcome, seen: Vec<Outcome>| {
+            let mut c = cell("r", "latest", outcome, Some(true));
+            c.expect = race.clone();
+            c.want = Some(Outcome::Woke);
+            c.seen = seen;
+            c
+        };
+        let before = matrix(vec![racing(Outcome::Woke, vec![Outcome::Woke])]);
+        let flipped = matrix(vec![racing(
+            Outcome::QueuedUntilInput,
+            vec![Outcome::QueuedUntilInput],
+        )]);
+        let mixed = matrix(vec![racing(
+            Outcome::Woke,
+            vec![Outcome::Woke, Outcome::QueuedUntilInput],
+        )]);
+        for after in [&flipped, &mixed] {
+            let c = Comparison::of(after, &before);
+            assert_eq!((c.regressions(), c.improvements()), (0, 0), "{:?}", c.lines());
+        }
+        let mut left = racing(Outcome::NeverFired, vec![Outcome::NeverFired]);
+        left.matches_expect = Some(false);
+        let c = Comparison::of(&matrix(vec![left]), &before);
+        assert_eq!(c.regressions(), 1, "{:?}", c.lines());
+        let undeclared = |m: &Matrix| {
+            let mut m = m.clone();
+            m.cells[0].expect = Some(Expected::One(Outcome::Woke));
+            m.cells[0].matches_expect = Some(m.cells[0].outcome == Some(Outcome::Woke));
+            m
+        };
+        let c = Comparison::of(&undeclared(&flipped), &undeclared(&before));
+        assert_eq!(c.regressions(), 1, "{:?}", c.lines());
     }
 
     #[test]
@@ -576,7 +634,7 @@ mod tests {
         info.cli_spec = spec.into();
         info.cli_version = "unreported".into();
         info.cli_version_reported = reported.map(str::to_string);
-        info.expect = expect;
+        info.expect = expect.map(Expected::One);
         let judgement = crate::classify::Judgement {
             outcome,
             verdicts: vec![],

@@ -18,6 +18,7 @@ pub mod render;
 pub mod search;
 pub mod svg;
 
+use crate::scenario::Expected;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -84,9 +85,16 @@ impl Observation {
 
     /// True when it is what the scenario expects (or, with no expectation, a wake-up) and no
     /// tracked check failed.
-    fn is_good(&self, expect: Option<Outcome>) -> bool {
-        self.verdict == expect.unwrap_or(Outcome::Woke)
-            && self.checks.iter().all(|c| c.passed != Some(false))
+    fn is_good(&self, expect: Option<&Expected>) -> bool {
+        let verdict_ok = match expect {
+            Some(e) => e.allows(self.verdict),
+            None => self.verdict == Outcome::Woke,
+        };
+        verdict_ok && self.checks_pass()
+    }
+
+    fn checks_pass(&self) -> bool {
+        self.checks.iter().all(|c| c.passed != Some(false))
     }
 }
 
@@ -99,25 +107,44 @@ pub enum Agreed {
     },
     /// The runs disagree.
     Flaky,
+    /// The runs stayed within the race their scenario declares (each verdict one of its
+    /// outcomes, the checks the same in every run): one behaviour, however the race fell
+    /// (each reading keeps its counts).
+    Race {
+        race: Expected,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        checks: Vec<CheckObservation>,
+    },
 }
 
 impl Agreed {
-    /// `woke`, or `flaky`.
+    /// `woke`, `flaky`, or `race: woke or queued-until-input`.
     pub fn label(&self) -> String {
         match self {
             Agreed::Stable { observation } => observation.label(),
             Agreed::Flaky => "flaky".into(),
+            Agreed::Race { race, checks } => {
+                let mut s = format!("race: {race}");
+                for c in checks {
+                    s.push_str(&format!(", check \"{}\": {}", c.name, c.observed));
+                }
+                s
+            }
         }
     }
 
-    fn is_good(&self, expect: Option<Outcome>) -> bool {
-        matches!(self, Agreed::Stable { observation } if observation.is_good(expect))
+    fn is_good(&self, expect: Option<&Expected>) -> bool {
+        match self {
+            Agreed::Stable { observation } => observation.is_good(expect),
+            Agreed::Flaky => false,
+            Agreed::Race { checks, .. } => checks.iter().all(|c| c.passed != Some(false)),
+        }
     }
 
     fn verdict(&self) -> Option<Outcome> {
         match self {
             Agreed::Stable { observation } => Some(observation.verdict),
-            Agreed::Flaky => None,
+            Agreed::Flaky | Agreed::Race { .. } => None,
         }
     }
 }
@@ -136,36 +163,32 @@ pub struct Reading {
 }
 
 impl Reading {
-    /// `None` before any run.
-    pub fn agreed(&self) -> Option<Agreed> {
+    /// What the runs agree on under the scenario's expectation `expect`; `None` before any
+    /// run.
+    pub fn agreed(&self, expect: Option<&Expected>) -> Option<Agreed> {
         let first = self.runs.first()?;
-        Some(if self.runs.iter().all(|r| r == first) {
-            Agreed::Stable {
+        let verdicts: Vec<Outcome> = self.runs.iter().map(|r| r.verdict).collect();
+        let same_checks = self.runs.iter().all(|r| r.checks == first.checks);
+        let within = crate::classify::Disagreement::of(expect, &verdicts)
+            == crate::classify::Disagreement::Race;
+        Some(match expect {
+            Some(race) if within && same_checks => Agreed::Race {
+                race: race.clone(),
+                checks: first.checks.clone(),
+            },
+            _ if self.runs.iter().all(|r| r == first) => Agreed::Stable {
                 observation: first.clone(),
-            }
-        } else {
-            Agreed::Flaky
+            },
+            _ => Agreed::Flaky,
         })
     }
 
-    /// `woke 3/3`, or `flaky: woke 2/3, not-resumable 1/3`.
-    pub fn agreement(&self) -> String {
-        let mut counts: BTreeMap<&Observation, usize> = BTreeMap::new();
-        for r in &self.runs {
-            *counts.entry(r).or_default() += 1;
-        }
-        let mut counts: Vec<(&Observation, usize)> = counts.into_iter().collect();
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let n = self.runs.len();
-        let parts: Vec<String> = counts
-            .iter()
-            .map(|(o, k)| format!("{} {k}/{n}", o.label()))
-            .collect();
-        match parts.as_slice() {
-            [] => "no runs".into(),
-            [one] => one.clone(),
-            many => format!("flaky: {}", many.join(", ")),
-        }
+    /// `woke 3/3`, `flaky: woke 2/3, not-resumable 1/3`, or `race: ...` where the scenario
+    /// declares that race.
+    pub fn agreement(&self, expect: Option<&Expected>) -> String {
+        let verdicts: Vec<Outcome> = self.runs.iter().map(|r| r.verdict).collect();
+        let disagreement = crate::classify::Disagreement::of(expect, &verdicts);
+        crate::classify::agreement_of(&self.runs, Observation::label, disagreement).1
     }
 }
 
@@ -208,7 +231,7 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
-    fn of(before: &Agreed, after: &Agreed, expect: Option<Outcome>) -> ChangeKind {
+    fn of(before: &Agreed, after: &Agreed, expect: Option<&Expected>) -> ChangeKind {
         match (before.is_good(expect), after.is_good(expect)) {
             (true, false) => ChangeKind::Regression,
             (false, true) => ChangeKind::Improvement,
@@ -247,7 +270,7 @@ impl ChangePoint {
 pub struct CellHistory {
     pub scenario: String,
     pub variant: String,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     /// Every probed release, oldest first.
     pub readings: Vec<Reading>,
     pub segments: Vec<Segment>,
@@ -271,7 +294,7 @@ impl CellHistory {
 /// skipped versions left out). `repeat` is the run count that confirms a change's sides.
 pub fn summarize(
     key: &CellKey,
-    expect: Option<Outcome>,
+    expect: Option<&Expected>,
     versions: &[String],
     readings: &BTreeMap<String, Reading>,
     repeat: usize,
@@ -281,7 +304,7 @@ pub fn summarize(
         .enumerate()
         .filter_map(|(i, v)| {
             let r = readings.get(v)?;
-            Some((i, r, r.agreed()?))
+            Some((i, r, r.agreed(expect)?))
         })
         .collect();
     let mut segments: Vec<(usize, usize, Agreed, Vec<String>)> = Vec::new();
@@ -314,7 +337,7 @@ pub fn summarize(
     CellHistory {
         scenario: key.scenario.clone(),
         variant: key.variant.clone(),
-        expect,
+        expect: expect.cloned(),
         readings: probed.iter().map(|(_, r, _)| (*r).clone()).collect(),
         segments: segments
             .into_iter()
@@ -458,11 +481,11 @@ mod tests {
     #[test]
     fn readings_agree_or_are_flaky_with_counts() {
         let r = reading("1", &[Outcome::Woke, Outcome::NotResumable, Outcome::Woke]);
-        assert_eq!(r.agreed(), Some(Agreed::Flaky));
-        assert_eq!(r.agreement(), "flaky: woke 2/3, not-resumable 1/3");
+        assert_eq!(r.agreed(None), Some(Agreed::Flaky));
+        assert_eq!(r.agreement(None), "flaky: woke 2/3, not-resumable 1/3");
         let r = reading("1", &[Outcome::Woke; 2]);
-        assert_eq!(r.agreement(), "woke 2/2");
-        assert_eq!(reading("1", &[]).agreed(), None);
+        assert_eq!(r.agreement(None), "woke 2/2");
+        assert_eq!(reading("1", &[]).agreed(None), None);
     }
 
     #[test]
@@ -477,7 +500,7 @@ mod tests {
         ] {
             map.insert(v.to_string(), reading(v, &vec![o; n]));
         }
-        let h = summarize(&key(), Some(Outcome::Woke), &versions, &map, 3);
+        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
         assert_eq!(h.segments.len(), 2);
         assert_eq!(
             (h.segments[0].first.as_str(), h.segments[0].last.as_str()),
@@ -491,9 +514,44 @@ mod tests {
         assert_eq!(c.kind, ChangeKind::Improvement, "to the expected verdict");
         // Unpinned: a gap of unrun releases between the sides, not confirmed.
         map.remove("4");
-        let h = summarize(&key(), Some(Outcome::Woke), &versions, &map, 3);
+        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
         assert_eq!(h.changes[0].unresolved, vec!["1", "2", "3", "4"]);
         assert!(!h.changes[0].confirmed);
+    }
+
+    /// A declared race's runs that stay within it are one behaviour: readings that fell either
+    /// way are one segment, with no change point, and a run outside the race is a regression.
+    #[test]
+    fn a_declared_race_is_one_behaviour_and_leaving_it_is_a_regression() {
+        let race = Expected::of(&[Outcome::Woke, Outcome::QueuedUntilInput]).unwrap();
+        let versions: Vec<String> = (0..6).map(|i| i.to_string()).collect();
+        let mut map = BTreeMap::new();
+        for (v, runs) in [
+            ("0", vec![Outcome::Woke; 3]),
+            ("1", vec![Outcome::Woke, Outcome::QueuedUntilInput, Outcome::Woke]),
+            ("2", vec![Outcome::QueuedUntilInput; 3]),
+            ("3", vec![Outcome::Woke; 3]),
+            ("5", vec![Outcome::NeverFired; 3]),
+        ] {
+            map.insert(v.to_string(), reading(v, &runs));
+        }
+        let h = summarize(&key(), Some(&race), &versions, &map, 3);
+        assert_eq!(h.segments.len(), 2, "{:?}", h.segments);
+        assert_eq!((h.segments[0].first.as_str(), h.segments[0].last.as_str()), ("0", "3"));
+        assert_eq!(h.segments[0].agreed.label(), "race: woke or queued-until-input");
+        let reading_1 = h.reading("1").unwrap();
+        assert_eq!(
+            reading_1.agreement(Some(&race)),
+            "race: woke 2/3, queued-until-input 1/3"
+        );
+        assert_eq!(h.reading("2").unwrap().agreement(Some(&race)), "queued-until-input 3/3");
+        // Only leaving the race is a change, and a regression.
+        let kinds: Vec<ChangeKind> = h.changes.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [ChangeKind::Regression]);
+        // Without the race declared, the same disagreement is flaky and worse than waking.
+        assert_eq!(reading_1.agreed(None), Some(Agreed::Flaky));
+        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
+        assert_eq!(h.changes[0].kind, ChangeKind::Regression);
     }
 
     #[test]
@@ -501,7 +559,8 @@ mod tests {
         let stable = |o| Agreed::Stable {
             observation: Observation::of(o),
         };
-        let nr = Some(Outcome::NotResumable);
+        let not_resumable = Expected::One(Outcome::NotResumable);
+        let nr = Some(&not_resumable);
         use ChangeKind::*;
         assert_eq!(
             ChangeKind::of(&stable(Outcome::NotResumable), &stable(Outcome::Woke), nr),

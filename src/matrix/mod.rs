@@ -24,7 +24,8 @@ use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
 use crate::report::messages::{self, Message};
 use crate::report::redact::Redactor;
-use crate::report::{self, json::RunResult};
+use crate::classify::result::RunResult;
+use crate::report;
 use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
 
 /// One run to make.
@@ -253,7 +254,7 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
             cli,
             repetition: job.repetition,
             verdict: result.judgement.outcome,
-            expect: result.expect,
+            expect: result.expect.clone(),
             matches_expect: result.matches_expect,
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),

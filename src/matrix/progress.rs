@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::driver::{LiveStatus, StatusHandle};
-use crate::report::json::RunResult;
+use crate::classify::result::RunResult;
 
 /// How often the running lines are refreshed.
 const TICK: Duration = Duration::from_millis(200);

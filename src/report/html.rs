@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
 
-use super::json::{RunResult, Summary};
+use crate::classify::result::{RunResult, Summary};
 use super::redact::Redactor;
 use super::store::StoreError;
 use super::svg::esc;
@@ -185,7 +185,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
             .collect();
         let expect = cells
             .iter()
-            .find_map(|c| c.expect)
+            .find_map(|c| c.expect.as_ref())
             .map_or("-".to_string(), |e| e.to_string());
         let _ = write!(
             out,
@@ -265,7 +265,10 @@ fn run_section(n: usize, run: &PageRun) -> String {
         esc(&r.run.cli_label),
         esc(&run.rel_dir)
     );
-    let expect = match (r.expect, r.matches_expect) {
+    let expect = match (&r.expect, r.matches_expect) {
+        (Some(e), Some(false)) if e.allows(j.outcome) => {
+            format!(" (expected {e}: as expected, but a check failed)")
+        }
         (Some(e), Some(false)) => format!(" (expected {e}: differs)"),
         (Some(e), _) => format!(" (expected {e})"),
         _ => String::new(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::json::{CellSummary, RunResult, SetupError, Summary};
+use crate::classify::result::{CellSummary, RunResult, SetupError, Summary};
 use crate::classify::Outcome;
 
 /// A test case beyond the cells: a conformance comparison, a bisection's finding.
@@ -73,9 +73,8 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
         Property::new(
             "expect",
             cell.expect
-                .map(|e| e.as_str())
-                .unwrap_or("none")
-                .to_string(),
+                .as_ref()
+                .map_or_else(|| "none".to_string(), |e| e.to_string()),
         ),
         Property::new("cli", cell.cli.clone()),
         Property::new("cli_version", version),
@@ -109,14 +108,20 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
         .and_then(|r| r.judgement.primary())
         .map(|v| v.explanation.clone())
         .unwrap_or_default();
-    let verdict_differs = cell.expect.is_some_and(|e| Some(e) != cell.outcome);
+    // A declared race's runs may disagree among themselves: the verdict differs only where a
+    // run left the set.
+    let verdict_differs = cell.expect.as_ref().is_some_and(|e| {
+        runs.iter().any(|r| !e.allows(r.judgement.outcome))
+    });
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
     if verdict_differs {
         status
             .set_type("verdict")
             .set_message(format!(
                 "expected {}, got {}",
-                cell.expect.map(|e| e.as_str()).unwrap_or("-"),
+                cell.expect
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |e| e.to_string()),
                 cell.agreement
             ))
             .set_description(reason);
@@ -151,7 +156,8 @@ fn run_error(run: &RunResult) -> Option<(&'static str, String)> {
     {
         return Some(("crashed", format!("the CLI crashed ({})", exit.describe())));
     }
-    let unknown = run.judgement.outcome == Outcome::Unknown && run.expect != Some(Outcome::Unknown);
+    let unknown = run.judgement.outcome == Outcome::Unknown
+        && !run.expect.as_ref().is_some_and(|e| e.allows(Outcome::Unknown));
     unknown.then(|| {
         let why = run
             .judgement
@@ -162,7 +168,9 @@ fn run_error(run: &RunResult) -> Option<(&'static str, String)> {
             "undecided",
             format!(
                 "expected {}, but the run decided nothing: {why}",
-                run.expect.map(|e| e.as_str()).unwrap_or("a verdict")
+                run.expect
+                    .as_ref()
+                    .map_or_else(|| "a verdict".to_string(), |e| e.to_string())
             ),
         )
     })

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::gfm::{self, cell, fence, tag};
-use super::json::RunResult;
+use crate::classify::result::RunResult;
 use super::mermaid;
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::describe::{describe, is_notable};
@@ -372,10 +372,13 @@ fn summary(s: &mut String, d: &Draft, primary: &Verdict) {
 /// `woke`.`
 fn standing(d: &Draft) -> String {
     let r = d.result;
-    let expect = match (r.expect, r.matches_expect) {
+    let expect = match (&r.expect, r.matches_expect) {
         (Some(e), Some(true)) => {
             format!(" The scenario expects `{e}` of the CLI today: as expected.")
         }
+        (Some(e), Some(false)) if e.allows(r.judgement.outcome) => format!(
+            " The scenario expects `{e}` of the CLI today: the verdict is as expected, but **a check failed**."
+        ),
         (Some(e), _) => format!(" The scenario expects `{e}` of the CLI today: **this differs**."),
         (None, Some(false)) => " A check the scenario states **failed**.".to_string(),
         _ => String::new(),

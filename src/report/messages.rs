@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use super::json::Summary;
+use crate::classify::result::Summary;
 use crate::classify::Outcome;
 
 static JSON: AtomicBool = AtomicBool::new(false);
@@ -44,7 +44,7 @@ pub enum Message<'a> {
         cli: String,
         repetition: u32,
         verdict: Outcome,
-        expect: Option<Outcome>,
+        expect: Option<crate::scenario::Expected>,
         matches_expect: Option<bool>,
         duration_s: f64,
         dir: String,

@@ -4,7 +4,6 @@
 pub mod export;
 pub mod gfm;
 pub mod html;
-pub mod json;
 pub mod junit;
 pub mod lanes;
 pub mod markdown;
@@ -21,7 +20,7 @@ use std::path::Path;
 use crate::evidence::Timeline;
 use crate::evidence::run::RawEvidence;
 use crate::scenario::Plan;
-use json::RunResult;
+use crate::classify::result::RunResult;
 use redact::Redactor;
 
 /// `1 run`, `2 runs`: a count with its noun in the right number.

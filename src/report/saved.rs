@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::json::RunResult;
+use crate::classify::result::RunResult;
 use super::redact::Redactor;
 use crate::classify;
 use crate::evidence::Timeline;

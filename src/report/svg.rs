@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use super::json::RunResult;
+use crate::classify::result::RunResult;
 use super::lanes::{Lane, LaneMap};
 use crate::evidence::describe::describe;
 use crate::evidence::{Event, EventKind, ExitDesc, Route, Timeline};
@@ -40,8 +40,11 @@ impl Caption {
     /// The caption of a judged run: the verdict with its hypothesis and expectation.
     pub fn of(title: &str, result: &RunResult) -> Caption {
         let j = &result.judgement;
-        let expect = match (result.expect, result.matches_expect) {
+        let expect = match (&result.expect, result.matches_expect) {
             (Some(e), Some(true)) => format!(" (expected {e}: as expected)"),
+            (Some(e), Some(false)) if e.allows(j.outcome) => {
+                format!(" (expected {e}: as expected, but a check failed)")
+            }
             (Some(e), _) => format!(" (expected {e}: differs)"),
             _ => String::new(),
         };

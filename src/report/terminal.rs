@@ -4,7 +4,7 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use super::json::{CellSummary, InvariantCell, RunResult, Summary};
+use crate::classify::result::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::classify::Outcome;
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
@@ -189,7 +189,7 @@ fn keep_short_columns_whole(table: &mut Table) {
 }
 
 /// A summary cell's texts.
-fn row(cell: &super::json::CellSummary, results: &[(&RunResult, &Timeline)]) -> Row {
+fn row(cell: &crate::classify::result::CellSummary, results: &[(&RunResult, &Timeline)]) -> Row {
     let runs: Vec<&(&RunResult, &Timeline)> = results
         .iter()
         .filter(|(r, _)| {
@@ -205,7 +205,7 @@ fn row(cell: &super::json::CellSummary, results: &[(&RunResult, &Timeline)]) -> 
             .map(|o| o.to_string())
             .unwrap_or_else(|| cell.agreement.clone())
     };
-    let (expected, mark) = match (cell.expect, cell.matches_expect) {
+    let (expected, mark) = match (&cell.expect, cell.matches_expect) {
         (Some(e), Some(true)) => (format!("✓ {e}"), "✓".to_string()),
         (Some(e), Some(false)) => (format!("✗ {e}"), format!("✗ expected {e}")),
         (None, Some(true)) => ("✓ checks".into(), "✓".into()),
@@ -282,9 +282,12 @@ pub fn verdict_lines(result: &RunResult) -> String {
             run.scenario, run.variant, run.cli_label
         );
     };
-    let expectation = match (result.expect, result.matches_expect) {
+    let expectation = match (&result.expect, result.matches_expect) {
+        (Some(e), Some(true)) if e.is_race() => {
+            format!(", within the race the scenario declares ({e})")
+        }
         (Some(e), Some(true)) => format!(", as the scenario expects ({e})"),
-        (Some(e), Some(false)) if e == v.outcome => {
+        (Some(e), Some(false)) if e.allows(result.judgement.outcome) => {
             format!(", as the scenario expects ({e}), but a check failed")
         }
         (Some(e), Some(false)) => format!(", but the scenario expects {e}"),

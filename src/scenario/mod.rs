@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 pub use hook::HookName;
-pub use outcome::{ALL_OUTCOMES, Outcome};
+pub use outcome::{ALL_OUTCOMES, Expected, Outcome};
 pub use params::{ParamRange, RangePolicy};
 pub use plan::*;
 use raw::RawScenario;
@@ -198,20 +198,18 @@ impl Scenario {
         ranges
     }
 
-    /// The expected verdict of a variant, if the file states one (validated at load).
-    pub fn expected(&self, variant: &str) -> Option<Outcome> {
-        self.raw
-            .expect
-            .get(variant)
-            .and_then(|v| Outcome::parse(v.get_ref()))
+    /// The expected verdict of a variant (one, or a declared race), if the file states one
+    /// (validated at load).
+    pub fn expected(&self, variant: &str) -> Option<Expected> {
+        let names = self.raw.expect.get(variant)?.get_ref().names();
+        let outcomes: Vec<Outcome> = names.iter().filter_map(|n| Outcome::parse(n)).collect();
+        Expected::of(&outcomes)
     }
 
     /// The verdict the CLI should give for a variant (`want`), if the file states one.
     pub fn wanted(&self, variant: &str) -> Option<Outcome> {
-        self.raw
-            .want
-            .get(variant)
-            .and_then(|v| Outcome::parse(v.get_ref()))
+        let names = self.raw.want.get(variant)?.get_ref().names();
+        names.first().and_then(|n| Outcome::parse(n))
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -258,11 +256,13 @@ impl Scenario {
         fault::check_modes(&at, &self.raw.faults, &modes)
     }
 
+    /// Each `expect`/`want` entry names a variant and known verdicts; only `expect` may list
+    /// several (a declared race): `want` is what the CLI should do, one verdict.
     fn validate_verdicts(
         &self,
         at: &Locator,
         table: &str,
-        verdicts: &indexmap::IndexMap<String, toml::Spanned<String>>,
+        verdicts: &indexmap::IndexMap<String, toml::Spanned<raw::RawVerdicts>>,
     ) -> Result<(), ScenarioError> {
         let variants = self.variants();
         for (variant, value) in verdicts {
@@ -275,15 +275,27 @@ impl Scenario {
                     ),
                 ));
             }
-            if Outcome::parse(value.get_ref()).is_none() {
-                return Err(at.error(
-                    value.span(),
-                    format!(
-                        "unknown verdict `{}`, expected one of: {}",
-                        value.get_ref(),
-                        Outcome::names()
-                    ),
-                ));
+            let names = value.get_ref().names();
+            let message = match names.as_slice() {
+                [] => Some(format!(
+                    "`{table}.{variant}` lists no verdict, expected one or more of: {}",
+                    Outcome::names()
+                )),
+                [_, _, ..] if table == "want" => Some(format!(
+                    "`want.{variant}` lists several verdicts: `want` is the one verdict the CLI should give (a race belongs in `expect`)"
+                )),
+                _ => names
+                    .iter()
+                    .find(|n| Outcome::parse(n).is_none())
+                    .map(|n| {
+                        format!(
+                            "unknown verdict `{n}`, expected one of: {}",
+                            Outcome::names()
+                        )
+                    }),
+            };
+            if let Some(message) = message {
+                return Err(at.error(value.span(), message));
             }
         }
         Ok(())

@@ -77,6 +77,73 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// What a scenario expects of a variant's verdict: one outcome, or a declared race, any of a
+/// few outcomes the pinned CLI was measured to give (written as a list in the file, and in
+/// `result.json`). A run outside it is a regression; a change between two outcomes inside it
+/// is not.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(untagged)]
+pub enum Expected {
+    One(Outcome),
+    /// Two or more outcomes, in `ALL_OUTCOMES` order, each once.
+    AnyOf(Vec<Outcome>),
+}
+
+impl Expected {
+    /// The expectation of these outcomes (one, or a race); `None` when there are none.
+    pub fn of(outcomes: &[Outcome]) -> Option<Expected> {
+        let mut set: Vec<Outcome> = outcomes.to_vec();
+        set.sort();
+        set.dedup();
+        match set.as_slice() {
+            [] => None,
+            [one] => Some(Expected::One(*one)),
+            _ => Some(Expected::AnyOf(set)),
+        }
+    }
+
+    pub fn outcomes(&self) -> &[Outcome] {
+        match self {
+            Expected::One(o) => std::slice::from_ref(o),
+            Expected::AnyOf(set) => set,
+        }
+    }
+
+    /// Whether a run that gave `outcome` meets the expectation.
+    pub fn allows(&self, outcome: Outcome) -> bool {
+        self.outcomes().contains(&outcome)
+    }
+
+    /// A declared race: more than one outcome is expected.
+    pub fn is_race(&self) -> bool {
+        matches!(self, Expected::AnyOf(_))
+    }
+
+    /// The one outcome, when it is not a race.
+    pub fn single(&self) -> Option<Outcome> {
+        match self {
+            Expected::One(o) => Some(*o),
+            Expected::AnyOf(_) => None,
+        }
+    }
+}
+
+impl From<Outcome> for Expected {
+    fn from(o: Outcome) -> Expected {
+        Expected::One(o)
+    }
+}
+
+impl fmt::Display for Expected {
+    /// `woke`, or `woke or queued-until-input` (no `|`: it is printed in Markdown tables).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.outcomes().iter().map(|o| o.as_str()).collect();
+        f.write_str(&names.join(" or "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +156,27 @@ mod tests {
             assert_eq!(json, format!("\"{o}\""));
         }
         assert_eq!(Outcome::parse("woken"), None);
+    }
+
+    #[test]
+    fn an_expectation_is_one_outcome_or_a_race_written_as_a_list() {
+        let race = Expected::of(&[Outcome::QueuedUntilInput, Outcome::Woke, Outcome::Woke]);
+        let race = race.unwrap();
+        assert!(race.is_race());
+        assert!(race.allows(Outcome::Woke) && race.allows(Outcome::QueuedUntilInput));
+        assert!(!race.allows(Outcome::NeverFired));
+        assert_eq!(race.to_string(), "woke or queued-until-input");
+        assert_eq!(
+            serde_json::to_value(&race).unwrap(),
+            serde_json::json!(["woke", "queued-until-input"])
+        );
+        let one = Expected::of(&[Outcome::Woke]).unwrap();
+        assert_eq!(one, Expected::One(Outcome::Woke));
+        assert_eq!(serde_json::to_value(&one).unwrap(), serde_json::json!("woke"));
+        assert_eq!(
+            serde_json::from_value::<Expected>(serde_json::json!("woke")).unwrap(),
+            one
+        );
+        assert_eq!(Expected::of(&[]), None);
     }
 }

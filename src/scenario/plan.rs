@@ -7,6 +7,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::outcome::Expected;
 use super::outcome::Outcome;
 use super::params::ParamRange;
 use super::raw::{DriverMode, Until};
@@ -29,7 +30,7 @@ pub struct Plan {
     pub outside_range: Vec<String>,
     pub driver: Driver,
     pub agents: IndexMap<String, Vec<Step>>,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     /// The verdict the CLI should give (plans saved before `want` existed have none).
     #[serde(default)]
     pub want: Option<Outcome>,

@@ -23,11 +23,12 @@ pub struct RawScenario {
     #[serde(default)]
     pub variants: IndexMap<String, Spanned<RawDriver>>,
     pub agents: IndexMap<String, Spanned<RawAgent>>,
+    /// Per variant: a verdict, or a list of them (a declared race).
     #[serde(default)]
-    pub expect: IndexMap<String, Spanned<String>>,
+    pub expect: IndexMap<String, Spanned<RawVerdicts>>,
     /// The verdict the CLI should give (beside `expect`, what the pinned CLI gives today).
     #[serde(default)]
-    pub want: IndexMap<String, Spanned<String>>,
+    pub want: IndexMap<String, Spanned<RawVerdicts>>,
     #[serde(default)]
     pub watch: Vec<Spanned<RawWatch>>,
     #[serde(default)]
@@ -35,6 +36,23 @@ pub struct RawScenario {
     /// What the fake API breaks, in every variant (see `scenario::fault`).
     #[serde(default)]
     pub faults: Vec<Spanned<RawFault>>,
+}
+
+/// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawVerdicts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl RawVerdicts {
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            RawVerdicts::One(s) => vec![s.as_str()],
+            RawVerdicts::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 /// One `[[faults]]` entry.

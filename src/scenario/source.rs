@@ -9,6 +9,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use toml::Spanned;
 
+use super::outcome::Expected;
 use super::ScenarioError;
 use super::outcome::Outcome;
 use super::plan::{MAIN_AGENT, Step};
@@ -81,7 +82,7 @@ pub(super) struct VariantSource<'a> {
     pub name: &'a str,
     pub variant: &'a str,
     pub title: &'a str,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     pub want: Option<Outcome>,
     /// Every variant of the scenario, for expectations given per variant.
     pub variants: Vec<String>,

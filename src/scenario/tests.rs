@@ -54,7 +54,7 @@ fn a_good_file_resolves_each_variant() {
     let print = s.plan("print", &[]).unwrap();
     assert_eq!(print.driver.mode, DriverMode::Print);
     assert_eq!(print.driver.ceiling, Duration::from_secs(42));
-    assert_eq!(print.expect, Some(Outcome::NotResumable));
+    assert_eq!(print.expect, Some(Outcome::NotResumable.into()));
     let cmd = &print.agents["worker"][0].call.as_ref().unwrap().input["command"];
     assert_eq!(cmd, "sleep 12");
 
@@ -240,7 +240,7 @@ fn a_range_admits_its_values_and_refuses_others_with_the_reason() {
     let s = parse(RANGED).unwrap();
     assert_eq!(s.default_params()["bg_seconds"], ParamValue::Int(12));
     let plan = s.plan("print", &set("bg_seconds", "7")).unwrap();
-    assert_eq!(plan.expect, Some(Outcome::NotResumable));
+    assert_eq!(plan.expect, Some(Outcome::NotResumable.into()));
     assert_eq!(plan.param_ranges["bg_seconds"].min, Some(7.0));
     assert!(plan.outside_range.is_empty());
     let e = s.plan("print", &set("bg_seconds", "6.5")).unwrap_err();
@@ -252,7 +252,7 @@ fn a_range_admits_its_values_and_refuses_others_with_the_reason() {
     assert!(text.contains("--explore") && !text.contains('\n'), "{text}");
     // The session variant declares its own range.
     let session = s.plan("session", &set("bg_seconds", "2")).unwrap();
-    assert_eq!(session.expect, Some(Outcome::Woke));
+    assert_eq!(session.expect, Some(Outcome::Woke.into()));
     assert_eq!(session.param_ranges["bg_seconds"].min, Some(1.0));
 }
 
@@ -273,7 +273,7 @@ fn exploring_outside_the_range_drops_the_expectation_and_says_so() {
     let inside = s
         .plan_with("print", &set("bg_seconds", "8"), RangePolicy::Explore)
         .unwrap();
-    assert_eq!(inside.expect, Some(Outcome::NotResumable));
+    assert_eq!(inside.expect, Some(Outcome::NotResumable.into()));
 }
 
 #[test]
@@ -292,6 +292,45 @@ fn malformed_ranges_are_located() {
     assert_error(&text, 19, 25, "outside its own range");
 }
 
+/// A declared race: `expect` lists the outcomes the pinned CLI was measured to give; a list
+/// in `want` (one behaviour the CLI should have), an empty list and a misspelt member are
+/// located errors.
+#[test]
+fn expect_may_declare_a_race_as_a_list_and_want_may_not() {
+    let text = GOOD.replace(
+        "print = \"not-resumable\"",
+        "print = [\"not-resumable\", \"woke\"]",
+    );
+    let s = parse(&text).unwrap();
+    let expect = s.plan("print", &[]).unwrap().expect.unwrap();
+    assert!(expect.is_race());
+    assert_eq!(expect.to_string(), "woke or not-resumable");
+    let one = GOOD.replace("print = \"not-resumable\"", "print = [\"woke\"]");
+    assert_eq!(
+        parse(&one).unwrap().plan("print", &[]).unwrap().expect,
+        Some(Outcome::Woke.into())
+    );
+    assert_error(
+        &GOOD.replace("print = \"not-resumable\"", "print = []"),
+        40,
+        9,
+        "`expect.print` lists no verdict",
+    );
+    assert_error(
+        &GOOD.replace("print = \"not-resumable\"", "print = [\"woke\", \"stalled\"]"),
+        40,
+        9,
+        "unknown verdict `stalled`",
+    );
+    let want = format!("{GOOD}\n[want]\nprint = [\"woke\", \"not-resumable\"]\n");
+    assert_error(
+        &want,
+        want.lines().count(),
+        9,
+        "`want.print` lists several verdicts",
+    );
+}
+
 #[test]
 fn want_states_the_behaviour_apart_from_expect() {
     let text = format!("{GOOD}\n[want]\nprint = \"woke\"\n");
@@ -299,7 +338,7 @@ fn want_states_the_behaviour_apart_from_expect() {
     let print = s.plan("print", &[]).unwrap();
     assert_eq!(
         (print.expect, print.want),
-        (Some(Outcome::NotResumable), Some(Outcome::Woke))
+        (Some(Outcome::NotResumable.into()), Some(Outcome::Woke))
     );
     assert_eq!(s.plan("session", &[]).unwrap().want, None);
     let line = text.lines().count();

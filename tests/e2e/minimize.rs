@@ -52,7 +52,7 @@ fn the_padded_seed_stall_shrinks_to_its_few_steps_on_the_simulator() {
     assert_eq!(plan.agents.len(), 2, "{:?}", plan.agents.keys());
     assert!(steps <= 4, "{steps} steps left");
     assert_eq!(
-        minimal.expected("print").map(|o| o.as_str()),
+        minimal.expected("print").map(|o| o.to_string()).as_deref(),
         Some("not-resumable")
     );
     let bg: f64 = plan.params["bg_seconds"].to_string().parse().unwrap();

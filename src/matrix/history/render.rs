@@ -96,7 +96,10 @@ fn change_line(cell: &CellHistory, c: &ChangePoint, run_id: &str, repeat: u32) -
     let runs: Vec<String> = [&c.last_before, &c.first_after]
         .into_iter()
         .filter_map(|v| cell.reading(v))
-        .map(|r| format!("{} {}{}", r.version, r.agreement(), links(r, run_id)))
+        .map(|r| {
+            let agreement = r.agreement(cell.expect.as_ref());
+            format!("{} {agreement}{}", r.version, links(r, run_id))
+        })
         .collect();
     format!(
         "**{}/{}** {at}: `{}` (was `{}`), {kind}{confirmed}; runs: {}",
@@ -128,6 +131,7 @@ fn links(r: &Reading, run_id: &str) -> String {
 fn cell_section(s: &mut String, cell: &CellHistory, run_id: &str) {
     let expect = cell
         .expect
+        .as_ref()
         .map(|e| format!(" (expected on the pinned CLI: `{e}`)"))
         .unwrap_or_default();
     let _ = writeln!(s, "### {}/{}{expect}\n", cell.scenario, cell.variant);
@@ -148,7 +152,10 @@ fn cell_section(s: &mut String, cell: &CellHistory, run_id: &str) {
             .probed
             .iter()
             .filter_map(|v| cell.reading(v))
-            .map(|r| format!("{}: {}{}", r.version, r.agreement(), links(r, run_id)))
+            .map(|r| {
+                let agreement = r.agreement(cell.expect.as_ref());
+                format!("{}: {agreement}{}", r.version, links(r, run_id))
+            })
             .collect();
         let _ = writeln!(
             s,

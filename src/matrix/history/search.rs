@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
+use crate::scenario::Expected;
 use super::{CellKey, Observation, ProbeRecord, Reading, ReadingMap, Skipped};
 
 /// What to search.
@@ -28,6 +29,9 @@ pub struct SearchPlan {
     pub samples: usize,
     /// Readings already known (a stored history's), by cell and version.
     pub known: ReadingMap,
+    /// Each cell's expectation, where its scenario states one (a declared race's runs that
+    /// stay within it are one behaviour, not a change).
+    pub expects: BTreeMap<CellKey, Expected>,
 }
 
 /// Runs asked of one cell: repetitions `first..first + count`.
@@ -186,7 +190,7 @@ impl<'a> State<'a> {
                 .filter(|i| self.live[*i])
                 .filter_map(|i| {
                     let r = self.readings.get(cell)?.get(&self.plan.versions[i])?;
-                    Some((i, r.agreed()?))
+                    Some((i, r.agreed(self.plan.expects.get(cell))?))
                 })
                 .collect();
             for pair in probed.windows(2) {
@@ -358,6 +362,7 @@ mod tests {
             confirm_runs: 3,
             samples: 0,
             known: ReadingMap::new(),
+            expects: BTreeMap::new(),
         }
     }
 
@@ -486,7 +491,7 @@ mod tests {
             ("1.0.10", "1.0.12")
         );
         let r = h.reading("1.0.10").unwrap();
-        assert_eq!(r.agreement(), "flaky: woke 2/3, not-resumable 1/3");
+        assert_eq!(r.agreement(None), "flaky: woke 2/3, not-resumable 1/3");
     }
 
     #[tokio::test]

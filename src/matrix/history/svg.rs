@@ -32,7 +32,7 @@ pub fn colour(o: Outcome) -> &'static str {
 fn fill(a: &Agreed) -> String {
     match a {
         Agreed::Stable { observation } => colour(observation.verdict).to_string(),
-        Agreed::Flaky => "url(#flaky)".to_string(),
+        Agreed::Flaky | Agreed::Race { .. } => "url(#flaky)".to_string(),
     }
 }
 
@@ -151,7 +151,7 @@ fn cell_row(s: &mut String, f: &Frame, h: &HistoryFile, cell: &CellHistory, y: f
 /// `2.1.225: woke 3/3`, or `2.1.226: not run (woke from 2.1.225 to 2.1.332)`.
 fn tooltip(cell: &CellHistory, v: &str) -> String {
     if let Some(r) = cell.reading(v) {
-        return format!("{v}: {}", r.agreement());
+        return format!("{v}: {}", r.agreement(cell.expect.as_ref()));
     }
     format!("{v}: not run")
 }

@@ -1,11 +1,15 @@
-//! `result.json` (one run) and `summary.json` (one invocation): the machine-readable results.
+//! The results every later stage reads: one run's (`RunResult`, written as `result.json`) and
+//! one invocation's (`Summary`, `summary.json`), with the cells that group repeated runs.
+//! Plain data and the arithmetic on it (agreement, medians, whether expectations were met);
+//! the exporters in `report` only print them.
 //!
 //! Both carry a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
 //! Schemas generated from these types, and a test fails when they drift.
 
+use crate::scenario::Expected;
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{self, Judgement, Outcome};
+use super::{Judgement, Outcome};
 use crate::evidence::run::RunInfo;
 
 pub const RESULT_SCHEMA: u32 = 1;
@@ -18,15 +22,15 @@ pub struct RunResult {
     pub run: RunInfo,
     pub judgement: Judgement,
     /// The scenario's expected verdict for this variant.
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     /// `None` without an expectation; checks with expectations count too.
     pub matches_expect: Option<bool>,
 }
 
 impl RunResult {
     pub fn new(info: &RunInfo, judgement: Judgement) -> RunResult {
-        let expect = info.expect;
-        let verdict_ok = expect.map(|e| e == judgement.outcome);
+        let expect = info.expect.clone();
+        let verdict_ok = expect.as_ref().map(|e| e.allows(judgement.outcome));
         let checks_ok = judgement
             .checks
             .iter()
@@ -63,7 +67,7 @@ pub struct CellSummary {
     pub outcome: Option<Outcome>,
     pub agreement: String,
     pub runs: usize,
-    pub expect: Option<Outcome>,
+    pub expect: Option<Expected>,
     pub matches_expect: Option<bool>,
     /// Median latency of the woken runs, in milliseconds.
     pub latency_ms: Option<f64>,
@@ -154,6 +158,8 @@ pub struct Summary {
 /// run met its expectation (`None` when none states one).
 pub struct CellStats {
     pub outcome: Option<Outcome>,
+    /// Every outcome the runs gave, in outcome order.
+    pub seen: Vec<Outcome>,
     pub agreement: String,
     pub latency_ms: Option<f64>,
     pub matches_expect: Option<bool>,
@@ -162,15 +168,24 @@ pub struct CellStats {
 impl CellStats {
     pub fn of(runs: &[&RunResult]) -> CellStats {
         let outcomes: Vec<Outcome> = runs.iter().map(|r| r.judgement.outcome).collect();
-        let (outcome, agreement) = classify::agreement(&outcomes);
+        let expect = runs.first().and_then(|r| r.expect.as_ref());
+        let (outcome, agreement) = super::agreement_of(
+            &outcomes,
+            |o| o.to_string(),
+            super::Disagreement::of(expect, &outcomes),
+        );
         let mut latencies: Vec<f64> = runs
             .iter()
             .filter_map(|r| r.judgement.primary().and_then(|v| v.latency_ms))
             .collect();
         latencies.sort_by(f64::total_cmp);
         let matches: Vec<Option<bool>> = runs.iter().map(|r| r.matches_expect).collect();
+        let mut seen = outcomes.clone();
+        seen.sort();
+        seen.dedup();
         CellStats {
             outcome,
+            seen,
             agreement,
             latency_ms: latencies.get(latencies.len() / 2).copied(),
             matches_expect: if matches.iter().all(Option::is_none) {
@@ -210,7 +225,7 @@ impl Summary {
                 outcome: stats.outcome,
                 agreement: stats.agreement,
                 runs: group.len(),
-                expect: first.expect,
+                expect: first.expect.clone(),
                 matches_expect: stats.matches_expect,
                 latency_ms: stats.latency_ms,
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
