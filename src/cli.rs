@@ -569,17 +569,10 @@ pub struct ImportArgs {
     pub output: Option<PathBuf>,
     /// The driver mode, instead of inferring it from the transcript.
     #[arg(long, value_enum)]
-    pub mode: Option<ModeChoice>,
+    pub mode: Option<crate::scenario::DriverMode>,
     /// The scenario's name (default: the output file's name, else `imported-<session>`).
     #[arg(long)]
     pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeChoice {
-    Print,
-    Session,
-    Pty,
 }
 
 /// What a minimized scenario must keep.

@@ -25,10 +25,12 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         RangePolicy::Enforce
     };
     let plan = scenario.plan_with(&variant, &args.sets, policy)?;
-    if plan.driver.mode == DriverMode::Pty {
+    if !plan.driver.mode.row().exportable {
         return Err(AppError::bad_input(format!(
-            "{}/{variant}: a pty-mode scenario cannot be exported (the script drives print and session modes only)",
-            scenario.name
+            "{}/{variant}: a {}-mode scenario cannot be exported (the script drives {} modes only)",
+            scenario.name,
+            plan.driver.mode,
+            DriverMode::those(|r| r.exportable)
         )));
     }
     if plan.driver.guard {

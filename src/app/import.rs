@@ -6,9 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::{AppError, AppResult};
-use crate::cli::{ImportArgs, ModeChoice, exit};
+use crate::cli::{ImportArgs, exit};
 use crate::import::{self, Options};
-use crate::scenario::DriverMode;
 
 /// `wakeprobe import`
 pub fn import(args: &ImportArgs) -> AppResult {
@@ -21,11 +20,7 @@ pub fn import(args: &ImportArgs) -> AppResult {
         .filter(|s| import::is_scenario_name(s))
         .map(str::to_string);
     let opts = Options {
-        mode: args.mode.map(|m| match m {
-            ModeChoice::Print => DriverMode::Print,
-            ModeChoice::Session => DriverMode::Session,
-            ModeChoice::Pty => DriverMode::Pty,
-        }),
+        mode: args.mode,
         name: args.name.clone().or(from_output),
     };
     if let Some(name) = &opts.name

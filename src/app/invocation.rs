@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{AppError, resolve};
+use crate::classify::result::{RunResult, SetupError, Summary};
 use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
-use crate::classify::result::{RunResult, SetupError, Summary};
 use crate::report::{html, messages, redact::Redactor, saved, store};
 use crate::scenario::Scenario;
 

@@ -4,9 +4,9 @@
 
 use schemars::schema_for;
 
+use crate::classify::result::{RunResult, Summary};
 use crate::evidence::Timeline;
 use crate::evidence::run::RunInfo;
-use crate::classify::result::{RunResult, Summary};
 
 /// (file name, schema) for every published file format.
 pub fn all() -> Vec<(&'static str, serde_json::Value)> {

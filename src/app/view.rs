@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::{AppResult, invocation, report};
+use crate::classify::result::Summary;
 use crate::cli;
 use crate::report::html;
-use crate::classify::result::Summary;
 
 /// `wakeprobe view DIR...`
 pub fn view(args: &cli::ViewArgs) -> AppResult {

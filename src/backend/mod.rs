@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::os::subprocess::Finished;
-use crate::scenario::{Driver, DriverMode};
+use crate::scenario::Driver;
+use crate::scenario::mode::CliArgs;
 
 /// The version run when none is given: the one the notes were measured on.
 pub const PINNED_VERSION: &str = "2.1.332";
@@ -58,16 +59,16 @@ impl Cli {
     /// The full argument list for a driver mode.
     pub fn args(&self, driver: &Driver, tagged_prompt: &str) -> Vec<String> {
         let mut args = self.leading_args.clone();
-        match driver.mode {
-            DriverMode::Print => {
+        match driver.mode.row().args {
+            CliArgs::PrintPrompt => {
                 args.extend(["-p".into(), tagged_prompt.to_string()]);
                 args.extend(stream_json_output());
             }
-            DriverMode::Session => {
+            CliArgs::StreamJsonSession => {
                 args.extend(["-p".into(), "--input-format".into(), "stream-json".into()]);
                 args.extend(stream_json_output());
             }
-            DriverMode::Pty => {}
+            CliArgs::Interactive => {}
         }
         args.extend([
             "--permission-mode".into(),

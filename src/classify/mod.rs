@@ -254,9 +254,7 @@ impl Disagreement {
     /// `race` when every outcome lies in the race `expect` declares, else `flaky`.
     pub fn of(expect: Option<&Expected>, outcomes: &[Outcome]) -> Disagreement {
         match expect {
-            Some(e) if e.is_race() && outcomes.iter().all(|o| e.allows(*o)) => {
-                Disagreement::Race
-            }
+            Some(e) if e.is_race() && outcomes.iter().all(|o| e.allows(*o)) => Disagreement::Race,
             _ => Disagreement::Flaky,
         }
     }

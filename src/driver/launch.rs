@@ -23,7 +23,8 @@ use crate::evidence::wire::WireMessage;
 use crate::fake_api::fault::TriggerTimes;
 use crate::fake_api::{self, ApiConfig, ApiState};
 use crate::sandbox::{Sandbox, SandboxSpec};
-use crate::scenario::{DriverMode, MAIN_AGENT};
+use crate::scenario::MAIN_AGENT;
+use crate::scenario::mode::Stdin;
 
 /// A started run: the world, the CLI under its supervisor, and the channels evidence arrives on.
 pub struct Launched {
@@ -97,7 +98,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         fake_api::request::agent_tag(MAIN_AGENT)
     );
     let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
-    let pty_pair = (plan.driver.mode == DriverMode::Pty)
+    let pty_pair = (plan.driver.mode.row().stdin == Stdin::Terminal)
         .then(pty::PtyPair::open)
         .transpose()
         .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?;
@@ -212,10 +213,9 @@ fn spawn_supervised(
                 .stderr(pair.child_stdio()?);
         }
         None => {
-            cmd.stdin(if plan.driver.mode == DriverMode::Session {
-                std::process::Stdio::piped()
-            } else {
-                std::process::Stdio::null()
+            cmd.stdin(match plan.driver.mode.row().stdin {
+                Stdin::StreamJson => std::process::Stdio::piped(),
+                Stdin::Null | Stdin::Terminal => std::process::Stdio::null(),
             })
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());

@@ -76,7 +76,7 @@ impl RunPhase {
     /// `requests` the model requests so far. A print-mode run has no input to close: it runs
     /// until the CLI exits.
     pub fn of(mode: crate::scenario::DriverMode, closed: bool, requests: usize) -> RunPhase {
-        if closed && mode != crate::scenario::DriverMode::Print {
+        if closed && mode.row().close != crate::scenario::mode::Close::CliExits {
             RunPhase::Closing
         } else if requests == 0 {
             RunPhase::Starting

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::recorder::Live;
-use crate::scenario::{Driver, DriverMode, Input, Trigger};
+use crate::scenario::{Driver, Input, Trigger};
 
 /// What the session loop should do now.
 #[derive(Debug)]
@@ -35,8 +35,8 @@ impl<'a> Schedule<'a> {
             next: 0,
             due_at: None,
             probe_sent: driver.probe.is_none(),
-            // A print-mode run has no session to feed or close.
-            closed: driver.mode == DriverMode::Print,
+            // A run whose CLI takes no input has no session to feed or close.
+            closed: driver.mode.row().close == crate::scenario::mode::Close::CliExits,
         }
     }
 
@@ -137,7 +137,7 @@ mod tests {
     use super::*;
     use crate::driver::recorder::Recorder;
     use crate::evidence::clock::RunClock;
-    use crate::scenario::InputAction;
+    use crate::scenario::{DriverMode, InputAction};
 
     const SETTLE: Duration = Duration::from_secs(3);
 

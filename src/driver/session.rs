@@ -17,7 +17,7 @@ use super::{Cancel, Interrupt, RunPhase, StatusHandle};
 use crate::evidence::run::EndReason;
 use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, InputReason, Source};
-use crate::scenario::{DriverMode, InputAction, MAIN_AGENT, Plan};
+use crate::scenario::{InputAction, MAIN_AGENT, Plan};
 
 /// How often the progress status is refreshed.
 const STATUS_EVERY: Duration = Duration::from_millis(250);
@@ -176,9 +176,9 @@ pub async fn drive(
     }
 }
 
-/// The prompt: an argument in print mode, the first input otherwise.
+/// The prompt: in the CLI's arguments (print mode), else the first input.
 async fn send_prompt(run: &mut Launched, plan: &Plan, rec: &mut Recorder) {
-    if plan.driver.mode != DriverMode::Print {
+    if plan.driver.mode.prompt_is_input() {
         if let super::input::InputSink::Pty(writer) = &mut run.input {
             writer.wait_ready(Duration::from_secs(20)).await;
         }

@@ -320,14 +320,15 @@ fn driver(
         .count();
     let (texts, has_controls) = (inputs.len() - controls, controls > 0);
     (d.mode, d.mode_note) = infer_mode(main, session, opts, texts, has_controls);
-    if d.mode == DriverMode::Print && !inputs.is_empty() {
+    if !d.mode.row().later_inputs && !inputs.is_empty() {
         d.notes.push(format!(
-            "{} later input(s) left out: print mode takes one prompt",
-            inputs.len()
+            "{} later input(s) left out: {} mode takes one prompt",
+            inputs.len(),
+            d.mode
         ));
         inputs.clear();
     }
-    if d.mode != DriverMode::Session {
+    if !d.mode.row().controls {
         let before = inputs.len();
         inputs.retain(|i| !matches!(i.action, DraftAction::Control { .. }));
         if inputs.len() < before {

@@ -527,7 +527,12 @@ mod tests {
         )]);
         for after in [&flipped, &mixed] {
             let c = Comparison::of(after, &before);
-            assert_eq!((c.regressions(), c.improvements()), (0, 0), "{:?}", c.lines());
+            assert_eq!(
+                (c.regressions(), c.improvements()),
+                (0, 0),
+                "{:?}",
+                c.lines()
+            );
         }
         let mut left = racing(Outcome::NeverFired, vec![Outcome::NeverFired]);
         left.matches_expect = Some(false);

@@ -500,7 +500,13 @@ mod tests {
         ] {
             map.insert(v.to_string(), reading(v, &vec![o; n]));
         }
-        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
+        let h = summarize(
+            &key(),
+            Some(&Expected::One(Outcome::Woke)),
+            &versions,
+            &map,
+            3,
+        );
         assert_eq!(h.segments.len(), 2);
         assert_eq!(
             (h.segments[0].first.as_str(), h.segments[0].last.as_str()),
@@ -514,7 +520,13 @@ mod tests {
         assert_eq!(c.kind, ChangeKind::Improvement, "to the expected verdict");
         // Unpinned: a gap of unrun releases between the sides, not confirmed.
         map.remove("4");
-        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
+        let h = summarize(
+            &key(),
+            Some(&Expected::One(Outcome::Woke)),
+            &versions,
+            &map,
+            3,
+        );
         assert_eq!(h.changes[0].unresolved, vec!["1", "2", "3", "4"]);
         assert!(!h.changes[0].confirmed);
     }
@@ -528,7 +540,10 @@ mod tests {
         let mut map = BTreeMap::new();
         for (v, runs) in [
             ("0", vec![Outcome::Woke; 3]),
-            ("1", vec![Outcome::Woke, Outcome::QueuedUntilInput, Outcome::Woke]),
+            (
+                "1",
+                vec![Outcome::Woke, Outcome::QueuedUntilInput, Outcome::Woke],
+            ),
             ("2", vec![Outcome::QueuedUntilInput; 3]),
             ("3", vec![Outcome::Woke; 3]),
             ("5", vec![Outcome::NeverFired; 3]),
@@ -537,20 +552,35 @@ mod tests {
         }
         let h = summarize(&key(), Some(&race), &versions, &map, 3);
         assert_eq!(h.segments.len(), 2, "{:?}", h.segments);
-        assert_eq!((h.segments[0].first.as_str(), h.segments[0].last.as_str()), ("0", "3"));
-        assert_eq!(h.segments[0].agreed.label(), "race: woke or queued-until-input");
+        assert_eq!(
+            (h.segments[0].first.as_str(), h.segments[0].last.as_str()),
+            ("0", "3")
+        );
+        assert_eq!(
+            h.segments[0].agreed.label(),
+            "race: woke or queued-until-input"
+        );
         let reading_1 = h.reading("1").unwrap();
         assert_eq!(
             reading_1.agreement(Some(&race)),
             "race: woke 2/3, queued-until-input 1/3"
         );
-        assert_eq!(h.reading("2").unwrap().agreement(Some(&race)), "queued-until-input 3/3");
+        assert_eq!(
+            h.reading("2").unwrap().agreement(Some(&race)),
+            "queued-until-input 3/3"
+        );
         // Only leaving the race is a change, and a regression.
         let kinds: Vec<ChangeKind> = h.changes.iter().map(|c| c.kind).collect();
         assert_eq!(kinds, [ChangeKind::Regression]);
         // Without the race declared, the same disagreement is flaky and worse than waking.
         assert_eq!(reading_1.agreed(None), Some(Agreed::Flaky));
-        let h = summarize(&key(), Some(&Expected::One(Outcome::Woke)), &versions, &map, 3);
+        let h = summarize(
+            &key(),
+            Some(&Expected::One(Outcome::Woke)),
+            &versions,
+            &map,
+            3,
+        );
         assert_eq!(h.changes[0].kind, ChangeKind::Regression);
     }
 

@@ -19,13 +19,13 @@ use tokio::sync::Semaphore;
 
 use crate::backend::Cli;
 use crate::classify;
+use crate::classify::result::RunResult;
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
+use crate::report;
 use crate::report::messages::{self, Message};
 use crate::report::redact::Redactor;
-use crate::classify::result::RunResult;
-use crate::report;
 use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
 
 /// One run to make.

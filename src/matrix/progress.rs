@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::driver::{LiveStatus, StatusHandle};
 use crate::classify::result::RunResult;
+use crate::driver::{LiveStatus, StatusHandle};
 
 /// How often the running lines are refreshed.
 const TICK: Duration = Duration::from_millis(200);

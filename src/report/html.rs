@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::classify::result::{RunResult, Summary};
 use super::redact::Redactor;
 use super::store::StoreError;
 use super::svg::esc;
+use crate::classify::result::{RunResult, Summary};
 use crate::evidence::Timeline;
 use crate::scenario::Outcome;
 

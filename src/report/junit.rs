@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::classify::result::{CellSummary, RunResult, SetupError, Summary};
 use crate::classify::Outcome;
+use crate::classify::result::{CellSummary, RunResult, SetupError, Summary};
 
 /// A test case beyond the cells: a conformance comparison, a bisection's finding.
 #[derive(Debug, Clone)]
@@ -110,9 +110,10 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
         .unwrap_or_default();
     // A declared race's runs may disagree among themselves: the verdict differs only where a
     // run left the set.
-    let verdict_differs = cell.expect.as_ref().is_some_and(|e| {
-        runs.iter().any(|r| !e.allows(r.judgement.outcome))
-    });
+    let verdict_differs = cell
+        .expect
+        .as_ref()
+        .is_some_and(|e| runs.iter().any(|r| !e.allows(r.judgement.outcome)));
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
     if verdict_differs {
         status
@@ -157,7 +158,10 @@ fn run_error(run: &RunResult) -> Option<(&'static str, String)> {
         return Some(("crashed", format!("the CLI crashed ({})", exit.describe())));
     }
     let unknown = run.judgement.outcome == Outcome::Unknown
-        && !run.expect.as_ref().is_some_and(|e| e.allows(Outcome::Unknown));
+        && !run
+            .expect
+            .as_ref()
+            .is_some_and(|e| e.allows(Outcome::Unknown));
     unknown.then(|| {
         let why = run
             .judgement

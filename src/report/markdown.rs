@@ -8,8 +8,8 @@
 use std::fmt::Write;
 
 use super::gfm::{self, cell, fence, tag};
-use crate::classify::result::RunResult;
 use super::mermaid;
+use crate::classify::result::RunResult;
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::describe::{describe, is_notable};
 use crate::evidence::secs;

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::classify::result::Summary;
 use crate::classify::Outcome;
+use crate::classify::result::Summary;
 
 static JSON: AtomicBool = AtomicBool::new(false);
 

@@ -17,10 +17,10 @@ pub mod terminal;
 
 use std::path::Path;
 
+use crate::classify::result::RunResult;
 use crate::evidence::Timeline;
 use crate::evidence::run::RawEvidence;
 use crate::scenario::Plan;
-use crate::classify::result::RunResult;
 use redact::Redactor;
 
 /// `1 run`, `2 runs`: a count with its noun in the right number.

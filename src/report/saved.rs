@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::classify::result::RunResult;
 use super::redact::Redactor;
 use crate::classify;
+use crate::classify::result::RunResult;
 use crate::evidence::Timeline;
 use crate::evidence::run::RunInfo;
 use crate::scenario::Plan;

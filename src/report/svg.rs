@@ -8,8 +8,8 @@
 
 use std::fmt::Write;
 
-use crate::classify::result::RunResult;
 use super::lanes::{Lane, LaneMap};
+use crate::classify::result::RunResult;
 use crate::evidence::describe::describe;
 use crate::evidence::{Event, EventKind, ExitDesc, Route, Timeline};
 

@@ -4,8 +4,8 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use crate::classify::result::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::classify::Outcome;
+use crate::classify::result::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
 

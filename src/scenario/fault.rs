@@ -273,11 +273,12 @@ pub(super) fn check_modes(
         .iter()
         .find(|f| f.get_ref().kind.get_ref() == FaultKind::CrashCli.as_str());
     match crash {
-        Some(r) if !modes.contains(&DriverMode::Session) => Err(at.error(
+        Some(r) if !modes.iter().any(|m| m.row().resumable) => Err(at.error(
             r.get_ref().kind.span(),
             format!(
                 "`crash-cli` restarts the CLI with `{RESUME_FLAG}` on the same stdin, which \
-                 needs a variant with `mode = \"session\"` (this scenario has none)"
+                 needs a variant whose driver can resume ({}; this scenario has none)",
+                DriverMode::those(|r| r.resumable)
             ),
         )),
         _ => Ok(()),

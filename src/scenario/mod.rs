@@ -11,6 +11,7 @@ pub mod fault;
 mod hook;
 mod invariants;
 pub mod library;
+pub mod mode;
 mod outcome;
 pub mod params;
 mod plan;
@@ -284,15 +285,12 @@ impl Scenario {
                 [_, _, ..] if table == "want" => Some(format!(
                     "`want.{variant}` lists several verdicts: `want` is the one verdict the CLI should give (a race belongs in `expect`)"
                 )),
-                _ => names
-                    .iter()
-                    .find(|n| Outcome::parse(n).is_none())
-                    .map(|n| {
-                        format!(
-                            "unknown verdict `{n}`, expected one of: {}",
-                            Outcome::names()
-                        )
-                    }),
+                _ => names.iter().find(|n| Outcome::parse(n).is_none()).map(|n| {
+                    format!(
+                        "unknown verdict `{n}`, expected one of: {}",
+                        Outcome::names()
+                    )
+                }),
             };
             if let Some(message) = message {
                 return Err(at.error(value.span(), message));

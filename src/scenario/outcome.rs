@@ -172,7 +172,10 @@ mod tests {
         );
         let one = Expected::of(&[Outcome::Woke]).unwrap();
         assert_eq!(one, Expected::One(Outcome::Woke));
-        assert_eq!(serde_json::to_value(&one).unwrap(), serde_json::json!("woke"));
+        assert_eq!(
+            serde_json::to_value(&one).unwrap(),
+            serde_json::json!("woke")
+        );
         assert_eq!(
             serde_json::from_value::<Expected>(serde_json::json!("woke")).unwrap(),
             one

@@ -391,7 +391,7 @@ impl FaultKind {
 
     /// Whether the fault can hit a run in `mode`: a crash needs a session to resume.
     pub fn applies_in(self, mode: DriverMode) -> bool {
-        self != FaultKind::CrashCli || mode == DriverMode::Session
+        self != FaultKind::CrashCli || mode.row().resumable
     }
 
     /// Whether the agent gets no usable answer from a faulted attempt (it has to retry). A

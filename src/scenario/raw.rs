@@ -5,6 +5,8 @@
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+
+pub use super::mode::DriverMode;
 use toml::Spanned;
 
 use super::params::RawParam;
@@ -127,29 +129,6 @@ impl RawDriver {
             probe: patch.probe.clone().or_else(|| self.probe.clone()),
             params,
             agents,
-        }
-    }
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriverMode {
-    /// `claude -p PROMPT`: one print-mode invocation.
-    Print,
-    /// `claude -p --input-format stream-json`: a kept-alive session fed JSON lines on stdin.
-    Session,
-    /// The interactive CLI in a pseudo-terminal, turns typed as text + Enter.
-    Pty,
-}
-
-impl DriverMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DriverMode::Print => "print",
-            DriverMode::Session => "session",
-            DriverMode::Pty => "pty",
         }
     }
 }

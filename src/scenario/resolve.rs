@@ -295,10 +295,13 @@ fn resolve_probe(
     settle: Duration,
     params: &Params,
 ) -> Result<Probe, ScenarioError> {
-    if mode == DriverMode::Print {
+    if !mode.row().later_inputs {
         return Err(at.error(
             probe.span(),
-            "a `probe` needs a session or pty driver: print mode cannot take input".into(),
+            format!(
+                "a `probe` needs a driver that takes input ({}): `{mode}` cannot",
+                DriverMode::those(|r| r.later_inputs)
+            ),
         ));
     }
     let quiet = match &probe.get_ref().quiet_seconds {
@@ -318,10 +321,13 @@ fn resolve_input(
     params: &Params,
 ) -> Result<Input, ScenarioError> {
     let i = input.get_ref();
-    if mode == DriverMode::Print {
+    if !mode.row().later_inputs {
         return Err(at.error(
             input.span(),
-            "`inputs` need a session or pty driver: print mode takes one prompt".into(),
+            format!(
+                "`inputs` need a driver that takes input after the prompt ({}): `{mode}` takes one prompt",
+                DriverMode::those(|r| r.later_inputs)
+            ),
         ));
     }
     let after = match &i.after {
@@ -366,10 +372,13 @@ fn resolve_control(
     mode: DriverMode,
     params: &Params,
 ) -> Result<InputAction, ScenarioError> {
-    if mode != DriverMode::Session {
+    if !mode.row().controls {
         return Err(at.error(
             control.span(),
-            "control requests need the session driver (stream-json input)".into(),
+            format!(
+                "control requests need a driver that sends them ({}), not `{mode}`",
+                DriverMode::those(|r| r.controls)
+            ),
         ));
     }
     let subtype = Control::parse(control.get_ref()).ok_or_else(|| {

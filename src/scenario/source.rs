@@ -9,8 +9,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use toml::Spanned;
 
-use super::outcome::Expected;
 use super::ScenarioError;
+use super::outcome::Expected;
 use super::outcome::Outcome;
 use super::plan::{MAIN_AGENT, Step};
 use super::raw::{NumExpr, RawDriver, RawScenario};

@@ -166,7 +166,10 @@ fn inputs_in_print_mode_are_rejected() {
         "[variants.print]\ninputs = [{ text = \"x\" }]",
     );
     let err = parse(&text).unwrap_err().to_string();
-    assert!(err.contains("need a session or pty driver"), "{err}");
+    assert!(
+        err.contains("need a driver that takes input after the prompt (`session` or `pty`): `print` takes one prompt"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -317,7 +320,10 @@ fn expect_may_declare_a_race_as_a_list_and_want_may_not() {
         "`expect.print` lists no verdict",
     );
     assert_error(
-        &GOOD.replace("print = \"not-resumable\"", "print = [\"woke\", \"stalled\"]"),
+        &GOOD.replace(
+            "print = \"not-resumable\"",
+            "print = [\"woke\", \"stalled\"]",
+        ),
         40,
         9,
         "unknown verdict `stalled`",

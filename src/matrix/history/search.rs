@@ -12,8 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
-use crate::scenario::Expected;
 use super::{CellKey, Observation, ProbeRecord, Reading, ReadingMap, Skipped};
+use crate::scenario::Expected;
 
 /// What to search.
 #[derive(Debug, Clone)]

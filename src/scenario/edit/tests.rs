@@ -132,7 +132,9 @@ fn steps_inputs_texts_and_params_change_and_comments_stay() {
     assert_eq!(s.name, "teammate-idle-min");
     assert_eq!(
         s.expected("pty"),
-        Some(crate::scenario::Expected::One(crate::scenario::Outcome::Woke))
+        Some(crate::scenario::Expected::One(
+            crate::scenario::Outcome::Woke
+        ))
     );
     named.clear_expect();
     assert_eq!(named.validate().unwrap().expected("pty"), None);
