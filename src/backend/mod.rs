@@ -69,6 +69,12 @@ impl Cli {
                 args.extend(stream_json_output());
             }
             CliArgs::Interactive => {}
+            // The SDK host starts the CLI with the SDK's own arguments and the driver's
+            // settings from its config (`driver::sdk`).
+            CliArgs::BySdk => return args,
+        }
+        if !driver.persist_session {
+            args.push("--no-session-persistence".into());
         }
         args.extend([
             "--permission-mode".into(),

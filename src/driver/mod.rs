@@ -136,7 +136,13 @@ pub struct RunOutput {
 /// Runs one cell and returns its evidence.
 pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
     let mut launched = launch::launch(&req)?;
-    let mut rec = recorder::Recorder::new(launched.clock);
+    let stdout = match req.plan.driver.mode.row().stdout {
+        crate::scenario::mode::Stdout::SdkMessages => crate::evidence::Source::Sdk,
+        crate::scenario::mode::Stdout::CliStream | crate::scenario::mode::Stdout::Screen => {
+            crate::evidence::Source::Stream
+        }
+    };
+    let mut rec = recorder::Recorder::new(launched.clock).reading_stdout_as(stdout);
     let mut cancel = req.cancel.clone();
     let ending = session::drive(&mut launched, &req.plan, &mut rec, &mut cancel, &req.status).await;
     req.status.lock().expect("status lock").phase = RunPhase::CleaningUp;

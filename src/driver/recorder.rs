@@ -215,6 +215,8 @@ pub struct Recorder {
     pub stream_raw: Vec<(f64, String)>,
     /// Hook payloads as they came, for `hooks.jsonl`.
     pub hooks_raw: Vec<(f64, String)>,
+    /// Whose lines stdout carries: the CLI's (`Stream`) or an SDK host's (`Sdk`).
+    stdout_source: Source,
 }
 
 impl Recorder {
@@ -226,7 +228,14 @@ impl Recorder {
             normalizer: Normalizer::new(clock),
             stream_raw: Vec::new(),
             hooks_raw: Vec::new(),
+            stdout_source: Source::Stream,
         }
+    }
+
+    /// A recorder whose stdout lines come from `source` (an SDK host's: `Source::Sdk`).
+    pub fn reading_stdout_as(mut self, source: Source) -> Recorder {
+        self.stdout_source = source;
+        self
     }
 
     pub fn push(&mut self, event: Event) {
@@ -280,9 +289,15 @@ impl Recorder {
         }
     }
 
-    /// A stdout line; the raw line is kept for `stream.jsonl`.
+    /// A stdout line; the raw line is kept for `stream.jsonl` (and the payload of an SDK
+    /// hook callback for `hooks.jsonl`, where checks' `payload.` paths read it).
     pub fn line(&mut self, t_ms: f64, line: String) {
-        for event in self.normalizer.stream_line(t_ms, &line) {
+        if self.stdout_source == Source::Sdk
+            && let Some(payload) = sdk_hook_payload(&line)
+        {
+            self.hooks_raw.push((t_ms, payload));
+        }
+        for event in self.normalizer.stream_line(t_ms, &line, self.stdout_source) {
             self.push(event);
         }
         self.stream_raw.push((t_ms, line));
@@ -301,6 +316,12 @@ impl Recorder {
     pub fn cli_reached_the_api(&self) -> bool {
         self.live.requests > 0
     }
+}
+
+/// The payload of an SDK host's `hook` line, as text.
+fn sdk_hook_payload(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    (v["type"] == "wakeprobe_sdk" && v["event"] == "hook").then(|| v["payload"].to_string())
 }
 
 #[cfg(test)]

@@ -151,6 +151,9 @@ mod tests {
             allowed_tools: Vec::new(),
             env: Default::default(),
             guard: false,
+            persist_session: true,
+            prompt_form: Default::default(),
+            callback_hooks: vec![],
             inputs: inputs
                 .into_iter()
                 .map(|after| Input {

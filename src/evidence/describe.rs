@@ -107,12 +107,25 @@ pub fn describe(e: &Event) -> String {
                 .unwrap_or_else(|| "the CLI offers".into())
         ),
         EventKind::TurnResult {
-            subtype, num_turns, ..
-        } => match num_turns {
-            Some(1) => format!("result {subtype} (1 turn)"),
-            Some(n) => format!("result {subtype} ({n} turns)"),
-            None => format!("result {subtype}"),
-        },
+            subtype,
+            num_turns,
+            origin,
+            ..
+        } => {
+            let turns = match num_turns {
+                Some(1) => " (1 turn)".to_string(),
+                Some(n) => format!(" ({n} turns)"),
+                None => String::new(),
+            };
+            let started = match origin.as_deref() {
+                Some("task-notification") => ", a turn the CLI started on a task notification",
+                Some(_) | None => "",
+            };
+            format!("result {subtype}{turns}{started}")
+        }
+        EventKind::PermissionAsked { tool, answer, .. } => {
+            format!("the SDK asks canUseTool for {tool} (answered {answer})")
+        }
         EventKind::StreamLine { line_type, subtype } => match subtype {
             Some(s) if s == "api_retry" => {
                 "the CLI retries a failed model request (api_retry)".into()

@@ -55,6 +55,9 @@ pub enum Source {
     Screen,
     /// A fault the harness injected on purpose (`[[faults]]`).
     Fault,
+    /// An Agent SDK: a message its stream yielded, or a call it made into the harness's host
+    /// (a hook callback, `canUseTool`).
+    Sdk,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -198,6 +201,20 @@ pub enum EventKind {
         num_turns: Option<u64>,
         #[serde(default)]
         is_error: bool,
+        /// What started the turn, as the CLI says (`origin.kind`): `task-notification` for a
+        /// turn it started by itself after background work reported; absent for a prompt's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
+    },
+    /// An Agent SDK asked the host's `canUseTool` whether a tool may run (the host allows
+    /// every call and says so in `answer`).
+    PermissionAsked {
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        answer: String,
     },
     /// Any other stream-json line, kept by type and subtype (for shape comparisons).
     StreamLine {

@@ -96,12 +96,13 @@ impl Normalizer {
         }
     }
 
-    /// One line of the CLI's stdout.
-    pub fn stream_line(&mut self, t_ms: f64, line: &str) -> Vec<Event> {
+    /// One line of the CLI's stdout (`Source::Stream`), or of an SDK host's
+    /// (`Source::Sdk`: the SDK's messages have the CLI's shapes).
+    pub fn stream_line(&mut self, t_ms: f64, line: &str, source: Source) -> Vec<Event> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return vec![self.event(
                 t_ms,
-                Source::Stream,
+                source,
                 None,
                 EventKind::StreamLine {
                     line_type: "non-json".into(),
@@ -128,7 +129,7 @@ impl Normalizer {
                         let task = self.tasks.get(&task_id).cloned().unwrap_or_default();
                         return vec![self.event(
                             t_ms,
-                            Source::Stream,
+                            source,
                             task.owner,
                             EventKind::TaskUpdated {
                                 task_id,
@@ -160,7 +161,9 @@ impl Normalizer {
                 subtype: subtype.clone().unwrap_or_else(|| "unknown".into()),
                 num_turns: v.get("num_turns").and_then(Value::as_u64),
                 is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                origin: v.get("origin").and_then(|o| str_field(o, "kind")),
             }),
+            ("wakeprobe_sdk", _) => return self.sdk_host_line(t_ms, &v),
             _ => None,
         };
         let agent = match &kind {
@@ -172,7 +175,49 @@ impl Normalizer {
             _ => None,
         };
         let kind = kind.unwrap_or(EventKind::StreamLine { line_type, subtype });
-        vec![self.event(t_ms, Source::Stream, agent, kind)]
+        vec![self.event(t_ms, source, agent, kind)]
+    }
+
+    /// A line of the SDK host's own: a hook callback fired (an event like a recorder hook's,
+    /// from the SDK), `canUseTool` was asked, or the host said something else (kept by shape).
+    fn sdk_host_line(&mut self, t_ms: f64, v: &Value) -> Vec<Event> {
+        match str_field(v, "event").as_deref() {
+            Some("hook") => {
+                let payload = v.get("payload").cloned().unwrap_or(Value::Null);
+                let mut events = self.hook(t_ms, &payload.to_string());
+                for e in &mut events {
+                    e.source = Source::Sdk;
+                }
+                events
+            }
+            Some("can_use_tool") => {
+                let agent_id = str_field(v, "agent_id");
+                let agent = match &agent_id {
+                    Some(id) => self.agent_ids.get(id).cloned(),
+                    None => Some(MAIN_AGENT.to_string()),
+                };
+                vec![self.event(
+                    t_ms,
+                    Source::Sdk,
+                    agent,
+                    EventKind::PermissionAsked {
+                        tool: str_field(v, "tool_name").unwrap_or_else(|| "unknown".into()),
+                        tool_use_id: str_field(v, "tool_use_id"),
+                        agent_id,
+                        answer: str_field(v, "answer").unwrap_or_else(|| "allow".into()),
+                    },
+                )]
+            }
+            other => vec![self.event(
+                t_ms,
+                Source::Sdk,
+                None,
+                EventKind::StreamLine {
+                    line_type: "wakeprobe_sdk".into(),
+                    subtype: other.map(str::to_string),
+                },
+            )],
+        }
     }
 
     fn task_started(&mut self, v: &Value) -> Option<EventKind> {
@@ -530,16 +575,14 @@ mod tests {
         let mut n = normalizer_with_spawn();
         let e = n.stream_line(
             3.0,
-            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
-        );
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#, Source::Stream);
         assert!(
             matches!(&e[0].kind, EventKind::TaskStarted { label: Some(l), .. } if l == "worker")
         );
         assert_eq!(e[0].agent.as_deref(), Some("main"));
         let e = n.stream_line(
             4.0,
-            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#,
-        );
+            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#, Source::Stream);
         assert_eq!(e[0].agent.as_deref(), Some("worker"));
         let e = n.hook(
             5.0,
@@ -561,8 +604,7 @@ mod tests {
         assert!(matches!(e[1].kind, EventKind::AgentFinalized { .. }));
         let e = n.stream_line(
             6.0,
-            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"killed"}}"#,
-        );
+            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"killed"}}"#, Source::Stream);
         assert!(
             matches!(&e[0].kind, EventKind::TaskUpdated { status, label: Some(l), .. } if status == "killed" && l == "bg")
         );
@@ -608,17 +650,22 @@ mod tests {
     #[test]
     fn unknown_lines_are_kept_by_shape() {
         let mut n = Normalizer::new(RunClock::with_origin(0));
-        let e = n.stream_line(1.0, r#"{"type":"system","subtype":"hook_started"}"#);
+        let e = n.stream_line(
+            1.0,
+            r#"{"type":"system","subtype":"hook_started"}"#,
+            Source::Stream,
+        );
         assert!(
             matches!(&e[0].kind, EventKind::StreamLine { subtype: Some(s), .. } if s == "hook_started")
         );
-        let e = n.stream_line(1.0, "garbage");
+        let e = n.stream_line(1.0, "garbage", Source::Stream);
         assert!(
             matches!(&e[0].kind, EventKind::StreamLine { line_type, .. } if line_type == "non-json")
         );
         let e = n.stream_line(
             1.0,
             r#"{"type":"system","subtype":"init","claude_code_version":"9.9.9"}"#,
+            Source::Stream,
         );
         assert_eq!(e.len(), 1);
         assert_eq!(n.cli_version.as_deref(), Some("9.9.9"));
@@ -631,8 +678,7 @@ mod tests {
         assert_eq!(events[0].agent, None);
         n.stream_line(
             2.0,
-            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
-        );
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#, Source::Stream);
         n.reattribute(&mut events);
         assert_eq!(events[0].agent.as_deref(), Some("worker"));
         assert_eq!(
@@ -647,20 +693,16 @@ mod tests {
         let mut late = Normalizer::new(RunClock::with_origin(0));
         let mut events = late.stream_line(
             3.0,
-            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#,
-        );
+            r#"{"type":"system","subtype":"task_started","task_id":"b1","task_type":"local_bash","tool_use_id":"toolu_b"}"#, Source::Stream);
         events.extend(late.stream_line(
             9.0,
-            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"completed"}}"#,
-        ));
+            r#"{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"completed"}}"#, Source::Stream));
         events.extend(late.stream_line(
             9.1,
-            r#"{"type":"system","subtype":"task_notification","task_id":"b1","status":"completed"}"#,
-        ));
+            r#"{"type":"system","subtype":"task_notification","task_id":"b1","status":"completed"}"#, Source::Stream));
         events.extend(late.stream_line(
             9.2,
-            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#,
-        ));
+            r#"{"type":"system","subtype":"task_started","task_id":"a1","task_type":"local_agent","tool_use_id":"toolu_a"}"#, Source::Stream));
         let mut hook = late.hook(9.5, r#"{"hook_event_name":"SubagentStop","agent_id":"a1"}"#);
         events.append(&mut hook);
         // The model calls are learned only now, as a starved harness may take them.
@@ -696,7 +738,7 @@ mod tests {
         #[test]
         fn arbitrary_lines_and_payloads_never_panic(s in ".{0,200}") {
             let mut n = Normalizer::new(RunClock::with_origin(0));
-            prop_assert_eq!(n.stream_line(0.0, &s).len(), 1);
+            prop_assert_eq!(n.stream_line(0.0, &s, Source::Stream).len(), 1);
             prop_assert!(!n.hook(0.0, &s).is_empty());
         }
     }

@@ -328,7 +328,7 @@ fn driver(
         ));
         inputs.clear();
     }
-    if !d.mode.row().controls {
+    if d.mode.row().controls.is_empty() {
         let before = inputs.len();
         inputs.retain(|i| !matches!(i.action, DraftAction::Control { .. }));
         if inputs.len() < before {

@@ -127,6 +127,23 @@ fn driver_step(plan: &Plan) -> String {
             d.prompt,
             d.settle.as_secs_f64()
         ),
+        DriverMode::Sdk | DriverMode::SdkPy => {
+            let (sdk, call) = match d.mode {
+                DriverMode::Sdk => ("the TypeScript Agent SDK", "`query()`"),
+                _ => ("the Python Agent SDK", "`ClaudeSDKClient`"),
+            };
+            let input = match d.prompt_form {
+                crate::scenario::PromptForm::String => "as its string prompt".to_string(),
+                crate::scenario::PromptForm::Stream => format!(
+                    "as its streaming input, kept open until the session has been quiet for {:.0} s with no task running",
+                    d.settle.as_secs_f64()
+                ),
+            };
+            format!(
+                "Through {sdk}'s {call} (permission mode `{}`, allowed tools `{tools}`), send the prompt “{}” {input}.",
+                d.permission_mode, d.prompt
+            )
+        }
     }
 }
 

@@ -10,6 +10,8 @@
 
 use serde::Deserialize;
 
+use super::plan::Control;
+
 #[derive(
     Debug,
     Clone,
@@ -30,10 +32,21 @@ pub enum DriverMode {
     Session,
     /// The interactive CLI in a pseudo-terminal, turns typed as text + Enter.
     Pty,
+    /// Through the TypeScript Agent SDK's `query()` under Node: the prompt and inputs as its
+    /// streaming input (or its string prompt), every message it yields recorded.
+    Sdk,
+    /// The same through the Python Agent SDK (`claude-agent-sdk`, `ClaudeSDKClient`).
+    SdkPy,
 }
 
 /// Every mode, in the order the documentation lists them.
-pub const ALL_MODES: [DriverMode; 3] = [DriverMode::Print, DriverMode::Session, DriverMode::Pty];
+pub const ALL_MODES: [DriverMode; 5] = [
+    DriverMode::Print,
+    DriverMode::Session,
+    DriverMode::Pty,
+    DriverMode::Sdk,
+    DriverMode::SdkPy,
+];
 
 /// How the CLI's standard input is wired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +79,32 @@ pub enum CliArgs {
     StreamJsonSession,
     /// None: the interactive CLI.
     Interactive,
+    /// None of the harness's: an SDK host starts the CLI with the SDK's own.
+    BySdk,
+}
+
+/// The program the harness starts in place of the CLI: the CLI itself, or an Agent SDK host
+/// that starts it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Host {
+    /// The TypeScript SDK, run by Node (`src/driver/sdk/host.mjs`).
+    SdkTs,
+    /// The Python SDK, in a virtual environment (`src/driver/sdk/host.py`).
+    SdkPy,
+}
+
+/// What the program's stdout carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdout {
+    /// The CLI's stream-json lines.
+    CliStream,
+    /// The messages an SDK yields (and the host's own lines).
+    SdkMessages,
+    /// A terminal's screen.
+    Screen,
 }
 
 /// What one mode does.
@@ -73,46 +112,86 @@ pub enum CliArgs {
 pub struct ModeRow {
     pub mode: DriverMode,
     pub stdin: Stdin,
+    pub stdout: Stdout,
     pub close: Close,
     pub args: CliArgs,
+    /// The SDK host the harness starts instead of the CLI, if any.
+    pub host: Option<Host>,
     /// It takes input after the prompt: `inputs`, a `probe`.
     pub later_inputs: bool,
-    /// It takes stream-json control requests (`interrupt`, `stop_task`, `send_task_message`).
-    pub controls: bool,
+    /// The control requests it can send (`interrupt`, `stop_task`, `send_task_message`).
+    pub controls: &'static [Control],
     /// A `crash-cli` fault can restart its CLI with `--continue` on the same input.
     pub resumable: bool,
     /// `wakeprobe export` writes a standalone script for it.
     pub exportable: bool,
 }
 
-const TABLE: [ModeRow; 3] = [
+const TABLE: [ModeRow; 5] = [
     ModeRow {
         mode: DriverMode::Print,
         stdin: Stdin::Null,
+        stdout: Stdout::CliStream,
         close: Close::CliExits,
         args: CliArgs::PrintPrompt,
+        host: None,
         later_inputs: false,
-        controls: false,
+        controls: &[],
         resumable: false,
         exportable: true,
     },
     ModeRow {
         mode: DriverMode::Session,
         stdin: Stdin::StreamJson,
+        stdout: Stdout::CliStream,
         close: Close::EndOfInput,
         args: CliArgs::StreamJsonSession,
+        host: None,
         later_inputs: true,
-        controls: true,
+        controls: &[
+            Control::Interrupt,
+            Control::StopTask,
+            Control::SendTaskMessage,
+        ],
         resumable: true,
         exportable: true,
     },
     ModeRow {
         mode: DriverMode::Pty,
         stdin: Stdin::Terminal,
+        stdout: Stdout::Screen,
         close: Close::TypedExit,
         args: CliArgs::Interactive,
+        host: None,
         later_inputs: true,
-        controls: false,
+        controls: &[],
+        resumable: false,
+        exportable: false,
+    },
+    // The SDKs take their input as stream-json lines from the harness (the host turns them
+    // into SDK calls): `interrupt()` and `stopTask()`/`stop_task()`; they have no call that
+    // writes to a task.
+    ModeRow {
+        mode: DriverMode::Sdk,
+        stdin: Stdin::StreamJson,
+        stdout: Stdout::SdkMessages,
+        close: Close::EndOfInput,
+        args: CliArgs::BySdk,
+        host: Some(Host::SdkTs),
+        later_inputs: true,
+        controls: &[Control::Interrupt, Control::StopTask],
+        resumable: false,
+        exportable: false,
+    },
+    ModeRow {
+        mode: DriverMode::SdkPy,
+        stdin: Stdin::StreamJson,
+        stdout: Stdout::SdkMessages,
+        close: Close::EndOfInput,
+        args: CliArgs::BySdk,
+        host: Some(Host::SdkPy),
+        later_inputs: true,
+        controls: &[Control::Interrupt, Control::StopTask],
         resumable: false,
         exportable: false,
     },
@@ -124,6 +203,8 @@ impl DriverMode {
             DriverMode::Print => "print",
             DriverMode::Session => "session",
             DriverMode::Pty => "pty",
+            DriverMode::Sdk => "sdk",
+            DriverMode::SdkPy => "sdk-py",
         }
     }
 
@@ -138,6 +219,11 @@ impl DriverMode {
     /// The prompt goes in as the first input, not in the CLI's arguments.
     pub fn prompt_is_input(self) -> bool {
         self.row().stdin != Stdin::Null
+    }
+
+    /// It can send this control request.
+    pub fn sends(self, control: Control) -> bool {
+        self.row().controls.contains(&control)
     }
 
     /// The modes that have a facet, for messages: `session or pty`.
@@ -179,7 +265,13 @@ mod tests {
         for mode in ALL_MODES {
             assert_eq!(TABLE.iter().filter(|r| r.mode == mode).count(), 1, "{mode}");
             let row = mode.row();
-            assert!(!row.controls || row.later_inputs, "{mode}");
+            assert!(row.controls.is_empty() || row.later_inputs, "{mode}");
+            assert_eq!(row.host.is_some(), row.args == CliArgs::BySdk, "{mode}");
+            assert_eq!(
+                row.host.is_some(),
+                row.stdout == Stdout::SdkMessages,
+                "{mode}"
+            );
             assert_eq!(
                 row.stdin == Stdin::Null,
                 row.close == Close::CliExits,
@@ -190,7 +282,13 @@ mod tests {
             assert_eq!(json, mode.as_str());
         }
         assert_eq!(TABLE.len(), ALL_MODES.len());
-        assert_eq!(DriverMode::those(|r| r.later_inputs), "`session` or `pty`");
-        assert_eq!(DriverMode::those(|r| r.controls), "`session`");
+        assert_eq!(
+            DriverMode::those(|r| r.later_inputs),
+            "`session`, `pty`, `sdk` or `sdk-py`"
+        );
+        assert_eq!(
+            DriverMode::those(|r| r.controls.contains(&Control::SendTaskMessage)),
+            "`session`"
+        );
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::hook::HookName;
 use super::outcome::Expected;
 use super::outcome::Outcome;
 use super::params::ParamRange;
@@ -58,6 +59,31 @@ pub struct Driver {
     pub guard: bool,
     pub inputs: Vec<Input>,
     pub probe: Option<Probe>,
+    /// The CLI writes its session (transcripts) to disk.
+    #[serde(default = "yes")]
+    pub persist_session: bool,
+    /// How an SDK host hands over the prompt.
+    #[serde(default)]
+    pub prompt_form: PromptForm,
+    /// Hooks an SDK host gives the SDK as callbacks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub callback_hooks: Vec<HookName>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How an SDK host hands the prompt to the SDK.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptForm {
+    /// Streaming input: the prompt, then every later input, until the session's input ends.
+    #[default]
+    Stream,
+    /// The SDK's string prompt: one prompt, after which the SDK closes the CLI's input (as
+    /// print mode does).
+    String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

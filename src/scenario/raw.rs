@@ -88,6 +88,14 @@ pub struct RawDriver {
     pub guard: Option<bool>,
     pub inputs: Option<Vec<Spanned<RawInput>>>,
     pub probe: Option<Spanned<RawProbe>>,
+    /// Whether the CLI writes its session to disk (`false`: `--no-session-persistence`, the
+    /// SDKs' `persistSession: false`).
+    pub persist_session: Option<bool>,
+    /// SDK modes: `"stream"` (streaming input, the default) or `"string"` (the SDK's one-shot
+    /// string prompt, which closes the CLI's input after it).
+    pub prompt_form: Option<Spanned<String>>,
+    /// SDK modes: hooks given to the SDK as callbacks (recorded as they fire), by event name.
+    pub callback_hooks: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     pub params: IndexMap<String, Spanned<RawParam>>,
     /// In a variant: agents whose script differs from `[agents]` in this variant.
@@ -127,6 +135,15 @@ impl RawDriver {
             guard: patch.guard.or(self.guard),
             inputs: patch.inputs.clone().or_else(|| self.inputs.clone()),
             probe: patch.probe.clone().or_else(|| self.probe.clone()),
+            persist_session: patch.persist_session.or(self.persist_session),
+            prompt_form: patch
+                .prompt_form
+                .clone()
+                .or_else(|| self.prompt_form.clone()),
+            callback_hooks: patch
+                .callback_hooks
+                .clone()
+                .or_else(|| self.callback_hooks.clone()),
             params,
             agents,
         }

@@ -11,6 +11,7 @@ use indexmap::IndexMap;
 use toml::Spanned;
 
 use super::ScenarioError;
+use super::hook::HookName;
 use super::plan::*;
 use super::raw::{self, DriverMode, RawDriver, RawStep};
 use super::source::{Locator, Names, VariantSource};
@@ -246,7 +247,19 @@ fn resolve_driver(
         .as_ref()
         .map(|p| resolve_probe(at, p, mode, settle, params))
         .transpose()?;
+    let prompt_form = resolve_prompt_form(at, raw, mode)?;
+    if prompt_form == PromptForm::String
+        && let Some(input) = raw.inputs.iter().flatten().next()
+    {
+        return Err(at.error(
+            input.span(),
+            "`inputs` need streaming input: `prompt_form = \"string\"` takes one prompt".into(),
+        ));
+    }
     Ok(Driver {
+        persist_session: raw.persist_session.unwrap_or(true),
+        prompt_form,
+        callback_hooks: resolve_callback_hooks(at, raw, mode)?,
         mode,
         prompt,
         ceiling,
@@ -264,6 +277,65 @@ fn resolve_driver(
         inputs,
         probe,
     })
+}
+
+/// `prompt_form`: only where an SDK hands the prompt over.
+fn resolve_prompt_form(
+    at: &Locator,
+    raw: &RawDriver,
+    mode: DriverMode,
+) -> Result<PromptForm, ScenarioError> {
+    let Some(form) = &raw.prompt_form else {
+        return Ok(PromptForm::Stream);
+    };
+    if mode.row().host.is_none() {
+        return Err(at.error(
+            form.span(),
+            format!(
+                "`prompt_form` applies to the SDK drivers ({}), not `{mode}`",
+                DriverMode::those(|r| r.host.is_some())
+            ),
+        ));
+    }
+    match form.get_ref().as_str() {
+        "stream" => Ok(PromptForm::Stream),
+        "string" => Ok(PromptForm::String),
+        other => Err(at.error(
+            form.span(),
+            format!("unknown `prompt_form` `{other}`, expected `stream` or `string`"),
+        )),
+    }
+}
+
+/// `callback_hooks`: hook events an SDK host gives the SDK as callbacks.
+fn resolve_callback_hooks(
+    at: &Locator,
+    raw: &RawDriver,
+    mode: DriverMode,
+) -> Result<Vec<HookName>, ScenarioError> {
+    let Some(names) = &raw.callback_hooks else {
+        return Ok(vec![]);
+    };
+    if mode.row().host.is_none() {
+        return Err(at.error(
+            names.span(),
+            format!(
+                "`callback_hooks` applies to the SDK drivers ({}), not `{mode}`",
+                DriverMode::those(|r| r.host.is_some())
+            ),
+        ));
+    }
+    names
+        .get_ref()
+        .iter()
+        .map(|n| match HookName::parse(n) {
+            HookName::Other(_) => Err(at.error(
+                names.span(),
+                format!("unknown hook event `{n}` in `callback_hooks`"),
+            )),
+            known => Ok(known),
+        })
+        .collect()
 }
 
 fn resolve_ceiling(
@@ -372,12 +444,12 @@ fn resolve_control(
     mode: DriverMode,
     params: &Params,
 ) -> Result<InputAction, ScenarioError> {
-    if !mode.row().controls {
+    if mode.row().controls.is_empty() {
         return Err(at.error(
             control.span(),
             format!(
                 "control requests need a driver that sends them ({}), not `{mode}`",
-                DriverMode::those(|r| r.controls)
+                DriverMode::those(|r| !r.controls.is_empty())
             ),
         ));
     }
@@ -390,6 +462,16 @@ fn resolve_control(
             ),
         )
     })?;
+    if !mode.sends(subtype) {
+        return Err(at.error(
+            control.span(),
+            format!(
+                "the `{mode}` driver has no `{}` ({} drive it): this input does not map",
+                subtype.as_str(),
+                DriverMode::those(|r| r.controls.contains(&subtype))
+            ),
+        ));
+    }
     match (subtype, &i.target) {
         (Control::Interrupt, Some(t)) => {
             return Err(at.error(t.span(), "`interrupt` takes no `target`".into()));
