@@ -155,7 +155,9 @@ pub struct BackendArgs {
     /// The backend.
     #[arg(long, value_enum, default_value_t = BackendChoice::Claude)]
     pub backend: BackendChoice,
-    /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest, latest~K.
+    /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest,
+    /// latest~K, over both channels (the claude-code package, and builds only the Agent SDK's
+    /// platform package carries).
     #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION, conflicts_with = "claude_bin")]
     pub claude_version: String,
     /// Run this Claude Code binary instead of a cached version.
@@ -305,7 +307,7 @@ pub struct BisectArgs {
     /// A version with the new verdict.
     #[arg(long)]
     pub bad: String,
-    /// The versions to search (default: npm's published list); comma-separated.
+    /// The versions to search (default: every published one, over both channels); comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub versions: Vec<String>,
     /// Map versions to simulator profiles (VERSION=PROFILE) instead of installing.
@@ -550,7 +552,8 @@ pub struct ExportArgs {
     /// Allow --set values outside the range where the scenario's expected verdict holds.
     #[arg(long)]
     pub explore: bool,
-    /// The Claude Code version the script installs and runs (X.Y.Z, latest, latest~K).
+    /// The Claude Code version the script installs and runs (X.Y.Z, latest, latest~K): one the
+    /// claude-code package publishes.
     #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
     pub claude_version: String,
     /// Where the script goes (`-`: standard output).

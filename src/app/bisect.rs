@@ -84,7 +84,8 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     report.map(|_| code)
 }
 
-/// The versions to search, oldest first: the mapped ones, the listed ones, or npm's.
+/// The versions to search, oldest first: the mapped ones, the listed ones, or every published
+/// one over both channels.
 async fn versions(args: &cli::BisectArgs) -> Result<Vec<String>, AppError> {
     let mut versions: Vec<String> = if !args.sim_versions.is_empty() {
         args.sim_versions.iter().map(|(v, _)| v.clone()).collect()

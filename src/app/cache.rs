@@ -1,4 +1,5 @@
-//! `wakeprobe cache list|prune`: the installed CLI versions and their size.
+//! `wakeprobe cache list|prune`: the installed CLI versions, the channel each came from, and
+//! their size.
 
 use super::*;
 use crate::backend::install::human_size;
@@ -13,12 +14,16 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
         cli::CacheCommand::List => {
             let mut table = comfy_table::Table::new();
             table.load_style(comfy_table::presets::NOTHING);
-            table.set_header(["version", "size", "path"]);
+            table.set_header(["version", "channel", "size", "path"]);
             let mut total = 0;
             for v in &versions {
                 total += v.bytes;
                 table.add_row([
                     v.version.clone(),
+                    v.channel
+                        .as_ref()
+                        .map(|c| c.describe())
+                        .unwrap_or_else(|| "none (no package: a broken install)".into()),
                     human_size(v.bytes),
                     v.path.display().to_string(),
                 ]);

@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{AppError, AppResult, resolve};
+use crate::backend::catalog::Spec;
+use crate::backend::channel::{CLAUDE_CODE_PACKAGE, Channel, ChannelName};
 use crate::backend::install;
 use crate::cli::{ExportArgs, exit};
 use crate::scenario::{DriverMode, RangePolicy};
@@ -64,13 +66,32 @@ pub async fn export(args: &ExportArgs) -> AppResult {
     Ok(exit::OK)
 }
 
-/// A concrete version: `latest` and `latest~K` ask npm once; anything else must be X.Y.Z.
+/// A concrete version the exported script can install: `latest`, `latest~K` and a version not
+/// cached ask the registry once. The script installs the claude-code package only: a version
+/// that comes from the Agent SDK is refused here, naming what to do instead.
 async fn resolve_version(spec: &str) -> Result<String, AppError> {
-    if !spec.starts_with("latest") {
-        return Ok(install::resolve_version(spec, &[])?);
+    let parsed = Spec::parse(spec)?;
+    if let Spec::Exact(v) = &parsed {
+        let cached = install::cached_channel(&install::cache_root(), &v.to_string());
+        if cached == Some(Channel::ClaudeCode) {
+            return Ok(v.to_string());
+        }
     }
-    let published = super::matrix::published_versions().await?;
-    Ok(install::resolve_version(spec, &published)?)
+    let catalog = resolve::catalog().await?;
+    let release = catalog.resolve(&parsed)?;
+    if release.channel == Channel::ClaudeCode {
+        return Ok(release.version.to_string());
+    }
+    Err(AppError::bad_input(format!(
+        "--claude-version {spec}: {} comes from the Agent SDK, and the exported script installs \
+         only {CLAUDE_CODE_PACKAGE} (newest {}); export with one of its versions, and run the \
+         script with --claude-bin PATH for this one",
+        release.describe(),
+        catalog
+            .last_of(ChannelName::ClaudeCode)
+            .map(|r| r.version.to_string())
+            .unwrap_or_default()
+    )))
 }
 
 /// Written whole (atomically), then made executable.

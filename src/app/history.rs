@@ -16,6 +16,7 @@ use super::installs::{InstallBudgetError, Installs};
 use super::matrix::{clis_for, published_versions};
 use super::resolve::{self, Target};
 use super::{AppError, AppResult, probe};
+use crate::backend::catalog::Spec;
 use crate::backend::{Cli, install};
 use crate::cli::{self, exit};
 use crate::matrix::history::search::{self, CellAnswer, Found, OracleError, Request, SearchPlan};
@@ -201,8 +202,8 @@ pub fn read_history(path: &Path) -> Result<HistoryFile, AppError> {
     Ok(file)
 }
 
-/// The releases from `--from` (or the stored history's first) to `--to`, oldest first: npm's
-/// published list, or the versions `--sim-version` maps.
+/// The releases from `--from` (or the stored history's first) to `--to`, oldest first: both
+/// channels' published versions in semver order, or the versions `--sim-version` maps.
 async fn release_list(
     args: &cli::HistoryArgs,
     stored: Option<&HistoryFile>,
@@ -222,7 +223,7 @@ async fn release_list(
         (None, Some(s)) => s.from.clone(),
         (None, None) => return Err(AppError::bad_input("--from is required (or --append FILE)")),
     };
-    let to = install::resolve_version(&args.to, &listed)?;
+    let to = Spec::parse(&args.to)?.pick(&args.to, &listed)?;
     let position = |v: &str, flag: &str| {
         listed
             .iter()
@@ -236,7 +237,7 @@ async fn release_list(
         )));
     }
     if to != args.to {
-        eprintln!("wakeprobe: {} is {to}", args.to);
+        eprintln!("wakeprobe: {} is {}", args.to, resolve::describe(&to));
     }
     Ok(listed[a..=b].to_vec())
 }

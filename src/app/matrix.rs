@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::invocation::{self, Outputs, Ran};
 use super::{AppError, AppResult, resolve};
-use crate::backend::{Cli, install};
+use crate::backend::Cli;
 use crate::cli::{self, exit};
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix, take_shard};
@@ -186,35 +186,32 @@ pub async fn clis_for(
             cli.spec = spec.clone();
             clis.push(cli);
         } else {
-            let mut cli = resolve::claude_version(exact).await?;
-            cli.spec = spec.clone();
+            // The spec as asked (`latest` resolves to `exact` again: the catalog is asked once
+            // per invocation), so a cached exact version runs as cached and `latest` runs the
+            // registry's release.
+            let cli = resolve::claude_version(spec).await?;
+            debug_assert_eq!(&cli.version, exact);
             clis.push(cli);
         }
     }
     Ok(clis)
 }
 
-/// Each version spec with the exact version it stands for (`latest` -> `2.1.332`).
+/// Each version spec with the exact version it stands for (`latest` -> `2.1.335`), over both
+/// channels.
 async fn resolve_specs(
     versions: &[String],
     sim_versions: &[(String, String)],
 ) -> Result<Vec<(String, String)>, AppError> {
-    let needs_registry =
-        sim_versions.is_empty() && versions.iter().any(|v| v.starts_with("latest"));
-    let published = if needs_registry {
-        published_versions().await?
-    } else {
-        Vec::new()
-    };
     let mut out: Vec<(String, String)> = Vec::new();
     for v in versions {
         let exact = if sim_versions.is_empty() {
-            install::resolve_version(v, &published)?
+            resolve::exact_version(v).await?
         } else {
             v.clone()
         };
         if exact != *v {
-            eprintln!("wakeprobe: {v} is {exact}");
+            eprintln!("wakeprobe: {v} is {}", resolve::describe(&exact));
         }
         if !out.iter().any(|(s, _)| s == v) {
             out.push((v.clone(), exact));
@@ -223,14 +220,9 @@ async fn resolve_specs(
     Ok(out)
 }
 
-/// npm's list of published versions.
+/// Every published version over both channels, in semver order.
 pub async fn published_versions() -> Result<Vec<String>, AppError> {
-    let root = install::cache_root();
-    Ok(
-        tokio::task::spawn_blocking(move || install::published_versions(&root))
-            .await
-            .map_err(|e| AppError::setup(e.to_string()))??,
-    )
+    Ok(resolve::catalog().await?.versions())
 }
 
 pub fn write_matrix(

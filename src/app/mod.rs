@@ -72,6 +72,16 @@ impl From<crate::backend::install::InstallError> for AppError {
     }
 }
 
+impl From<crate::backend::catalog::CatalogError> for AppError {
+    fn from(e: crate::backend::catalog::CatalogError) -> AppError {
+        if e.is_bad_input() {
+            AppError::bad_input(e.to_string())
+        } else {
+            AppError::setup(e.to_string())
+        }
+    }
+}
+
 impl From<crate::matrix::ExecError> for AppError {
     fn from(e: crate::matrix::ExecError) -> AppError {
         match e {

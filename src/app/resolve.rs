@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::AppError;
-use crate::backend::{self, Cli, install};
+use crate::backend::catalog::{Catalog, CatalogError, Release, Spec};
+use crate::backend::channel::Platform;
+use crate::backend::{self, Cli, install, registry};
 use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
 use crate::driver::{Cancel, Interrupt};
 use crate::evidence::clock::monotonic_ns;
@@ -311,27 +313,71 @@ pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
         leading_args: vec![],
         version: "sim".into(),
         spec: format!("sim:{profile}"),
+        channel: None,
     })
 }
 
-/// Installs (once) and returns a Claude Code version; `latest`/`latest~K` ask npm.
+/// Installs (once) and returns a Claude Code version. A version in the cache runs as cached,
+/// from the channel it was installed from, without asking the registry; `latest`, `latest~K`
+/// and a version not cached are resolved over both channels ([`catalog`]).
 pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
     let root = install::cache_root();
+    let parsed = Spec::parse(spec)?;
+    let cached = match &parsed {
+        Spec::Exact(v) => install::cached_channel(&root, &v.to_string()).map(|channel| Release {
+            version: v.clone(),
+            channel,
+        }),
+        Spec::Latest { .. } => None,
+    };
+    let release = match cached {
+        Some(release) => release,
+        None => catalog().await?.resolve(&parsed)?.clone(),
+    };
     let spec = spec.to_string();
     tokio::task::spawn_blocking(move || {
-        let version = if spec.starts_with("latest") {
-            let published = install::published_versions(&root)?;
-            install::resolve_version(&spec, &published)?
-        } else {
-            install::resolve_version(&spec, &[])?
-        };
-        let mut cli = install::ensure(&root, &version, &|line| eprintln!("wakeprobe: {line}"))?;
+        let mut cli = install::ensure(&root, &release, &|line| eprintln!("wakeprobe: {line}"))?;
         cli.spec = spec;
         Ok::<Cli, install::InstallError>(cli)
     })
     .await
     .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
     .map_err(AppError::from)
+}
+
+/// The catalog of this invocation, once asked.
+static CATALOG: tokio::sync::OnceCell<Catalog> = tokio::sync::OnceCell::const_new();
+
+/// Every published version over both channels, asked of the registry once per invocation (a
+/// failed answer is asked again next time).
+pub async fn catalog() -> Result<&'static Catalog, AppError> {
+    CATALOG
+        .get_or_try_init(|| async {
+            let root = install::cache_root();
+            let answers = tokio::task::spawn_blocking(move || registry::ask(&root))
+                .await
+                .map_err(|e| AppError::setup(format!("registry task failed: {e}")))?
+                .map_err(CatalogError::from)?;
+            Ok::<Catalog, AppError>(Catalog::build(&answers, Platform::here()))
+        })
+        .await
+}
+
+/// `2.1.335 (agent-sdk 0.3.335)`: a version with its channel, when this invocation asked the
+/// registry already (it never asks just to say this).
+pub fn describe(version: &str) -> String {
+    match CATALOG.get().and_then(|c| c.get(version)) {
+        Some(release) => release.describe(),
+        None => version.to_string(),
+    }
+}
+
+/// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog.
+pub async fn exact_version(spec: &str) -> Result<String, AppError> {
+    match Spec::parse(spec)? {
+        Spec::Exact(v) => Ok(v.to_string()),
+        latest => Ok(catalog().await?.resolve(&latest)?.version.to_string()),
+    }
 }
 
 pub fn exec_options(

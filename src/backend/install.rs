@@ -1,17 +1,24 @@
-//! Installing published Claude Code versions into a per-version cache, and the version list.
+//! Installing published Claude Code versions into a per-version cache.
 //!
-//! Each version lives in `<cache>/claude-code/<version>/` and is never reinstalled. An install
-//! goes to a `.partial` folder and is renamed into place only after `--version` answers, under
-//! a per-version file lock, so concurrent matrix jobs and interrupted installs never leave a
-//! half-installed version behind. npm's own cache is kept inside ours, away from the real HOME.
+//! Each version lives in `<cache>/claude-code/<version>/`, one folder per CLI version whichever
+//! channel it came from, and is never reinstalled. What the folder holds tells the channel
+//! apart: `node_modules/@anthropic-ai/claude-code` (the claude-code package) or
+//! `node_modules/@anthropic-ai/claude-agent-sdk-<platform>` (an Agent SDK platform package,
+//! whose `package.json` names the SDK release). A folder from the other channel than the one a
+//! resolution names is replaced, so an SDK build is never taken for a later claude-code release
+//! of the same number. An install goes to a `.partial` folder and is renamed into place only
+//! after `--version` answers, under a per-version file lock, so concurrent matrix jobs and
+//! interrupted installs never leave a half-installed version behind.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::catalog::Release;
+use super::channel::{
+    CLAUDE_CODE_PACKAGE, Channel, PLATFORM_BINARY, Platform, is_platform_package,
+};
 use super::{BackendKind, Cli};
 use crate::os::subprocess::{Finished, last_lines, run_bounded};
-
-pub const PACKAGE: &str = "@anthropic-ai/claude-code";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -19,10 +26,12 @@ pub enum InstallError {
     BadVersion(String),
     #[error("cannot run npm ({0}); install Node.js and npm, or pass --claude-bin PATH")]
     NoNpm(String),
-    #[error("npm could not install {PACKAGE}@{version}: {detail}")]
-    Npm { version: String, detail: String },
-    #[error("the installed {PACKAGE}@{version} has no runnable entry point: {detail}")]
-    NoEntry { version: String, detail: String },
+    #[error("npm could not install {source_name}: {detail}")]
+    Npm { source_name: String, detail: String },
+    #[error("the installed {source_name} has no runnable entry point: {detail}")]
+    NoEntry { source_name: String, detail: String },
+    #[error("the Agent SDK names no platform package for {0}")]
+    NoPlatform(String),
     #[error("cache folder {path}: {source}")]
     Cache {
         path: String,
@@ -30,8 +39,6 @@ pub enum InstallError {
     },
     #[error("{0} is not an executable file")]
     NotExecutable(String),
-    #[error("cannot list published versions: {0}")]
-    Versions(String),
 }
 
 /// `$WAKEPROBE_CACHE`, else `$XDG_CACHE_HOME/wakeprobe`, else `~/.cache/wakeprobe`.
@@ -60,35 +67,71 @@ const VERSION_LIMIT: Duration = Duration::from_secs(30);
 /// How long one `npm install` may take.
 const NPM_LIMIT: Duration = Duration::from_secs(600);
 
-/// The installed CLI for `version`, installing it first if the cache does not have it. A
-/// cached install that no longer runs (`--version` fails: a truncated binary, say) is
-/// reinstalled, and `progress` says so. `progress` also hears one line before an install.
-pub fn ensure(root: &Path, version: &str, progress: &dyn Fn(&str)) -> Result<Cli, InstallError> {
-    if !is_version(version) {
-        return Err(InstallError::BadVersion(version.to_string()));
+/// The npm package an install of `release` asks for on this machine, and the same in words:
+/// (`@anthropic-ai/claude-code@2.1.332`, `2.1.335 from
+/// @anthropic-ai/claude-agent-sdk-linux-x64@0.3.335`).
+fn npm_source(release: &Release) -> Result<(String, String), InstallError> {
+    let version = release.version.to_string();
+    match &release.channel {
+        Channel::ClaudeCode => {
+            let spec = format!("{CLAUDE_CODE_PACKAGE}@{version}");
+            Ok((spec.clone(), spec))
+        }
+        Channel::AgentSdk { .. } => {
+            let platform = Platform::here().map_err(InstallError::NoPlatform)?;
+            let spec = release.channel.package_spec(&version, &platform);
+            Ok((spec.clone(), format!("{version} from {spec}")))
+        }
     }
+}
+
+/// The channel the cached folder of `version` was installed from, if it holds a package (it may
+/// still not run: [`ensure`] checks that).
+pub fn cached_channel(root: &Path, version: &str) -> Option<Channel> {
+    if !is_version(version) {
+        return None;
+    }
+    on_disk(&versions_dir(root).join(version)).map(|(channel, _)| channel)
+}
+
+/// The installed CLI for `release`, installing it first if the cache does not have it from
+/// that channel. A cached install that no longer runs (`--version` fails: a truncated binary,
+/// say), or that came from the other channel, is reinstalled, and `progress` says so.
+/// `progress` also hears one line before an install.
+pub fn ensure(
+    root: &Path,
+    release: &Release,
+    progress: &dyn Fn(&str),
+) -> Result<Cli, InstallError> {
+    let version = release.version.to_string();
+    let (spec, what) = npm_source(release)?;
     let dir = versions_dir(root);
     std::fs::create_dir_all(&dir).map_err(|source| InstallError::Cache {
         path: dir.display().to_string(),
         source,
     })?;
-    let target = dir.join(version);
-    if let Ok(cli) = installed(&target, version) {
+    let target = dir.join(&version);
+    let usable = |target: &Path| usable(target, &version, &release.channel, &what);
+    if let Ok(cli) = usable(&target) {
         return Ok(cli);
     }
     let _lock = FileLock::acquire(&dir.join(format!(".{version}.lock")))?;
-    match installed(&target, version) {
-        Ok(cli) => return Ok(cli), // another job installed it while we waited
-        Err(e) if target.exists() => progress(&format!(
-            "the cached {PACKAGE}@{version} does not run ({e}); reinstalling it"
+    match (usable(&target), on_disk(&target)) {
+        (Ok(cli), _) => return Ok(cli), // another job installed it while we waited
+        (Err(_), Some((other, _))) if other != release.channel => progress(&format!(
+            "the cached {version} came from {}; replacing it with {what}",
+            other.describe()
         )),
-        Err(_) => progress(&format!(
-            "installing {PACKAGE}@{version} into {} (once per version)",
+        (Err(e), _) if target.exists() => progress(&format!(
+            "the cached {what} does not run ({e}); reinstalling it"
+        )),
+        (Err(_), _) => progress(&format!(
+            "installing {what} into {} (once per version)",
             target.display()
         )),
     }
     let partial = dir.join(format!(".{version}.partial-{}", std::process::id()));
-    let result = install_into(root, &partial, version).and_then(|()| {
+    let result = install_into(root, &partial, &version, (&spec, &what)).and_then(|()| {
         let _ = std::fs::remove_dir_all(&target);
         std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
             path: target.display().to_string(),
@@ -99,34 +142,59 @@ pub fn ensure(root: &Path, version: &str, progress: &dyn Fn(&str)) -> Result<Cli
         let _ = std::fs::remove_dir_all(&partial);
     }
     result?;
-    installed(&target, version)
+    usable(&target)
 }
 
-/// `npm install` of one version into an empty `folder`, checked to run.
-fn install_into(root: &Path, folder: &Path, version: &str) -> Result<(), InstallError> {
+/// The CLI in `target` if it is complete, runs, and came from `channel`.
+fn usable(
+    target: &Path,
+    version: &str,
+    channel: &Channel,
+    what: &str,
+) -> Result<Cli, InstallError> {
+    let cli = installed(target, version, what)?;
+    match &cli.channel {
+        Some(c) if c == channel => Ok(cli),
+        other => Err(InstallError::NoEntry {
+            source_name: what.to_string(),
+            detail: format!(
+                "the folder holds {}",
+                other.as_ref().map(Channel::describe).unwrap_or_default()
+            ),
+        }),
+    }
+}
+
+/// `npm install SPEC` of one version into an empty `folder`, checked to run; `what` names it
+/// in errors.
+fn install_into(
+    root: &Path,
+    folder: &Path,
+    version: &str,
+    (spec, what): (&str, &str),
+) -> Result<(), InstallError> {
     let _ = std::fs::remove_dir_all(folder);
     std::fs::create_dir_all(folder).map_err(|source| InstallError::Cache {
         path: folder.display().to_string(),
         source,
     })?;
-    let npm = duct::cmd!(
-        "npm",
+    let args = [
         "install",
         "--no-audit",
         "--no-fund",
         "--no-save",
         "--loglevel=error",
         "--prefix",
-        folder,
-        format!("{PACKAGE}@{version}")
-    )
-    .env("npm_config_cache", root.join("npm-cache"))
-    .env("npm_config_update_notifier", "false")
-    .stdin_null()
-    .stdout_null()
-    .stderr_capture();
+    ]
+    .iter()
+    .map(std::ffi::OsString::from)
+    .chain([folder.as_os_str().to_owned(), spec.into()])
+    .collect();
+    let npm = super::registry::npm(root, args)
+        .stdout_null()
+        .stderr_capture();
     let failed = |detail: String| InstallError::Npm {
-        version: version.to_string(),
+        source_name: what.to_string(),
         detail,
     };
     match run_bounded(&npm, NPM_LIMIT).map_err(|e| InstallError::NoNpm(e.to_string()))? {
@@ -141,20 +209,80 @@ fn install_into(root: &Path, folder: &Path, version: &str) -> Result<(), Install
             )));
         }
     }
-    installed(folder, version).map(drop)
+    installed(folder, version, what).map(drop)
 }
 
-/// The CLI in an install folder, if it is complete and runs.
-fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
-    let package = dir.join("node_modules").join(PACKAGE);
-    let no_entry = |detail: String| InstallError::NoEntry {
-        version: version.to_string(),
-        detail,
-    };
-    let manifest: serde_json::Value = std::fs::read(package.join("package.json"))
+/// The package an install folder holds and its channel: the claude-code package, else an
+/// Agent SDK platform package (its `package.json` names the SDK release).
+fn on_disk(dir: &Path) -> Option<(Channel, PathBuf)> {
+    let scope = dir.join("node_modules").join("@anthropic-ai");
+    let code = dir.join("node_modules").join(CLAUDE_CODE_PACKAGE);
+    if code.join("package.json").is_file() {
+        return Some((Channel::ClaudeCode, code));
+    }
+    std::fs::read_dir(&scope)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                is_platform_package(&format!("@anthropic-ai/{}", n.to_string_lossy()))
+            })
+        })
+        .find_map(|package| {
+            let manifest = read_manifest(&package)?;
+            let sdk_version = manifest["version"].as_str()?.to_string();
+            Some((Channel::AgentSdk { sdk_version }, package))
+        })
+}
+
+fn read_manifest(package: &Path) -> Option<serde_json::Value> {
+    std::fs::read(package.join("package.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| no_entry(format!("no package.json in {}", package.display())))?;
+}
+
+/// The CLI in an install folder, if it is complete and runs; `what` names the install in
+/// errors.
+fn installed(dir: &Path, version: &str, what: &str) -> Result<Cli, InstallError> {
+    let no_entry = |detail: String| InstallError::NoEntry {
+        source_name: what.to_string(),
+        detail,
+    };
+    let (channel, package) =
+        on_disk(dir).ok_or_else(|| no_entry("no claude-code or Agent SDK package in it".into()))?;
+    let (program, leading_args) = match &channel {
+        Channel::ClaudeCode => package_entry(&package).map_err(no_entry)?,
+        Channel::AgentSdk { .. } => {
+            let binary = package.join(PLATFORM_BINARY);
+            if !binary.is_file() {
+                return Err(no_entry(format!("{} is missing", binary.display())));
+            }
+            (binary, vec![])
+        }
+    };
+    let reported = ask_version(&program, &leading_args).map_err(no_entry)?;
+    // An SDK release's binary is taken for the version its `claudeCodeVersion` names: it must
+    // say so itself.
+    if matches!(channel, Channel::AgentSdk { .. }) && reported != version {
+        return Err(no_entry(format!(
+            "its binary says it is {reported}, not {version}"
+        )));
+    }
+    Ok(Cli {
+        kind: BackendKind::Claude,
+        program,
+        leading_args,
+        version: version.to_string(),
+        spec: version.to_string(),
+        channel: Some(channel),
+    })
+}
+
+/// The claude-code package's `bin` entry: a native binary, or a JS file run by `node`.
+fn package_entry(package: &Path) -> Result<(PathBuf, Vec<String>), String> {
+    let manifest = read_manifest(package)
+        .ok_or_else(|| format!("no package.json in {}", package.display()))?;
     let bin = match &manifest["bin"] {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Object(map) => map
@@ -166,27 +294,18 @@ fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
         _ => String::new(),
     };
     if bin.is_empty() {
-        return Err(no_entry("package.json has no `bin`".into()));
+        return Err("package.json has no `bin`".into());
     }
     let entry = package.join(&bin);
     if !entry.exists() {
-        return Err(no_entry(format!("{} is missing", entry.display())));
+        return Err(format!("{} is missing", entry.display()));
     }
-    let (program, leading_args) = if bin.ends_with(".js") || bin.ends_with(".mjs") {
-        let node =
-            find_on_path("node").ok_or_else(|| no_entry("it needs `node` on PATH".into()))?;
-        (node, vec![entry.display().to_string()])
+    if bin.ends_with(".js") || bin.ends_with(".mjs") {
+        let node = find_on_path("node").ok_or("it needs `node` on PATH")?;
+        Ok((node, vec![entry.display().to_string()]))
     } else {
-        (entry, vec![])
-    };
-    ask_version(&program, &leading_args).map_err(no_entry)?;
-    Ok(Cli {
-        kind: BackendKind::Claude,
-        program,
-        leading_args,
-        version: version.to_string(),
-        spec: version.to_string(),
-    })
+        Ok((entry, vec![]))
+    }
 }
 
 /// A CLI given by path: its version is asked from the binary itself.
@@ -206,6 +325,7 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
         leading_args: vec![],
         version,
         spec: path.display().to_string(),
+        channel: None,
     })
 }
 
@@ -259,64 +379,6 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Every published version, oldest first (`npm view PACKAGE versions --json`).
-pub fn published_versions(root: &Path) -> Result<Vec<String>, InstallError> {
-    let npm = duct::cmd!("npm", "view", PACKAGE, "versions", "--json")
-        .env("npm_config_cache", root.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .stdin_null()
-        .stdout_capture()
-        .stderr_capture();
-    let out = match run_bounded(&npm, Duration::from_secs(120))
-        .map_err(|e| InstallError::NoNpm(e.to_string()))?
-    {
-        Finished::Exited(out) => out,
-        Finished::TimedOut => {
-            return Err(InstallError::Versions(
-                "npm view did not answer within 120 s".into(),
-            ));
-        }
-    };
-    if !out.status.success() {
-        return Err(InstallError::Versions(last_lines(
-            &String::from_utf8_lossy(&out.stderr),
-            3,
-        )));
-    }
-    let versions: Vec<String> = serde_json::from_slice(&out.stdout)
-        .map_err(|e| InstallError::Versions(format!("npm printed no version list: {e}")))?;
-    Ok(versions
-        .into_iter()
-        .filter(|v| is_version(v) && !v.contains('-'))
-        .collect())
-}
-
-/// Resolves `latest`, `latest~K` or an exact version against the published list.
-pub fn resolve_version(spec: &str, published: &[String]) -> Result<String, InstallError> {
-    let bad = || InstallError::BadVersion(spec.to_string());
-    if let Some(rest) = spec.strip_prefix("latest") {
-        let back: usize = match rest.strip_prefix('~') {
-            Some(k) => k.parse().map_err(|_| bad())?,
-            None if rest.is_empty() => 0,
-            None => return Err(bad()),
-        };
-        return published
-            .len()
-            .checked_sub(back + 1)
-            .map(|i| published[i].clone())
-            .ok_or_else(|| {
-                InstallError::Versions(format!(
-                    "`{spec}` goes back further than the {} published versions",
-                    published.len()
-                ))
-            });
-    }
-    if !is_version(spec) {
-        return Err(bad());
-    }
-    Ok(spec.to_string())
-}
-
 /// Removes one cached version, under its install lock (an install of it in progress finishes
 /// first); returns the bytes freed. A version that is not cached frees nothing.
 pub fn remove(root: &Path, version: &str) -> Result<u64, InstallError> {
@@ -342,12 +404,14 @@ pub fn is_cached(root: &Path, version: &str) -> bool {
     is_version(version) && versions_dir(root).join(version).is_dir()
 }
 
-/// One cached version: its folder and size on disk.
+/// One cached version: its folder, size on disk, and the channel it was installed from (`None`:
+/// the folder holds no package, a broken install).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CachedVersion {
     pub version: String,
     pub path: PathBuf,
     pub bytes: u64,
+    pub channel: Option<Channel>,
 }
 
 pub fn cached_versions(root: &Path) -> Vec<CachedVersion> {
@@ -361,6 +425,7 @@ pub fn cached_versions(root: &Path) -> Vec<CachedVersion> {
             let version = e.file_name().to_string_lossy().to_string();
             is_version(&version).then(|| CachedVersion {
                 bytes: dir_size(&e.path()),
+                channel: on_disk(&e.path()).map(|(channel, _)| channel),
                 path: e.path(),
                 version,
             })
@@ -471,21 +536,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_are_validated_and_resolved() {
+    fn versions_are_validated_and_ordered() {
         assert!(is_version("2.1.332"));
         assert!(is_version("1.0.0-beta.1"));
         assert!(!is_version("2.1"));
         assert!(!is_version("2.1.x"));
         assert!(!is_version("2.1.3; rm -rf /"));
-        let published: Vec<String> = ["2.1.219", "2.1.228", "2.1.300", "2.1.332"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(resolve_version("latest", &published).unwrap(), "2.1.332");
-        assert_eq!(resolve_version("latest~3", &published).unwrap(), "2.1.219");
-        assert!(resolve_version("latest~4", &published).is_err());
-        assert!(resolve_version("latest~x", &published).is_err());
-        assert_eq!(resolve_version("2.1.1", &published).unwrap(), "2.1.1");
         assert!(version_key("2.1.10") > version_key("2.1.9"));
         assert!(version_key("2.1.0-beta.1") < version_key("2.1.0"));
     }
@@ -493,17 +549,109 @@ mod tests {
     #[test]
     fn a_missing_install_is_not_installed() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(installed(dir.path(), "2.1.332").is_err());
+        assert!(installed(dir.path(), "2.1.332", "x").is_err());
         assert!(cached_versions(dir.path()).is_empty());
-        assert!(matches!(
-            ensure(dir.path(), "nope", &|_| {}),
-            Err(InstallError::BadVersion(_))
-        ));
+        assert_eq!(cached_channel(dir.path(), "2.1.332"), None);
         assert_eq!(remove(dir.path(), "2.1.332").unwrap(), 0);
         assert!(matches!(
             remove(dir.path(), "../x"),
             Err(InstallError::BadVersion(_))
         ));
+    }
+
+    /// A folder with `package` (its package.json giving `version`) under node_modules.
+    fn fake_install(root: &Path, cli_version: &str, package: &str, version: &str) -> PathBuf {
+        let folder = versions_dir(root)
+            .join(cli_version)
+            .join("node_modules")
+            .join(package);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("package.json"),
+            format!(r#"{{"name":"{package}","version":"{version}"}}"#),
+        )
+        .unwrap();
+        folder
+    }
+
+    #[test]
+    fn the_folder_tells_which_channel_a_version_came_from() {
+        let dir = tempfile::tempdir().unwrap();
+        fake_install(dir.path(), "2.1.332", CLAUDE_CODE_PACKAGE, "2.1.332");
+        // claude-code's own platform package beside it is not the SDK's.
+        fake_install(
+            dir.path(),
+            "2.1.332",
+            "@anthropic-ai/claude-code-linux-x64",
+            "2.1.332",
+        );
+        fake_install(
+            dir.path(),
+            "2.1.335",
+            "@anthropic-ai/claude-agent-sdk-linux-x64",
+            "0.3.335",
+        );
+        std::fs::create_dir_all(versions_dir(dir.path()).join("2.1.300")).unwrap();
+        assert_eq!(
+            cached_channel(dir.path(), "2.1.332"),
+            Some(Channel::ClaudeCode)
+        );
+        let sdk = Channel::AgentSdk {
+            sdk_version: "0.3.335".into(),
+        };
+        assert_eq!(cached_channel(dir.path(), "2.1.335"), Some(sdk.clone()));
+        let listed: Vec<(String, Option<Channel>)> = cached_versions(dir.path())
+            .into_iter()
+            .map(|c| (c.version, c.channel))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![
+                ("2.1.300".to_string(), None),
+                ("2.1.332".to_string(), Some(Channel::ClaudeCode)),
+                ("2.1.335".to_string(), Some(sdk)),
+            ]
+        );
+    }
+
+    /// A folder from the SDK channel is not taken for the claude-code release of the same
+    /// number (which `ensure` then reinstalls), and is the SDK release it holds.
+    #[test]
+    fn a_folder_from_the_other_channel_is_not_the_asked_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = fake_install(
+            dir.path(),
+            "2.1.335",
+            "@anthropic-ai/claude-agent-sdk-linux-x64",
+            "0.3.335",
+        );
+        // A binary that answers as 2.1.335 does.
+        let binary = package.join(PLATFORM_BINARY);
+        std::fs::write(&binary, "#!/bin/sh\necho '2.1.335 (Claude Code)'\n").unwrap();
+        std::fs::set_permissions(&binary, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let target = versions_dir(dir.path()).join("2.1.335");
+        let sdk = Channel::AgentSdk {
+            sdk_version: "0.3.335".into(),
+        };
+        let cli = usable(&target, "2.1.335", &sdk, "x").unwrap();
+        assert_eq!(
+            (cli.channel, cli.program),
+            (Some(sdk.clone()), binary.clone())
+        );
+        let err = usable(&target, "2.1.335", &Channel::ClaudeCode, "x").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the folder holds agent-sdk 0.3.335"),
+            "{err}"
+        );
+        // An SDK binary that says it is another version is not that version.
+        std::fs::write(&binary, "#!/bin/sh\necho '2.1.334 (Claude Code)'\n").unwrap();
+        let err = usable(&target, "2.1.335", &sdk, "x").unwrap_err();
+        assert!(
+            err.to_string().contains("says it is 2.1.334, not 2.1.335"),
+            "{err}"
+        );
     }
 
     #[test]

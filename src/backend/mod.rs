@@ -1,12 +1,16 @@
 //! The CLI under test: which binary, which version, and the scrubbed environment it runs in.
 //!
-//! A backend is the real Claude Code (a published version installed into the cache, or a
-//! binary given by path) or the simulator with a behaviour profile. Either way the run sees one
+//! A backend is the real Claude Code (a published version installed into the cache from either
+//! channel, see [`channel`] and [`catalog`], or a binary given by path) or the simulator with a
+//! behaviour profile. Either way the run sees one
 //! [`Cli`]: a program, its version, and how to build its argument list for a driver mode. The
 //! environment is built from nothing ([`scrubbed_env`]): no inherited credentials, proxies or
 //! HOME, so a run can only talk to the fake API.
 
+pub mod catalog;
+pub mod channel;
 pub mod install;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,6 +47,10 @@ pub struct Cli {
     /// matrix column and a baseline compare by.
     #[serde(default)]
     pub spec: String,
+    /// The channel a published version was installed from; `None` for a binary given by path
+    /// and for the simulator.
+    #[serde(default)]
+    pub channel: Option<channel::Channel>,
 }
 
 impl Cli {

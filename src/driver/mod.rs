@@ -276,6 +276,7 @@ fn run_info(
         cli_version: req.cli.version.clone(),
         cli_spec: req.cli.spec.clone(),
         cli_version_reported: rec.normalizer.cli_version.clone(),
+        cli_channel: req.cli.channel.clone(),
         mode: plan.driver.mode,
         permission_mode: plan.driver.permission_mode.clone(),
         params: plan.params.clone(),

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::ExitDesc;
+use crate::backend::channel::{Channel, version_with_channel};
 use crate::scenario::{DriverMode, Outcome, ParamRange, Params};
 
 /// Bumped when `run.json`'s shape changes incompatibly.
@@ -104,6 +105,11 @@ pub struct RunInfo {
     pub cli_spec: String,
     /// The version the CLI itself reported (`system/init`), when it did.
     pub cli_version_reported: Option<String>,
+    /// The channel the version was installed from: `{"kind": "claude-code"}`, or
+    /// `{"kind": "agent-sdk", "sdk_version": "0.3.335"}`. Absent for a binary given by path,
+    /// the simulator, and runs of an older wakeprobe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_channel: Option<Channel>,
     pub mode: DriverMode,
     pub permission_mode: String,
     pub params: Params,
@@ -145,6 +151,23 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// The CLI's version as reports show it, with the channel where it is not the claude-code
+    /// package: `2.1.335 (agent-sdk 0.3.335)`, `2.1.332`. The version the CLI reported wins
+    /// over the one asked for.
+    pub fn cli_version_text(&self) -> String {
+        let version = self
+            .cli_version_reported
+            .as_deref()
+            .unwrap_or(&self.cli_version);
+        version_with_channel(version, self.cli_channel.as_ref())
+    }
+
+    /// The CLI label with the channel where it is not the claude-code package:
+    /// `claude-2.1.335 (agent-sdk 0.3.335)`, `claude-2.1.332`, `sim-fixed`.
+    pub fn cli_label_text(&self) -> String {
+        version_with_channel(&self.cli_label, self.cli_channel.as_ref())
+    }
+
     /// The matrix column this run belongs to: the CLI as asked for, or its label when the run
     /// recorded no spec.
     pub fn column(&self) -> String {

@@ -24,6 +24,10 @@ pub struct MatrixCell {
     pub cli_spec: String,
     /// What it resolved to (`2.1.332`), as the CLI reported it when it did.
     pub cli_version: String,
+    /// The channel that version came from (absent for the simulator, a binary given by path,
+    /// and files of an older wakeprobe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_channel: Option<crate::backend::channel::Channel>,
     pub cli_label: String,
     /// The agreed outcome; `None` when repetitions disagree (flaky).
     pub outcome: Option<Outcome>,
@@ -122,6 +126,7 @@ impl Matrix {
                     .cli_version_reported
                     .clone()
                     .unwrap_or_else(|| first.run.cli_version.clone()),
+                cli_channel: first.run.cli_channel.clone(),
                 cli_label: first.run.cli_label.clone(),
                 cli_spec: spec,
                 outcome: stats.outcome,
@@ -166,17 +171,25 @@ impl Matrix {
             .find(|c| c.row() == row && c.cli_spec == column)
     }
 
+    /// `latest (2.1.332)`, `latest (2.1.335, agent-sdk 0.3.335)`, `2.1.335 (agent-sdk
+    /// 0.3.335)`, `2.1.219`.
     fn column_title(&self, column: &str) -> String {
-        let resolved = self
-            .cells
-            .iter()
-            .find(|c| c.cli_spec == column)
-            .map(|c| c.cli_version.clone())
-            .unwrap_or_default();
-        if resolved.is_empty() || resolved == column {
+        let Some(cell) = self.cells.iter().find(|c| c.cli_spec == column) else {
+            return column.to_string();
+        };
+        let channel = cell
+            .cli_channel
+            .as_ref()
+            .and_then(|c| c.note().map(|_| c.describe()));
+        let mut said: Vec<String> = Vec::new();
+        if !cell.cli_version.is_empty() && cell.cli_version != column {
+            said.push(cell.cli_version.clone());
+        }
+        said.extend(channel);
+        if said.is_empty() {
             column.to_string()
         } else {
-            format!("{column} ({resolved})")
+            format!("{column} ({})", said.join(", "))
         }
     }
 
@@ -482,6 +495,7 @@ mod tests {
             variant: "print".into(),
             cli_spec: spec.into(),
             cli_version: spec.into(),
+            cli_channel: None,
             cli_label: format!("claude-{spec}"),
             outcome: Some(outcome),
             agreement: format!("{outcome} 1/1"),
@@ -697,6 +711,26 @@ mod tests {
         let shard = ShardPos { index: 2, count: 3 };
         let recorded = m.clone().of_matrix(None, Some(shard));
         assert_eq!((recorded.cells, recorded.shard), (m.cells, Some(shard)));
+    }
+
+    /// A column from the Agent SDK channel says so in its title; claude-code's does not.
+    #[test]
+    fn a_column_names_the_agent_sdk_channel() {
+        use crate::backend::channel::Channel;
+        let mut sdk = run("a", "latest", Some("2.1.335"), Outcome::Woke, None);
+        sdk.run.cli_channel = Some(Channel::AgentSdk {
+            sdk_version: "0.3.335".into(),
+        });
+        let mut exact = sdk.clone();
+        exact.run.cli_spec = "2.1.335".into();
+        let mut code = run("a", "2.1.332", Some("2.1.332"), Outcome::Woke, None);
+        code.run.cli_channel = Some(Channel::ClaudeCode);
+        let m = Matrix::build(&[sdk, exact, code], &[]);
+        let header = m.markdown(None).lines().nth(2).unwrap().to_string();
+        assert_eq!(
+            header,
+            "| scenario | 2.1.332 | 2.1.335 (agent-sdk 0.3.335) | latest (2.1.335, agent-sdk 0.3.335) |"
+        );
     }
 
     /// The comparison in Markdown heads the matrix, and names cells new or gone.

@@ -363,6 +363,7 @@ mod tests {
                 leading_args: vec![],
                 version: version.into(),
                 spec: version.into(),
+                channel: None,
             },
             repetition: 2,
             overrides: vec![("bg_seconds".into(), "7".into())],

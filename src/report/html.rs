@@ -174,7 +174,12 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
     let mut out =
         String::from("<table class=\"grid\">\n<tr><th>scenario/variant</th><th>expect</th>");
     for cli in &clis {
-        let _ = write!(out, "<th>{}</th>", esc(cli));
+        let title = runs
+            .iter()
+            .find(|r| r.result.run.cli_label == *cli)
+            .map(|r| r.result.run.cli_label_text())
+            .unwrap_or_else(|| cli.to_string());
+        let _ = write!(out, "<th>{}</th>", esc(&title));
     }
     out.push_str("</tr>\n");
     for (scenario, variant) in rows {
@@ -262,7 +267,7 @@ fn run_section(n: usize, run: &PageRun) -> String {
         anchor(n),
         esc(&r.run.scenario),
         esc(&r.run.variant),
-        esc(&r.run.cli_label),
+        esc(&r.run.cli_label_text()),
         esc(&run.rel_dir)
     );
     let expect = match (&r.expect, r.matches_expect) {

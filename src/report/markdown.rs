@@ -49,12 +49,7 @@ enum Detail {
 fn version(d: &Draft) -> String {
     let run = &d.result.run;
     let cli = match &run.backend {
-        crate::backend::BackendKind::Claude => format!(
-            "Claude Code {}",
-            run.cli_version_reported
-                .clone()
-                .unwrap_or_else(|| run.cli_version.clone())
-        ),
+        crate::backend::BackendKind::Claude => format!("Claude Code {}", run.cli_version_text()),
         crate::backend::BackendKind::Sim { profile } => format!("claude-sim (profile `{profile}`)"),
     };
     format!(

@@ -216,7 +216,10 @@ fn row(cell: &crate::classify::result::CellSummary, results: &[(&RunResult, &Tim
     durations.sort_by(f64::total_cmp);
     Row {
         scenario: format!("{}/{}", cell.scenario, cell.variant),
-        cli: cell.cli.clone(),
+        cli: runs
+            .first()
+            .map(|(r, _)| r.run.cli_label_text())
+            .unwrap_or_else(|| cell.cli.clone()),
         verdict,
         expected,
         mark,
@@ -279,7 +282,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
     let Some(v) = result.judgement.primary() else {
         return format!(
             "{}/{} on {}: no verdict",
-            run.scenario, run.variant, run.cli_label
+            run.scenario,
+            run.variant,
+            run.cli_label_text()
         );
     };
     let expectation = match (&result.expect, result.matches_expect) {
@@ -298,7 +303,7 @@ pub fn verdict_lines(result: &RunResult) -> String {
         "{}/{} on {}: {} ({}){expectation}",
         run.scenario,
         run.variant,
-        run.cli_label,
+        run.cli_label_text(),
         v.outcome,
         v.outcome.hypothesis()
     );

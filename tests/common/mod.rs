@@ -30,7 +30,11 @@ pub fn cache() -> PathBuf {
 /// callers wait for one install).
 pub fn pinned_package() -> PathBuf {
     let version = wakeprobe::backend::PINNED_VERSION;
-    wakeprobe::backend::install::ensure(&cache(), version, &|_| {})
+    let pinned = wakeprobe::backend::catalog::Release {
+        version: version.parse().expect("the pinned version is semver"),
+        channel: wakeprobe::backend::channel::Channel::ClaudeCode,
+    };
+    wakeprobe::backend::install::ensure(&cache(), &pinned, &|_| {})
         .unwrap_or_else(|e| panic!("installing the pinned CLI {version}: {e}"));
     cache()
         .join("claude-code")

@@ -362,3 +362,79 @@ fn argument_mistakes_fail_before_anything_runs() {
         );
     }
 }
+
+/// A version neither channel publishes is bad input, found before anything runs: exit 2, and
+/// the nearest published versions named (asked of the real registry: 2.1.24 was never
+/// published, 2.1.23 and 2.1.25 were).
+#[test]
+fn an_unpublished_version_names_the_nearest_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "top-level-control",
+            "--claude-version",
+            "2.1.24",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(200),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: 2.1.24 is not published (neither by the claude-code package \
+         (@anthropic-ai/claude-code) nor by the Agent SDK (@anthropic-ai/claude-agent-sdk)): the \
+         nearest are 2.1.25, 2.1.23\n"
+    );
+    assert!(!out.exists(), "nothing was written");
+    assert!(
+        !cache().join("claude-code/2.1.24").exists(),
+        "nothing installed"
+    );
+}
+
+/// A registry that cannot be reached is a setup failure (exit 3) naming each channel that did
+/// not answer: npm is pointed at a closed loopback port through its own configuration
+/// (`npm_config_registry`, which wakeprobe leaves to npm), with a cache of its own so nothing
+/// is answered from npm's cache.
+#[test]
+fn an_unreachable_registry_exits_3_naming_the_channels() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port(); // closed again as the listener drops
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut cmd = wakeprobe(&[
+        "run",
+        "top-level-control",
+        "--claude-version",
+        "latest",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cmd.env("WAKEPROBE_CACHE", dir.path().join("cache"))
+        .env("npm_config_registry", format!("http://127.0.0.1:{port}/"))
+        .env("npm_config_fetch_retries", "0");
+    let output = output_within(cmd, Duration::from_secs(200));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    for channel in [
+        "for the claude-code package (@anthropic-ai/claude-code): FetchError: request to",
+        "nor for the Agent SDK (@anthropic-ai/claude-agent-sdk): FetchError: request to",
+    ] {
+        assert!(stderr.contains(channel), "{channel} in {stderr}");
+    }
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("ECONNREFUSED"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!out.exists(), "nothing was written");
+}

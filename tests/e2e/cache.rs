@@ -87,6 +87,10 @@ fn a_cached_cli_that_does_not_run_is_reinstalled() {
     );
 }
 
+/// An install npm finishes but whose CLI does not run fails, and leaves nothing: npm is told
+/// to leave out optional dependencies (`npm_config_omit`, npm's own setting, which wakeprobe
+/// leaves to it), so the claude-code package comes without its platform binary and its stub
+/// does not answer `--version`. Only the small wrapper package is downloaded.
 #[test]
 fn a_failed_install_leaves_no_lock_file_and_no_half_install() {
     let own = own_cache();
@@ -95,21 +99,25 @@ fn a_failed_install_leaves_no_lock_file_and_no_half_install() {
         "run",
         "top-level-control",
         "--claude-version",
-        "0.0.1",
+        "2.1.331",
         "--quiet",
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    cmd.env("WAKEPROBE_CACHE", own.path());
-    let output = output_within(cmd, Duration::from_secs(120));
+    cmd.env("WAKEPROBE_CACHE", own.path())
+        .env("npm_config_omit", "optional");
+    let output = output_within(cmd, Duration::from_secs(300));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("npm could not install @anthropic-ai/claude-code@0.0.1"),
+        stderr.contains(
+            "the installed @anthropic-ai/claude-code@2.1.331 has no runnable entry point: \
+             `--version`"
+        ),
         "{stderr}"
     );
     assert_eq!(debris(own.path()), Vec::<String>::new());
-    assert!(!own.path().join("claude-code/0.0.1").exists());
+    assert!(!own.path().join("claude-code/2.1.331").exists());
 }
 
 #[test]
@@ -132,10 +140,29 @@ fn cache_list_and_prune_keep_the_pinned_version() {
         assert_eq!(out.status.code(), Some(0));
         String::from_utf8_lossy(&out.stdout).to_string()
     };
+    // A version installed from the Agent SDK channel: its platform package's manifest.
+    let sdk = own
+        .path()
+        .join("claude-code/2.1.400/node_modules/@anthropic-ai/claude-agent-sdk-linux-x64");
+    std::fs::create_dir_all(&sdk).unwrap();
+    std::fs::write(sdk.join("package.json"), r#"{"version":"0.3.400"}"#).unwrap();
+    let code = own
+        .path()
+        .join("claude-code")
+        .join(PINNED)
+        .join("node_modules/@anthropic-ai/claude-code");
+    std::fs::create_dir_all(&code).unwrap();
+    std::fs::write(code.join("package.json"), r#"{"version":"2.1.332"}"#).unwrap();
     let list = run(&["cache", "list"]);
-    for version in ["2.1.100", "2.1.200", PINNED, "2.1.400"] {
-        assert!(list.contains(version), "{list}");
-    }
+    let row = |version: &str| {
+        list.lines()
+            .find(|l| l.trim_start().starts_with(version))
+            .unwrap_or_else(|| panic!("{version} in\n{list}"))
+            .to_string()
+    };
+    assert!(row("2.1.400").contains("agent-sdk 0.3.400"), "{list}");
+    assert!(row(PINNED).contains("claude-code"), "{list}");
+    assert!(row("2.1.100").contains("none (no package"), "{list}");
     assert!(list.contains("4 version(s), 2.3 KiB"), "{list}");
     let pruned = run(&["cache", "prune", "--keep", "1"]);
     // Newest first: 2.1.400 is kept, the pinned one always; the rest go.

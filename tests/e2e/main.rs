@@ -9,6 +9,7 @@ mod common;
 mod atomic;
 mod bad_input;
 mod cache;
+mod channels;
 mod conform_seed;
 mod cut_short;
 mod export;

@@ -77,6 +77,9 @@ fn the_nightly_workflow_passes_actionlint() {
         "upload-artifact",
         "schedule:",
         "wakeprobe history --scenarios all",
+        "node .ci/versions.mjs code.json sdk.json 0 3",
+        "npm view @anthropic-ai/claude-code versions --json > code.json",
+        "npm view '@anthropic-ai/claude-agent-sdk@>=0.0.0' name version claudeCodeVersion \\\n            optionalDependencies --json > sdk.json",
         "--append baseline/history.json --to latest --set bg_seconds=7",
         "git push",
     ] {
@@ -88,6 +91,51 @@ fn the_nightly_workflow_passes_actionlint() {
         text.contains("|| code=$?") && text.contains("6) echo"),
         "{text}"
     );
+}
+
+/// The nightly's `latest` and `latest~K` (`.ci/versions.mjs`, on the recorded registry
+/// answers) are wakeprobe's own: the union of both channels in semver order.
+#[test]
+fn the_nightly_resolves_latest_as_wakeprobe_does() {
+    use wakeprobe::backend::catalog::{Catalog, Spec};
+    use wakeprobe::backend::channel::Platform;
+    use wakeprobe::backend::registry::{Answers, parse_agent_sdk, parse_claude_code};
+    let fixtures = root().join("src/backend/fixtures/registry");
+    let (code, sdk) = (
+        fixtures.join("claude-code.versions.json"),
+        fixtures.join("claude-agent-sdk.releases.json"),
+    );
+    let backs: Vec<usize> = (0..8).chain([100, 475]).collect();
+    let out = Command::new("node")
+        .arg(root().join(".ci/versions.mjs"))
+        .arg(&code)
+        .arg(&sdk)
+        .args(backs.iter().map(|k| k.to_string()))
+        .output()
+        .expect("node runs the script");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers = Answers {
+        claude_code: parse_claude_code(&std::fs::read(&code).unwrap()).unwrap(),
+        agent_sdk: parse_agent_sdk(&std::fs::read(&sdk).unwrap()).unwrap(),
+    };
+    let catalog = Catalog::build(&answers, Ok(Platform::named("linux-x64")));
+    let at = |back: usize| catalog.resolve(&Spec::Latest { back }).unwrap();
+    let mut want = vec![format!("latest={}", at(0).version)];
+    want.extend(
+        backs
+            .iter()
+            .map(|k| format!("latest~{k}={}", at(*k).describe())),
+    );
+    let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(got[0], "latest=2.1.335", "as recorded on 2026-12-03");
 }
 
 /// The stored history the workflow extends: written by `wakeprobe history` with the settings
