@@ -414,10 +414,11 @@ pub enum GuardCommand {
         /// The guard script (default: ours, in sandbox-project/).
         #[arg(long)]
         script: Option<PathBuf>,
-        /// Also run the guard from seed 000 (extracted from the seed report) side by side.
+        /// Also run seed 000's guard side by side: wakeprobe's model of it (written from the
+        /// seed's description), or the original with --seed-report.
         #[arg(long)]
         with_seed: bool,
-        /// The seed 000 report (default: ../shared/seeds/000_*.txt).
+        /// A seed 000 report to take the original guard script from (implies --with-seed).
         #[arg(long, value_name = "PATH")]
         seed_report: Option<PathBuf>,
     },
