@@ -185,6 +185,11 @@ pub struct ExecArgs {
     /// scenario that has the fault's agent or work).
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Pass ARG to the CLI under test after the harness's own arguments (repeatable; a flag's
+    /// value is one more --cli-arg), e.g. --cli-arg=--no-session-persistence. Recorded in each
+    /// run's run.json and repro command.
+    #[arg(long = "cli-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub cli_args: Vec<String>,
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -514,6 +519,7 @@ impl PlaceArgs {
             variants: vec![],
             sets: vec![],
             faults: vec![],
+            cli_args: vec![],
             explore: false,
             repeat: 1,
             jobs: self.jobs,

@@ -35,6 +35,14 @@ pub mod fixtures {
     pub const SELF_ONLY_TRANSCRIPT: &str = include_str!("fixtures/gee-worker.jsonl");
     /// 2.1.144: no `background_tasks`; the seed's stall message.
     pub const NO_TASKS_STOP: &str = include_str!("fixtures/v2.1.144-worker-stop.json");
+    /// 2.1.332 with `--no-session-persistence`: `worker` stops with the seed's stall message
+    /// while its shell runs; the transcript its payload names was never written.
+    pub const UNPERSISTED_WORKER_STOP: &str = include_str!("fixtures/np-worker-stop.json");
+    /// The same run: `helper` stops normally while the worker's shell runs, no transcript.
+    pub const UNPERSISTED_HELPER_STOP: &str = include_str!("fixtures/np-helper-stop.json");
+    /// The same run: `worker`'s stop after the guard's block (`stop_hook_active` true).
+    pub const UNPERSISTED_WORKER_STOP_AFTER: &str =
+        include_str!("fixtures/np-worker-stop-after.json");
 }
 
 /// wakeprobe's model of seed 000's guard, written from what the seed says it does (it greps the
@@ -513,6 +521,31 @@ fn unreadable_transcript_cases(dir: &Path, neutral: &str, case: &mut Cases) {
         &nudged,
         pass,
     );
+    // Captured from 2.1.332 with --no-session-persistence; only the missing path is moved here.
+    for (what, fixture, expected) in [
+        (
+            "worker's stall, its shell running",
+            fixtures::UNPERSISTED_WORKER_STOP,
+            block,
+        ),
+        (
+            "helper's normal stop, the worker's shell running",
+            fixtures::UNPERSISTED_HELPER_STOP,
+            pass,
+        ),
+        (
+            "worker's stop after the block (stop_hook_active true)",
+            fixtures::UNPERSISTED_WORKER_STOP_AFTER,
+            pass,
+        ),
+    ] {
+        case.add(
+            format!("no transcript (2.1.332, --no-session-persistence): {what}"),
+            "transcript",
+            &transcript_at(parse(fixture), Some(&missing)),
+            expected,
+        );
+    }
     // 2.1.144 names a transcript too; without background_tasks only the words decide.
     for (m, expected) in [(STALLS[1], block), (NORMALS[0], pass)] {
         let v = transcript_at(words_payload(Some(m), false), Some(&missing));
@@ -771,6 +804,27 @@ mod tests {
         let old: Value = serde_json::from_str(fixtures::NO_TASKS_STOP).unwrap();
         assert_eq!(old["hook_event_name"], "SubagentStop");
         assert!(old.get("background_tasks").is_none());
+        // 2.1.332 without session persistence: the same fields, no owner field either; the
+        // agent's own shell is in the list, the stall is in the words.
+        let unpersisted: Value = serde_json::from_str(fixtures::UNPERSISTED_WORKER_STOP).unwrap();
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&unpersisted), keys(&v));
+        let tasks = unpersisted["background_tasks"].as_array().unwrap();
+        assert!(
+            tasks
+                .iter()
+                .any(|t| t["type"] == "shell" && t["status"] == "running")
+        );
+        assert!(tasks.iter().all(|t| t.get("owner").is_none()));
+        assert!(
+            unpersisted["agent_transcript_path"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(
+                    "agent-{}.jsonl",
+                    unpersisted["agent_id"].as_str().unwrap()
+                ))
+        );
         // Every transcript fixture is JSONL.
         for t in [
             fixtures::WORKER_TRANSCRIPT,
