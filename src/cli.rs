@@ -187,6 +187,11 @@ pub struct ExecArgs {
     /// scenario that has the fault's agent or work).
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Pass ARG to the CLI under test after the harness's own arguments (repeatable; a flag's
+    /// value is one more --cli-arg), e.g. --cli-arg=--no-session-persistence. Recorded in each
+    /// run's run.json and repro command.
+    #[arg(long = "cli-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub cli_args: Vec<String>,
     /// Repetitions of each run; their verdicts' agreement is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -416,10 +421,11 @@ pub enum GuardCommand {
         /// The guard script (default: ours, in sandbox-project/).
         #[arg(long)]
         script: Option<PathBuf>,
-        /// Also run the guard from seed 000 (extracted from the seed report) side by side.
+        /// Also run seed 000's guard side by side: wakeprobe's model of it (written from the
+        /// seed's description), or the original with --seed-report.
         #[arg(long)]
         with_seed: bool,
-        /// The seed 000 report (default: ../shared/seeds/000_*.txt).
+        /// A seed 000 report to take the original guard script from (implies --with-seed).
         #[arg(long, value_name = "PATH")]
         seed_report: Option<PathBuf>,
     },
@@ -515,6 +521,7 @@ impl PlaceArgs {
             variants: vec![],
             sets: vec![],
             faults: vec![],
+            cli_args: vec![],
             explore: false,
             repeat: 1,
             jobs: self.jobs,

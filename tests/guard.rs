@@ -1,6 +1,6 @@
-//! The stall guard: `wakeprobe guard verify` on our guard (zero misses) and on seed 000's
-//! original script (extracted from the seed report at test time; its misses are findings), a
-//! broken guard is caught; and properties over drawn messages: the agent's own live work blocks
+//! The stall guard: `wakeprobe guard verify` on our guard (zero misses) and on seed 000's guard
+//! (the project's model of it, or a script from a report; its misses are findings), a broken
+//! guard is caught; and properties over drawn messages: the agent's own live work blocks
 //! whatever it says, no message blocks where only others' work runs, sentences that merely use
 //! the guard's verbs never block on words, first-person stalls (curly apostrophes too) always
 //! do, one nudge only, a transcript written late is waited for (also when it lands between two of
@@ -19,15 +19,6 @@ fn our_guard() -> PathBuf {
     root().join("sandbox-project/.claude/hooks/subagent-stall-guard.sh")
 }
 
-/// Seed 000's report: in `../shared` beside the repository, or in `WAKEPROBE_SHARED` (a copy of
-/// the tree elsewhere, as cargo-mutants makes, has no `../shared`).
-fn seed_report() -> PathBuf {
-    let shared = std::env::var_os("WAKEPROBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared"));
-    shared.join("seeds/000_9de3bdae13b505a9.txt")
-}
-
 fn run(input: &serde_json::Value) -> Got {
     guard::run_guard(&our_guard(), input.to_string().as_bytes())
 }
@@ -35,36 +26,35 @@ fn run(input: &serde_json::Value) -> Got {
 const BLOCK: Got = Got::Decided(Decision::Block);
 const PASS: Got = Got::Decided(Decision::Pass);
 
+/// `guard verify` with its arguments, within two minutes: (exit code, stdout).
+fn verify(args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["guard", "verify"];
+    all.extend_from_slice(args);
+    let out = output_within(wakeprobe(&all), Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), format!("{stdout}{stderr}"))
+}
+
+/// The summary line of the seed's guard.
+fn seed_line(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("seed 000's guard ("))
+        .unwrap_or_else(|| panic!("the seed guard ran:\n{stdout}"))
+}
+
+/// On a plain clone (nothing read outside the repository): our guard misses nothing, and the
+/// project's model of seed 000's guard, which greps the whole payload, is compared and misses.
 #[test]
 fn our_guard_passes_the_corpus_and_the_seed_guard_is_compared() {
-    let report = seed_report();
+    let (code, stdout) = verify(&["--with-seed"]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(
-        report.exists(),
-        "the seed reports sit beside the repository ({})",
-        report.display()
-    );
-    let out = output_within(
-        wakeprobe(&[
-            "guard",
-            "verify",
-            "--with-seed",
-            "--seed-report",
-            report.to_str().unwrap(),
-        ]),
-        Duration::from_secs(120),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("0 false negatives, 0 false positives, 0 errors"),
+        stdout.contains("subagent-stall-guard.sh: 0 false negatives, 0 false positives, 0 errors"),
         "{stdout}"
     );
-    // Every structural situation is a case.
+    // Every structural situation is a case, and every shape of a missing transcript.
     for case in [
         "structure: own running shell, a neutral message",
         "structure: only the agent's own entry",
@@ -72,20 +62,58 @@ fn our_guard_passes_the_corpus_and_the_seed_guard_is_compared() {
         "structure: another subagent's running shell",
         "structure: the main agent's running shell",
         "structure: no background_tasks field",
-        "transcript: the path names no file",
+        "no transcript: own shell running, a stall",
+        "no transcript: own shell running, a neutral message",
+        "no transcript: only the main agent's shell running",
+        "no transcript, no background_tasks (2.1.144)",
+        "loop guard: no transcript",
     ] {
         assert!(stdout.contains(case), "no case `{case}`:\n{stdout}");
     }
     // The seed's guard greps the whole payload and knows few phrasings: its misses are printed.
-    let seed_line = stdout
-        .lines()
-        .find(|l| l.starts_with("seed 000's guard:"))
-        .expect("the seed guard ran");
+    let line = seed_line(&stdout);
+    assert!(line.contains("(wakeprobe's model of it)"), "{line}");
     assert!(
-        !seed_line.starts_with("seed 000's guard: 0 false negatives, 0 false positives"),
-        "{seed_line}"
+        !line.contains(": 0 false negatives, 0 false positives"),
+        "{line}"
     );
     assert!(stdout.contains("(miss)"));
+}
+
+/// `--seed-report` takes the script from a report the user has (here one this test writes,
+/// holding a guard that passes everything): its misses are exactly the corpus's blocks.
+#[test]
+fn the_seed_guard_is_taken_from_a_report_when_one_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("000_report.txt");
+    std::fs::write(
+        &report,
+        "A seed.\n\n## The hook script (for permanence)\n\n```bash\n#!/bin/sh\ncat >/dev/null\nexit 0\n```\n",
+    )
+    .unwrap();
+    let (code, stdout) = verify(&["--seed-report", report.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let line = seed_line(&stdout);
+    assert!(
+        line.contains(&format!("(from {})", report.display())),
+        "{line}"
+    );
+    let blocks = stdout
+        .lines()
+        .filter(|l| l.contains("┆ block    ┆"))
+        .count();
+    assert!(blocks > 10, "{stdout}");
+    assert!(
+        line.contains(&format!(
+            ": {blocks} false negatives, 0 false positives, 0 errors"
+        )),
+        "{blocks}: {line}"
+    );
+
+    std::fs::write(&report, "no script in here\n").unwrap();
+    let (code, stdout) = verify(&["--seed-report", report.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stdout.contains("no guard script found in it"), "{stdout}");
 }
 
 #[test]
@@ -145,6 +173,35 @@ fn the_block_names_the_task_and_the_one_call_wait() {
             assert!(!reason.contains(other), "{other} named: {reason}");
         }
     }
+}
+
+/// With no transcript, the block names the session's running work (not the agent itself), says
+/// how to wait for a shell in one call, and lets the agent end again if none of it is its own.
+#[test]
+fn without_a_transcript_the_block_names_the_running_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = guard::unpersisted(guard::fixtures::WORKER_STOP, dir.path(), guard::STALLS[1]);
+    let out = duct::cmd(our_guard(), std::iter::empty::<&str>())
+        .stdin_bytes(input.to_string())
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap();
+    for t in input["background_tasks"].as_array().unwrap() {
+        let id = t["id"].as_str().unwrap();
+        assert_eq!(
+            reason.contains(&format!("`{id}`")),
+            id != input["agent_id"],
+            "{id}: {reason}"
+        );
+    }
+    assert!(reason.contains("ONE foreground Bash call"), "{reason}");
+    assert!(reason.contains("grep -qF -e /ID.output"), "{reason}");
+    assert!(reason.contains("If none of it is yours"), "{reason}");
 }
 
 /// The own-work payload, its transcript path, the shell's id, and the transcript cut just
@@ -455,6 +512,32 @@ proptest! {
     fn first_person_stalls_block_on_words(message in first_person_stall()) {
         prop_assert_eq!(run(&guard::words_payload(Some(&message), false)), BLOCK, "{}", message);
         prop_assert_eq!(run(&guard::words_payload(Some(&message), true)), PASS, "{}", message);
+    }
+
+    /// With no transcript to read (`--no-session-persistence`), the payload decides: while work
+    /// runs, a first-person stall blocks, once.
+    #[test]
+    fn without_a_transcript_running_work_and_a_stall_in_words_block(message in first_person_stall()) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = guard::unpersisted(guard::fixtures::WORKER_STOP, dir.path(), &message);
+        prop_assert_eq!(run(&v), BLOCK, "{}", message);
+        v["stop_hook_active"] = true.into();
+        prop_assert_eq!(run(&v), PASS, "{}", message);
+    }
+
+    /// With no transcript to read, the guard's verbs about someone else and normal messages pass,
+    /// though work runs: nothing tells the agent's work from others'.
+    #[test]
+    fn without_a_transcript_others_verbs_and_normal_messages_pass(
+        third in third_party_sentence(),
+        normal in normal_message(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = guard::fixtures::WORKER_STOP;
+        prop_assert_eq!(run(&guard::unpersisted(stop, dir.path(), &third)), PASS, "{}", third);
+        if !STALL_STEMS.iter().any(|s| normal.to_lowercase().contains(s)) {
+            prop_assert_eq!(run(&guard::unpersisted(stop, dir.path(), &normal)), PASS, "{}", normal);
+        }
     }
 
     #[test]

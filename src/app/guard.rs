@@ -1,29 +1,10 @@
 //! `wakeprobe guard verify`: a guard script against the payload corpus, side by side with seed
-//! 000's original.
+//! 000's guard (the project's model of it, or the original from a seed report).
 
 use std::path::PathBuf;
 
 use super::*;
 use crate::cli::exit;
-
-/// The seed 000 report: `../shared/seeds/000_*.txt` from here or from the source tree.
-fn find_seed_report() -> Option<PathBuf> {
-    let roots = [
-        PathBuf::from(".."),
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
-    ];
-    roots.iter().find_map(|root| {
-        std::fs::read_dir(root.join("shared").join("seeds"))
-            .ok()?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name().is_some_and(|n| {
-                    n.to_string_lossy().starts_with("000_") && n.to_string_lossy().ends_with(".txt")
-                })
-            })
-    })
-}
 
 /// `wakeprobe guard verify`
 pub fn guard_verify(
@@ -46,24 +27,14 @@ pub fn guard_verify(
     let work = tempfile::tempdir().map_err(|e| AppError::setup(e.to_string()))?;
     let cases = guard::corpus(work.path());
     let mine = Verification::run(&ours, &cases);
-    let seed = if with_seed {
-        let report_path = seed_report.or_else(find_seed_report).ok_or_else(|| {
-            AppError::bad_input("cannot find seed 000's report (pass --seed-report PATH)")
-        })?;
-        let text = std::fs::read_to_string(&report_path)
-            .map_err(|e| AppError::bad_input(format!("{}: {e}", report_path.display())))?;
-        let body = guard::extract_seed_guard(&text).ok_or_else(|| {
-            AppError::bad_input(format!(
-                "{}: no guard script found in it",
-                report_path.display()
-            ))
-        })?;
+    let seed = if with_seed || seed_report.is_some() {
+        let (label, body) = seed_guard(seed_report)?;
         let path = work.path().join("seed-000-subagent-stall-guard.sh");
         std::fs::write(&path, body).map_err(|e| AppError::setup(e.to_string()))?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| AppError::setup(e.to_string()))?;
-        Some(Verification::run(&path, &cases))
+        Some((label, Verification::run(&path, &cases)))
     } else {
         None
     };
@@ -94,7 +65,7 @@ pub fn guard_verify(
             got.label(),
             ok.to_string(),
         ];
-        if let Some(seed) = &seed {
+        if let Some((_, seed)) = &seed {
             let s = &seed.results[i];
             let mark = if *s == guard::Got::Decided(case.expected) {
                 ""
@@ -112,10 +83,10 @@ pub fn guard_verify(
         ours.display(),
         cases.len()
     );
-    if let Some(seed) = &seed {
+    if let Some((label, seed)) = &seed {
         let (fneg, fpos, errors) = seed.misses(&cases);
         println!(
-            "seed 000's guard: {fneg} false negatives, {fpos} false positives, {errors} errors (findings about that script, not failures of this check)"
+            "seed 000's guard ({label}): {fneg} false negatives, {fpos} false positives, {errors} errors (findings about that script, not failures of this check)"
         );
     }
     Ok(if mine.passed(&cases) {
@@ -123,4 +94,24 @@ pub fn guard_verify(
     } else {
         exit::MISMATCH
     })
+}
+
+/// The seed's guard to compare with, and where it came from: the script in a seed 000 report the
+/// user has (`--seed-report`), else the project's own model of it (a plain clone has no report).
+fn seed_guard(report: Option<PathBuf>) -> Result<(String, String), AppError> {
+    let Some(report) = report else {
+        return Ok((
+            "wakeprobe's model of it".into(),
+            crate::guard::SEED_MODEL.to_string(),
+        ));
+    };
+    let text = std::fs::read_to_string(&report)
+        .map_err(|e| AppError::bad_input(format!("{}: {e}", report.display())))?;
+    let body = crate::guard::extract_seed_guard(&text).ok_or_else(|| {
+        AppError::bad_input(format!(
+            "{}: no guard script found in it (a bash block after a \"The hook script\" heading)",
+            report.display()
+        ))
+    })?;
+    Ok((format!("from {}", report.display()), body))
 }

@@ -200,24 +200,13 @@ pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_c
 
 /// The command that files a run's draft as a GitHub issue.
 pub fn issue_command(dir: &Path) -> String {
-    let quoted = |file: &str| shell_quote(&dir.join(file).display().to_string());
+    let quoted =
+        |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
     format!(
         "gh issue create --title \"$(cat {})\" --body-file {}",
         quoted(crate::report::TITLE_FILE),
         quoted(crate::report::REPORT_FILE)
     )
-}
-
-/// A word for sh: as is when it is plain, else in single quotes.
-fn shell_quote(word: &str) -> String {
-    let plain = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
-    if plain && !word.is_empty() {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// The documented exit code for what ran: interrupted, then a setup failure, then a mismatch.

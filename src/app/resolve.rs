@@ -390,6 +390,7 @@ pub fn exec_options(
         .unwrap_or(2);
     Ok(ExecOptions {
         faults: faults(scenarios, exec)?,
+        cli_args: exec.cli_args.clone(),
         run_dir,
         // A run mostly waits on the CLI and its sleeping tasks, so runs overlap well beyond the
         // CPU count; the cap keeps CLI start-ups from crowding each other's timing.
@@ -426,7 +427,39 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
         }
     }
     faults(scenarios, exec)?;
+    check_cli_args(&exec.cli_args)?;
     check_out(&exec.out)
+}
+
+/// The arguments the harness gives the CLI itself: a `--cli-arg` may not give them again (the
+/// run would not be the one its report describes).
+const HARNESS_CLI_ARGS: &[&str] = &[
+    "-p",
+    "--print",
+    "--input-format",
+    "--output-format",
+    "--verbose",
+    "--permission-mode",
+    "--allowedTools",
+    "--allowed-tools",
+];
+
+/// `--cli-arg`s: the first must be a flag, and none may be one of the harness's own.
+pub fn check_cli_args(args: &[String]) -> Result<(), AppError> {
+    if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
+        return Err(AppError::bad_input(format!(
+            "--cli-arg {first}: expected a flag for the CLI (starting with `-`), e.g. --cli-arg=--no-session-persistence"
+        )));
+    }
+    for arg in args {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if HARNESS_CLI_ARGS.contains(&name) {
+            return Err(AppError::bad_input(format!(
+                "--cli-arg {arg}: the harness passes {name} itself (see the report's Repro)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--fault` specs, each resolved; its agent (or tracked work) must be one of a chosen
@@ -613,7 +646,31 @@ pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
 
 #[cfg(test)]
 mod tests {
-    use super::check_out;
+    use super::{check_cli_args, check_out};
+
+    #[test]
+    fn cli_args_are_flags_and_never_the_harness_own() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(check_cli_args(&[]).is_ok());
+        assert!(check_cli_args(&args(&["--no-session-persistence"])).is_ok());
+        assert!(
+            check_cli_args(&args(&["--model", "opus"])).is_ok(),
+            "a flag's value"
+        );
+        for (bad, says) in [
+            (&["opus"][..], "expected a flag"),
+            (&["--verbose"][..], "the harness passes --verbose itself"),
+            (
+                &["--permission-mode=auto"][..],
+                "passes --permission-mode itself",
+            ),
+            (&["--model", "x", "-p"][..], "passes -p itself"),
+        ] {
+            let err = check_cli_args(&args(bad)).unwrap_err();
+            assert_eq!(err.code, crate::cli::exit::BAD_INPUT, "{bad:?}");
+            assert!(err.message.contains(says), "{bad:?}: {}", err.message);
+        }
+    }
 
     #[test]
     fn an_out_folder_is_checked_without_creating_it() {

@@ -194,7 +194,8 @@ fn spawn_supervised(
         scenario_env: &plan.driver.env,
         sim_profile,
     });
-    let args = req.cli.args(&plan.driver, parts.tagged_prompt);
+    let mut args = req.cli.args(&plan.driver, parts.tagged_prompt);
+    args.extend(req.cli_args.iter().cloned());
     let mut cmd = lifeline.command(
         parts.wakeprobe,
         &parts.sandbox.events_socket(),

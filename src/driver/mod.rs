@@ -117,6 +117,8 @@ pub struct RunRequest {
     pub repetition: u32,
     pub template: PathBuf,
     pub network: NetworkPolicy,
+    /// Given to the CLI after the harness's own arguments (`--cli-arg`).
+    pub cli_args: Vec<String>,
     pub cancel: Cancel,
     pub status: StatusHandle,
     pub command: String,
@@ -279,6 +281,7 @@ fn run_info(
         cli_channel: req.cli.channel.clone(),
         mode: plan.driver.mode,
         permission_mode: plan.driver.permission_mode.clone(),
+        cli_args: req.cli_args.clone(),
         params: plan.params.clone(),
         param_ranges: plan.param_ranges.clone(),
         outside_range: plan.outside_range.clone(),

@@ -112,6 +112,10 @@ pub struct RunInfo {
     pub cli_channel: Option<Channel>,
     pub mode: DriverMode,
     pub permission_mode: String,
+    /// Arguments given to the CLI after the harness's own (`--cli-arg`), e.g.
+    /// `--no-session-persistence`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cli_args: Vec<String>,
     pub params: Params,
     /// Where the scenario's expected verdict holds, for parameters that declare a range.
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]

@@ -35,7 +35,20 @@ pub mod fixtures {
     pub const SELF_ONLY_TRANSCRIPT: &str = include_str!("fixtures/gee-worker.jsonl");
     /// 2.1.144: no `background_tasks`; the seed's stall message.
     pub const NO_TASKS_STOP: &str = include_str!("fixtures/v2.1.144-worker-stop.json");
+    /// 2.1.332 with `--no-session-persistence`: `worker` stops with the seed's stall message
+    /// while its shell runs; the transcript its payload names was never written.
+    pub const UNPERSISTED_WORKER_STOP: &str = include_str!("fixtures/np-worker-stop.json");
+    /// The same run: `helper` stops normally while the worker's shell runs, no transcript.
+    pub const UNPERSISTED_HELPER_STOP: &str = include_str!("fixtures/np-helper-stop.json");
+    /// The same run: `worker`'s stop after the guard's block (`stop_hook_active` true).
+    pub const UNPERSISTED_WORKER_STOP_AFTER: &str =
+        include_str!("fixtures/np-worker-stop-after.json");
 }
+
+/// wakeprobe's model of seed 000's guard, written from what the seed says it does (it greps the
+/// whole payload for `stop_hook_active` true, then for a few stall phrasings): what `guard
+/// verify --with-seed` compares with where no seed report is at hand.
+pub const SEED_MODEL: &str = include_str!("seed000-model.sh");
 
 /// The SubagentStop payload the corpus is mostly built on (2.1.332).
 pub const CAPTURED: &str = fixtures::WORKER_STOP;
@@ -223,6 +236,7 @@ pub fn corpus(dir: &Path) -> Vec<Case> {
     let mut cases = Cases::default();
     structure_cases(dir, &neutral, &mut cases);
     ownership_cases(dir, &neutral, &mut cases);
+    unreadable_transcript_cases(dir, &neutral, &mut cases);
     nudge_and_word_cases(dir, &neutral, &mut cases);
     let mut cases = cases.0;
     malformed_cases(&mut cases);
@@ -352,7 +366,6 @@ fn structure_cases(dir: &Path, neutral: &str, case: &mut Cases) {
 /// Whose work it is, when only the prompt or nobody's transcript names it.
 fn ownership_cases(dir: &Path, neutral: &str, case: &mut Cases) {
     let pass = Decision::Pass;
-    let own = own_work_payload;
     let own_shell = own_shell_id();
     // The main agent's shell id in the worker's prompt (a user record), not in a tool result.
     let main_shell = parse(fixtures::OTHER_STOP)["background_tasks"][0]["id"]
@@ -396,39 +409,153 @@ fn ownership_cases(dir: &Path, neutral: &str, case: &mut Cases) {
         &no_tasks,
         pass,
     );
+}
 
-    // The transcript cannot be read: the guard cannot tell whose work runs, so it passes.
-    let mut missing = own(dir, STALLS[0], false);
-    missing["agent_transcript_path"] = Value::String(
-        dir.join("no-such-transcript.jsonl")
-            .to_string_lossy()
-            .into(),
+/// A payload whose `agent_transcript_path` names `path`, or has none (`None`).
+fn transcript_at(mut v: Value, path: Option<&Path>) -> Value {
+    match path {
+        Some(p) => v["agent_transcript_path"] = Value::String(p.to_string_lossy().into_owned()),
+        None => {
+            v.as_object_mut()
+                .expect("an object")
+                .remove("agent_transcript_path");
+        }
+    }
+    v
+}
+
+/// A fixture payload with `message` as its last message and its transcript missing, as the CLI
+/// leaves it with `--no-session-persistence`: the payload still names the file.
+pub fn unpersisted(fixture: &str, dir: &Path, message: &str) -> Value {
+    let mut v = parse(fixture);
+    v["last_assistant_message"] = Value::String(message.to_string());
+    transcript_at(v, Some(&dir.join("no-such-transcript.jsonl")))
+}
+
+/// The transcript cannot be read (`--no-session-persistence` writes none): only the payload can
+/// tell. Running work and a stall in words block; a neutral or a done message, nothing running
+/// or the loop guard pass.
+fn unreadable_transcript_cases(dir: &Path, neutral: &str, case: &mut Cases) {
+    let block = Decision::Block;
+    let pass = Decision::Pass;
+    let own = own_work_payload;
+    let missing = dir.join("no-such-transcript.jsonl");
+    for m in [STALLS[0], STALLS[1], STALLS[3]] {
+        case.add(
+            format!("no transcript: own shell running, a stall: {m}"),
+            "transcript",
+            &unpersisted(fixtures::WORKER_STOP, dir, m),
+            block,
+        );
+    }
+    case.add(
+        format!(
+            "no transcript (the path is a folder): own shell running, a stall: {}",
+            STALLS[0]
+        ),
+        "transcript",
+        &transcript_at(own(dir, STALLS[0], false), Some(dir)),
+        block,
     );
     case.add(
-        "transcript: the path names no file".into(),
+        format!(
+            "no transcript (no agent_transcript_path): own shell running, a stall: {}",
+            STALLS[0]
+        ),
         "transcript",
-        &missing,
-        pass,
+        &transcript_at(own(dir, STALLS[0], false), None),
+        block,
     );
-    let mut folder = own(dir, STALLS[0], false);
-    folder["agent_transcript_path"] = Value::String(dir.to_string_lossy().into());
     case.add(
-        "transcript: the path is a folder".into(),
+        format!(
+            "no transcript: only the main agent's shell running (whose, nothing tells), a stall: {}",
+            STALLS[0]
+        ),
         "transcript",
-        &folder,
-        pass,
+        &unpersisted(fixtures::OTHER_STOP, dir, STALLS[0]),
+        block,
     );
-    let mut absent = own(dir, STALLS[0], false);
-    absent
-        .as_object_mut()
-        .expect("an object")
-        .remove("agent_transcript_path");
+    for (what, m) in [
+        ("a neutral message", neutral),
+        ("done", NORMALS[0]),
+        (
+            "others' verbs",
+            "CI will resume once the runners are back; all tests pass.",
+        ),
+        ("an empty message", ""),
+    ] {
+        case.add(
+            format!("no transcript: own shell running, {what}: {m}"),
+            "transcript",
+            &unpersisted(fixtures::WORKER_STOP, dir, m),
+            pass,
+        );
+    }
+    let mut self_only = unpersisted(fixtures::SELF_ONLY_STOP, dir, STALLS[0]);
+    self_only["stop_hook_active"] = Value::Bool(false);
     case.add(
-        "transcript: no agent_transcript_path".into(),
+        "no transcript: only the agent's own entry, a stall".into(),
         "transcript",
-        &absent,
+        &self_only,
         pass,
     );
+    let mut completed = unpersisted(fixtures::WORKER_STOP, dir, STALLS[0]);
+    for t in completed["background_tasks"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        t["status"] = Value::String("completed".into());
+    }
+    case.add(
+        "no transcript: every task completed, a stall".into(),
+        "transcript",
+        &completed,
+        pass,
+    );
+    let mut nudged = unpersisted(fixtures::WORKER_STOP, dir, STALLS[0]);
+    nudged["stop_hook_active"] = Value::Bool(true);
+    case.add(
+        "loop guard: no transcript, own shell running, a stall, stop_hook_active true".into(),
+        "loop-guard",
+        &nudged,
+        pass,
+    );
+    // Captured from 2.1.332 with --no-session-persistence; only the missing path is moved here.
+    for (what, fixture, expected) in [
+        (
+            "worker's stall, its shell running",
+            fixtures::UNPERSISTED_WORKER_STOP,
+            block,
+        ),
+        (
+            "helper's normal stop, the worker's shell running",
+            fixtures::UNPERSISTED_HELPER_STOP,
+            pass,
+        ),
+        (
+            "worker's stop after the block (stop_hook_active true)",
+            fixtures::UNPERSISTED_WORKER_STOP_AFTER,
+            pass,
+        ),
+    ] {
+        case.add(
+            format!("no transcript (2.1.332, --no-session-persistence): {what}"),
+            "transcript",
+            &transcript_at(parse(fixture), Some(&missing)),
+            expected,
+        );
+    }
+    // 2.1.144 names a transcript too; without background_tasks only the words decide.
+    for (m, expected) in [(STALLS[1], block), (NORMALS[0], pass)] {
+        let v = transcript_at(words_payload(Some(m), false), Some(&missing));
+        case.add(
+            format!("no transcript, no background_tasks (2.1.144): {m}"),
+            "transcript",
+            &v,
+            expected,
+        );
+    }
 }
 
 /// One nudge only; and words, where the payload does not say what runs.
@@ -559,8 +686,7 @@ pub fn run_guard_within(script: &Path, input: &[u8], limit: Duration) -> Got {
         Ok(None) => {
             // The guard and anything it left holding its pipes.
             for pid in handle.pids() {
-                // SAFETY: kill(2) on the process group this guard leads; no memory is shared.
-                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+                crate::os::procs::signal_group(pid, crate::os::procs::Signal::KILL);
             }
             let _ = handle.kill();
             let _ = handle.wait_timeout(Duration::from_secs(1));
@@ -678,6 +804,27 @@ mod tests {
         let old: Value = serde_json::from_str(fixtures::NO_TASKS_STOP).unwrap();
         assert_eq!(old["hook_event_name"], "SubagentStop");
         assert!(old.get("background_tasks").is_none());
+        // 2.1.332 without session persistence: the same fields, no owner field either; the
+        // agent's own shell is in the list, the stall is in the words.
+        let unpersisted: Value = serde_json::from_str(fixtures::UNPERSISTED_WORKER_STOP).unwrap();
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&unpersisted), keys(&v));
+        let tasks = unpersisted["background_tasks"].as_array().unwrap();
+        assert!(
+            tasks
+                .iter()
+                .any(|t| t["type"] == "shell" && t["status"] == "running")
+        );
+        assert!(tasks.iter().all(|t| t.get("owner").is_none()));
+        assert!(
+            unpersisted["agent_transcript_path"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(
+                    "agent-{}.jsonl",
+                    unpersisted["agent_id"].as_str().unwrap()
+                ))
+        );
         // Every transcript fixture is JSONL.
         for t in [
             fixtures::WORKER_TRANSCRIPT,
@@ -689,6 +836,44 @@ mod tests {
                 serde_json::from_str::<Value>(line).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn unpersisted_payloads_keep_the_fixture_and_name_a_transcript_that_is_not_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = unpersisted(fixtures::WORKER_STOP, dir.path(), "Waiting.");
+        let fixture = parse(fixtures::WORKER_STOP);
+        assert_eq!(v["last_assistant_message"], "Waiting.");
+        assert_eq!(v["background_tasks"], fixture["background_tasks"]);
+        assert_eq!(v["agent_id"], fixture["agent_id"]);
+        let path = Path::new(v["agent_transcript_path"].as_str().unwrap());
+        assert!(path.starts_with(dir.path()) && !path.exists(), "{path:?}");
+        assert!(
+            transcript_at(v, None)
+                .get("agent_transcript_path")
+                .is_none()
+        );
+    }
+
+    /// The model behaves as seed 000 describes its guard: the loop flag anywhere passes, a stall
+    /// phrasing anywhere in the payload blocks (a task's description too), else it passes.
+    #[test]
+    fn the_seed_model_greps_the_whole_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("model.sh");
+        std::fs::write(&script, SEED_MODEL).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let got = |v: &Value| run_guard(&script, &to_json(v));
+        let block = Got::Decided(Decision::Block);
+        let pass = Got::Decided(Decision::Pass);
+        assert_eq!(got(&words_payload(Some(STALLS[0]), false)), block);
+        assert_eq!(got(&words_payload(Some(STALLS[0]), true)), pass);
+        assert_eq!(got(&words_payload(Some(NORMALS[0]), false)), pass);
+        let mut described = words_payload(Some(NORMALS[0]), false);
+        described["background_tasks"] =
+            serde_json::json!([{"id": "b1", "description": "Await the completion"}]);
+        assert_eq!(got(&described), block);
     }
 
     #[test]

@@ -106,6 +106,8 @@ pub struct ExecOptions {
     /// `--fault` specs and what they resolve to: added to every plan that has the fault's
     /// agent, and to each run's repro command.
     pub faults: Vec<(String, crate::scenario::Fault)>,
+    /// `--cli-arg`s: given to every run's CLI after the harness's own, and to its repro command.
+    pub cli_args: Vec<String>,
     pub template: PathBuf,
     pub keep: bool,
     pub network: NetworkPolicy,
@@ -279,6 +281,18 @@ fn fault_flags(faults: &[(String, crate::scenario::Fault)], plan: &Plan) -> Stri
         .collect()
 }
 
+/// The `--cli-arg` flags, as the repro command repeats them (`=` keeps a leading dash a value).
+fn cli_arg_flags(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            format!(
+                " {}",
+                crate::os::subprocess::shell_word(&format!("--cli-arg={a}"))
+            )
+        })
+        .collect()
+}
+
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.
 async fn run_cell(
     job: &Job,
@@ -293,9 +307,10 @@ async fn run_cell(
         repetition: job.repetition,
         template: opts.template.clone(),
         network: opts.network,
+        cli_args: opts.cli_args.clone(),
         cancel,
         status,
-        command: job.command() + &fault_flags(&opts.faults, &plan),
+        command: job.command() + &fault_flags(&opts.faults, &plan) + &cli_arg_flags(&opts.cli_args),
     })
     .await
     .map_err(|e| e.to_string())?;
@@ -466,6 +481,7 @@ mod tests {
             run_dir: PathBuf::from("/nonexistent"),
             jobs: 1,
             faults: vec![],
+            cli_args: vec![],
             template: PathBuf::from("/nonexistent"),
             keep: false,
             network: NetworkPolicy::Host,

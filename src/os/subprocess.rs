@@ -5,6 +5,18 @@
 
 use std::time::Duration;
 
+/// A word for sh: as is when it is plain, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain && !word.is_empty() {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// What a bounded child did.
 #[derive(Debug)]
 pub enum Finished {

@@ -102,10 +102,10 @@ fn expected(v: &Verdict) -> String {
     )
 }
 
-fn driver_step(plan: &Plan) -> String {
+fn driver_step(plan: &Plan, cli_args: &[String]) -> String {
     let d = &plan.driver;
     let tools = d.allowed_tools.join(" ");
-    match d.mode {
+    let step = match d.mode {
         DriverMode::Print => format!(
             "Run `claude -p \"<prompt>\" --output-format stream-json --verbose --permission-mode {} --allowedTools \"{tools}\"` (print mode) with the prompt “{}”.",
             d.permission_mode, d.prompt
@@ -139,7 +139,15 @@ fn driver_step(plan: &Plan) -> String {
                 d.permission_mode, d.prompt
             )
         }
+    };
+    if cli_args.is_empty() {
+        return step;
     }
+    let extra: Vec<String> = cli_args
+        .iter()
+        .map(|a| crate::os::subprocess::shell_word(a))
+        .collect();
+    format!("{step} Add `{}` to the command line.", extra.join(" "))
 }
 
 fn script_steps(plan: &Plan) -> Vec<String> {
@@ -411,7 +419,7 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let mut steps = vec![
         "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),
         "Point the CLI at a scripted fake of the Messages API on loopback (`ANTHROPIC_BASE_URL`, a dummy key); each agent's replies come from the script below, so the model is the only fake.".to_string(),
-        driver_step(d.plan),
+        driver_step(d.plan, &run.cli_args),
     ];
     for line in script_steps(d.plan) {
         steps.push(format!("The model script: {line}"));

@@ -1,6 +1,6 @@
 //! `claude-sim`'s flags: the subset of the real CLI's that the harness passes, with the same
 //! spellings (`-p`, `--input-format`, `--output-format`, `--verbose`, `--permission-mode`,
-//! `--allowedTools`, `--continue`), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
+//! `--allowedTools`, `--continue`, `--no-session-persistence`), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
 
 use clap::Parser;
 
@@ -37,6 +37,10 @@ pub struct Args {
     pub dangerously_skip_permissions: bool,
     #[arg(long)]
     pub include_partial_messages: bool,
+    /// Write no transcripts (print mode only), as the real CLI: the subagents' meta files are
+    /// still written, and SubagentStop still names the transcript that is not there.
+    #[arg(long)]
+    pub no_session_persistence: bool,
     /// Take up the project's most recent session again.
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,
@@ -105,6 +109,15 @@ fn split_tools(values: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn knows_no_session_persistence_as_the_real_cli_spells_it() {
+        let a =
+            Args::parse_from_iter(["claude-sim", "-p", "x", "--no-session-persistence"]).unwrap();
+        assert!(a.no_session_persistence);
+        let b = Args::parse_from_iter(["claude-sim", "-p", "x"]).unwrap();
+        assert!(!b.no_session_persistence);
+    }
 
     #[test]
     fn parses_what_the_harness_passes() {

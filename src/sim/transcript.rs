@@ -20,6 +20,8 @@ pub struct Transcript {
     cwd: String,
     version: String,
     last_uuid: Mutex<Option<String>>,
+    /// False with `--no-session-persistence`: rows are numbered but never written.
+    persist: bool,
 }
 
 impl Transcript {
@@ -37,10 +39,20 @@ impl Transcript {
             cwd: cwd.display().to_string(),
             version: version.to_string(),
             last_uuid: Mutex::new(None),
+            persist: true,
         }
     }
 
+    /// The same transcript, written to disk only when `persist` holds.
+    pub fn persisting(mut self, persist: bool) -> Transcript {
+        self.persist = persist;
+        self
+    }
+
     fn append(&self, row: &Value) {
+        if !self.persist {
+            return;
+        }
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -107,6 +119,22 @@ pub fn write_meta(path: &Path, meta: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--no-session-persistence`: rows are still made (the ids chain), none is written.
+    #[test]
+    fn an_unpersisted_transcript_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/subagents/agent-a1.jsonl");
+        let t = Transcript::new(path.clone(), Some("a1".into()), "s", dir.path(), "v")
+            .persisting(false);
+        let uuid = t.row(
+            "user",
+            Some(json!({"role": "user", "content": "hi"})),
+            Map::new(),
+        );
+        assert!(!uuid.is_empty());
+        assert!(!path.exists() && !dir.path().join("s").exists());
+    }
 
     #[test]
     fn rows_chain_and_name_their_agent() {

@@ -15,6 +15,7 @@ mod cut_short;
 mod export;
 mod faults;
 mod fuzz;
+mod guard_unpersisted;
 mod history;
 mod import;
 mod install;

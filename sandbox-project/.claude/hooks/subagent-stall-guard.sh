@@ -12,14 +12,18 @@
 #    from the agent's own transcript (`agent_transcript_path`): the agent started a task when
 #    the task's id appears in one of its tool results ("Command running in background with ID:
 #    b6fpiu52d. ..."). The reason names each task and how to wait for it in one tool call.
+#    Where the transcript cannot be read (`--no-session-persistence` and the Agent SDK's
+#    `persistSession: false` write none, yet the payload names one), the payload alone decides:
+#    some work of the session is `running` and the final message expects a wake-up (the phrases
+#    of 2), so the stop is blocked once, naming the running work. A neutral message then passes:
+#    the payload has no owner field to tell the agent's work from others'.
 # 2. Words as a fallback. Where the payload has no `background_tasks` (2.1.144 and older), the
 #    final message is matched against phrases that expect a later wake-up ("the run will
 #    re-invoke me", "I'll be notified when it finishes"), on word boundaries and with curly
 #    apostrophes read as straight ones.
 #
 # It lets the stop through when `stop_hook_active` is true (one nudge only), when the agent's
-# work is done, and on anything it cannot read: input that is not a JSON object, a transcript
-# that is missing or unreadable. It always exits 0.
+# work is done, and on input that is not a JSON object. It always exits 0.
 #
 # Why pure bash: the hook must run on a fresh machine, where jq, python or our own binary may be
 # missing, and a hook that cannot start lets every stall through unnoticed. Bash's own string
@@ -201,6 +205,74 @@ parse_json "$payload" || exit 0
 # One nudge only: the CLI sets stop_hook_active on the stop that follows a block.
 [[ $top_stop_hook_active == l:true ]] && exit 0
 
+# --- Words: a final message that expects a later wake-up ------------------------------------------
+# Phrases that expect to be woken ("the run will re-invoke me", "I'll be notified when it
+# finishes"), on word boundaries and with curly apostrophes read as straight ones. Returns 0 when
+# the final message is one.
+stall_words() {
+  ((has_message)) || return 1
+  local message pattern B I stall_patterns
+  message=$(text_of "$top_last_assistant_message")
+  B='(^|[^a-z0-9_])' # a word starts here: no match inside "will", "ci will", "renotify"
+  I="(i'll|i will|we'll|we will|i'm going to|i am going to|i expect to|we expect to|i should|we should)"
+  stall_patterns=(
+    "re-?invoke[sd]? (me|us)([^a-z0-9_]|$)"
+    "${B}${I} (be|get) re-?invoked"
+    "${B}${I} (be )?(woken|woke|awoken|pinged|notified|called back)"
+    "(will|should|would) (wake|notify|ping|re-?invoke) (me|us)([^a-z0-9_]|$)"
+    "${B}notif(y|ies) (me|us)([^a-z0-9_]|$)"
+    "${B}(i'll|i will|we'll|we will|i'm going to|i can) (resume|continue|check back|pick (it|this|that) (back )?up|report back|come back|get back to (it|this))[a-z ]* (when|once|after|as soon as)"
+    "${B}(when|once|as soon as) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits|lands)[, ]+(i'll|i will|we'll)([^a-z0-9_]|$)"
+    "${B}(await|awaiting|waiting (for|on)) (the |its |a |my |this )?[a-z0-9 '_-]*(completion|notification|callback|to (finish|complete|end))"
+    "${B}(completion|notification) (event )?(will|should) (arrive|come|wake)"
+    "${B}(continue|resume|proceed) (when|once|after) (notified|woken|pinged|re-?invoked)"
+  )
+  shopt -s nocasematch
+  for pattern in "${stall_patterns[@]}"; do
+    if [[ $message =~ $pattern ]]; then
+      shopt -u nocasematch
+      return 0
+    fi
+  done
+  shopt -u nocasematch
+  return 1
+}
+
+# --- The reason: the tasks by name, and how to wait for them in one call -------------------------
+# name_tasks RESULTS INDEX...: sets `named` (each task's id, type and description) and `how`
+# (a one-call wait for the shells, where RESULTS, the agent's tool results, may name their output
+# files; a word on the other kinds).
+name_tasks() {
+  local results=$1 i id what kind output s waits='' reads='' others=0 shells=()
+  shift
+  named='' how=''
+  for i in "$@"; do
+    id=${task_id[i]}
+    what=${task_desc[i]-}
+    [[ -n $what ]] || what=${task_cmd[i]-}
+    kind=${task_type[i]-task}
+    named+="${named:+; }\`$(json_of "$id")\` ($(json_of "$kind")${what:+: $(json_of "$what")})"
+    if [[ $kind == shell ]]; then
+      output=''
+      [[ $results =~ written\ to:\ ([^\"$BS$QT]*/$id\.output) ]] && output=${BASH_REMATCH[1]}
+      shells+=("$id:$output")
+    else
+      others=1
+    fi
+  done
+  if ((${#shells[@]})); then
+    for s in "${shells[@]}"; do
+      id=${s%%:*} output=${s#*:}
+      waits+=" -e /$id.output"
+      reads+=" ${output:-<the output file of $id>}"
+    done
+    how+="In ONE foreground Bash call (timeout 600000), wait until it has ended, then read its output: for i in \$(seq 1 115); do ls -l /proc/[0-9]*/fd 2>/dev/null | grep -qF$waits || break; sleep 5; done; tail -n 50$reads (on Linux: the command holds its output file open until it exits). "
+  fi
+  if ((others)); then
+    how+="For a subagent, monitor or teammate, stay live until it reports: its <task-notification> reaches you at your next tool step after it ends. "
+  fi
+}
+
 # --- 1. Structure: the agent's own live work -----------------------------------------------------
 if ((tasks_present)); then
   live=()
@@ -211,7 +283,19 @@ if ((tasks_present)); then
   done
   ((${#live[@]})) || exit 0
   transcript=$(text_of "$top_agent_transcript_path")
-  [[ -n $transcript && -f $transcript && -r $transcript ]] || exit 0
+  if [[ -z $transcript || ! -f $transcript || ! -r $transcript ]]; then
+    # No transcript to tell whose work runs: none is written with `--no-session-persistence`
+    # (the Agent SDK's `persistSession: false`), yet the payload still names the file. The
+    # payload itself must then decide, and on 2.1.332 it says nothing of owners (no such field
+    # in `background_tasks`): work is running in the session and the final message expects a
+    # wake-up, so the stop is a stall as far as anything here can see. Blocked once, naming the
+    # running work; a neutral message is let through, as nothing tells its work from others'.
+    stall_words || exit 0
+    name_tasks '' "${live[@]}"
+    # Which of them is the agent's is not known here: the wait is spelled for one id it fills in.
+    how="For a shell command of yours, in ONE foreground Bash call (timeout 600000), wait until it has ended, then read its output: for i in \$(seq 1 115); do ls -l /proc/[0-9]*/fd 2>/dev/null | grep -qF -e /ID.output || break; sleep 5; done; tail -n 50 OUTPUT_FILE (ID: its id above; OUTPUT_FILE: the file named when it started; on Linux the command holds that file open until it exits). For a subagent, monitor or teammate, stay live until it reports: its <task-notification> reaches you at your next tool step after it ends. "
+    block "You ended your turn expecting to be woken when background work finishes. This session still has work running: $named. A subagent that ends its turn is finalized: work it started would be orphaned, and nothing may wake you when it ends. If any of this work is yours, do not end your turn yet. ${how}Then finish with its result. If none of it is yours, end your turn again with your result: the stop is blocked once only."
+  fi
   patterns=()
   for i in "${live[@]}"; do patterns+=(-e "${task_id[i]}"); done
   # The agent's tool results that name a live task: those tasks are its own. The CLI writes the
@@ -234,62 +318,18 @@ if ((tasks_present)); then
     sleep 0.1 2>/dev/null || break
   done
   [[ -n $results ]] || exit 0
-  named='' shells=() others=0
+  own=()
   for i in "${live[@]}"; do
-    id=${task_id[i]}
-    [[ $results =~ (^|[^A-Za-z0-9_])$id([^A-Za-z0-9_]|$) ]] || continue
-    what=${task_desc[i]-}
-    [[ -n $what ]] || what=${task_cmd[i]-}
-    kind=${task_type[i]-task}
-    named+="${named:+; }\`$(json_of "$id")\` ($(json_of "$kind")${what:+: $(json_of "$what")})"
-    if [[ $kind == shell ]]; then
-      output=''
-      [[ $results =~ written\ to:\ ([^\"$BS$QT]*/$id\.output) ]] && output=${BASH_REMATCH[1]}
-      shells+=("$id:$output")
-    else
-      others=1
-    fi
+    [[ $results =~ (^|[^A-Za-z0-9_])${task_id[i]}([^A-Za-z0-9_]|$) ]] && own+=("$i")
   done
-  [[ -n $named ]] || exit 0
-  how=''
-  if ((${#shells[@]})); then
-    waits='' reads=''
-    for s in "${shells[@]}"; do
-      id=${s%%:*} output=${s#*:}
-      waits+=" -e /$id.output"
-      reads+=" ${output:-<the output file of $id>}"
-    done
-    how+="In ONE foreground Bash call (timeout 600000), wait until it has ended, then read its output: for i in \$(seq 1 115); do ls -l /proc/[0-9]*/fd 2>/dev/null | grep -qF$waits || break; sleep 5; done; tail -n 50$reads (on Linux: the command holds its output file open until it exits). "
-  fi
-  if ((others)); then
-    how+="For a subagent, monitor or teammate, stay live until it reports: its <task-notification> reaches you at your next tool step after it ends. "
-  fi
+  ((${#own[@]})) || exit 0
+  name_tasks "$results" "${own[@]}"
   block "Your own background work is still running: $named. A subagent that ends its turn is finalized: this work would be orphaned, and nothing may wake you when it ends. Do not end your turn yet. ${how}Then finish with its result. If you no longer need it, stop it with TaskStop instead."
 fi
 
 # --- 2. Words, where the payload does not say what is running ------------------------------------
-((has_message)) || exit 0
-message=$(text_of "$top_last_assistant_message")
-shopt -s nocasematch
-
-B='(^|[^a-z0-9_])' # a word starts here: no match inside "will", "ci will", "renotify"
-I="(i'll|i will|we'll|we will|i'm going to|i am going to|i expect to|we expect to|i should|we should)"
-stall_patterns=(
-  "re-?invoke[sd]? (me|us)([^a-z0-9_]|$)"
-  "${B}${I} (be|get) re-?invoked"
-  "${B}${I} (be )?(woken|woke|awoken|pinged|notified|called back)"
-  "(will|should|would) (wake|notify|ping|re-?invoke) (me|us)([^a-z0-9_]|$)"
-  "${B}notif(y|ies) (me|us)([^a-z0-9_]|$)"
-  "${B}(i'll|i will|we'll|we will|i'm going to|i can) (resume|continue|check back|pick (it|this|that) (back )?up|report back|come back|get back to (it|this))[a-z ]* (when|once|after|as soon as)"
-  "${B}(when|once|as soon as) (it|that|this|the [a-z0-9 _-]+) (finishes|completes|is done|ends|exits|lands)[, ]+(i'll|i will|we'll)([^a-z0-9_]|$)"
-  "${B}(await|awaiting|waiting (for|on)) (the |its |a |my |this )?[a-z0-9 '_-]*(completion|notification|callback|to (finish|complete|end))"
-  "${B}(completion|notification) (event )?(will|should) (arrive|come|wake)"
-  "${B}(continue|resume|proceed) (when|once|after) (notified|woken|pinged|re-?invoked)"
-)
-for pattern in "${stall_patterns[@]}"; do
-  if [[ $message =~ $pattern ]]; then
-    # shellcheck disable=SC2016 # the command is for the agent to run, not expanded here
-    block 'You ended your turn expecting to be woken when background work finishes. A subagent is not re-invoked: it is finalized when its turn ends and its background task is orphaned. Do not end the turn yet. In ONE Bash call, poll the task to completion and then use its result, e.g. for i in $(seq 1 240); do [ -s OUTPUT_FILE ] && break; sleep 5; done; cat OUTPUT_FILE'
-  fi
-done
+if stall_words; then
+  # shellcheck disable=SC2016 # the command is for the agent to run, not expanded here
+  block 'You ended your turn expecting to be woken when background work finishes. A subagent is not re-invoked: it is finalized when its turn ends and its background task is orphaned. Do not end the turn yet. In ONE Bash call, poll the task to completion and then use its result, e.g. for i in $(seq 1 240); do [ -s OUTPUT_FILE ] && break; sleep 5; done; cat OUTPUT_FILE'
+fi
 exit 0

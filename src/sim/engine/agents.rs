@@ -274,13 +274,16 @@ impl Sim {
         meta: Value,
     ) -> usize {
         transcript::write_meta(&files.meta, &meta);
-        let transcript = Arc::new(Transcript::new(
-            files.transcript.clone(),
-            Some(identity.id.clone()),
-            &self.cfg.session_id,
-            &self.cfg.cwd,
-            &self.cfg.version,
-        ));
+        let transcript = Arc::new(
+            Transcript::new(
+                files.transcript.clone(),
+                Some(identity.id.clone()),
+                &self.cfg.session_id,
+                &self.cfg.cwd,
+                &self.cfg.version,
+            )
+            .persisting(self.cfg.persist_session),
+        );
         let new = st.agents.len();
         st.tasks.push(Task {
             id: tracking.task_id,

@@ -96,6 +96,8 @@ pub struct Config {
     pub api_key: String,
     /// `--continue`: `session_id` is the project's most recent session, taken up again.
     pub resume: bool,
+    /// False with `--no-session-persistence`: no transcript is written.
+    pub persist_session: bool,
 }
 
 impl Config {
@@ -121,6 +123,10 @@ impl Config {
             (true, false) => Mode::Print,
             (false, _) => Mode::Interactive,
         };
+        if mode == Mode::Interactive && args.no_session_persistence {
+            // The real CLI's own words (2.1.332).
+            return Err("--no-session-persistence only works with --print.".into());
+        }
         if mode == Mode::Print && args.prompt.is_none() {
             return Err("-p needs a prompt (or --input-format stream-json)".into());
         }
@@ -167,6 +173,7 @@ impl Config {
             base_url,
             api_key,
             resume: args.continue_session,
+            persist_session: !args.no_session_persistence,
         })
     }
 
@@ -539,13 +546,16 @@ impl Sim {
         let api = Api::new(&cfg.base_url, &cfg.api_key, &user_agent, &cfg.session_id)
             .map_err(|e| e.to_string())?;
         let hooks = HookSet::load(&cfg.cwd, &cfg.home);
-        let main_transcript = Arc::new(Transcript::new(
-            transcript_path.clone(),
-            None,
-            &cfg.session_id,
-            &cfg.cwd,
-            &cfg.version,
-        ));
+        let main_transcript = Arc::new(
+            Transcript::new(
+                transcript_path.clone(),
+                None,
+                &cfg.session_id,
+                &cfg.cwd,
+                &cfg.version,
+            )
+            .persisting(cfg.persist_session),
+        );
         let main = Agent::new(
             Identity {
                 id: String::new(),
