@@ -167,7 +167,8 @@ fn inputs_in_print_mode_are_rejected() {
     );
     let err = parse(&text).unwrap_err().to_string();
     assert!(
-        err.contains("need a driver that takes input after the prompt (`session` or `pty`): `print` takes one prompt"),
+        err.contains("need a driver that takes input after the prompt (`session`, `pty`")
+            && err.contains("`print` takes one prompt"),
         "{err}"
     );
 }
