@@ -187,6 +187,12 @@ pub struct ExecArgs {
     /// scenario that has the fault's agent or work).
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Run every scenario through this driver instead of its own: `sdk` (the TypeScript Agent
+    /// SDK) or `sdk-py` (the Python one). A print-mode variant goes through the SDK's string
+    /// prompt, a session variant through its streaming input; a pty variant, or an input the
+    /// SDK has no call for, is refused before anything runs.
+    #[arg(long, value_name = "MODE")]
+    pub driver: Option<crate::scenario::DriverMode>,
     /// Pass ARG to the CLI under test after the harness's own arguments (repeatable; a flag's
     /// value is one more --cli-arg), e.g. --cli-arg=--no-session-persistence. Recorded in each
     /// run's run.json and repro command.
@@ -521,6 +527,7 @@ impl PlaceArgs {
             variants: vec![],
             sets: vec![],
             faults: vec![],
+            driver: None,
             cli_args: vec![],
             explore: false,
             repeat: 1,

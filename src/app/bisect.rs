@@ -17,7 +17,10 @@ use crate::report::messages::{self, Message};
 
 /// `wakeprobe bisect SCENARIO --good V1 --bad V2`
 pub async fn bisect(args: cli::BisectArgs) -> AppResult {
-    let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
+    let scenarios = resolve::driven(
+        resolve::scenarios(std::slice::from_ref(&args.scenario))?,
+        &args.exec,
+    )?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
     let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;

@@ -120,7 +120,8 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
             "name the scenarios to follow: SCENARIO[/VARIANT]..., or --scenarios all",
         ));
     }
-    let targets = resolve::targets(&specs, &args.exec.variants)?;
+    let targets =
+        resolve::driven_targets(resolve::targets(&specs, &args.exec.variants)?, &args.exec)?;
     let overrides = resolve::check_plans(&targets, &args.exec)?;
     resolve::check_out(&args.exec.out)?;
     let checks = check_tracked(&targets, &overrides, &args.checks)?;

@@ -17,7 +17,7 @@ use crate::scenario::Scenario;
 
 /// `wakeprobe matrix`
 pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
-    let scenarios = resolve::scenarios(&args.scenarios)?;
+    let scenarios = resolve::driven(resolve::scenarios(&args.scenarios)?, &args.exec)?;
     resolve::check_exec_args(&scenarios, &args.exec)?;
     // A baseline that cannot be read fails now, not after the runs.
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;

@@ -211,7 +211,10 @@ struct Prepared {
 }
 
 fn prepare(args: &cli::MinimizeArgs, exec: &cli::ExecArgs) -> Result<Prepared, AppError> {
-    let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;
+    let scenarios = resolve::driven(
+        resolve::scenarios(std::slice::from_ref(&args.scenario))?,
+        exec,
+    )?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, exec)?;
     let variant = exec

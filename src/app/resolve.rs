@@ -80,6 +80,41 @@ pub fn scenarios(specs: &[String]) -> Result<Vec<Arc<Scenario>>, AppError> {
         .collect()
 }
 
+/// The scenarios, each run by `--driver` when it is given (re-read from their text, so a
+/// mapping that fails is located in the file).
+pub fn driven(
+    scenarios: Vec<Arc<Scenario>>,
+    exec: &ExecArgs,
+) -> Result<Vec<Arc<Scenario>>, AppError> {
+    let Some(mode) = exec.driver else {
+        return Ok(scenarios);
+    };
+    scenarios
+        .into_iter()
+        .map(|s| {
+            let again = Scenario::parse(&s.path, s.source.clone())?;
+            Ok(Arc::new(again.with_driver(mode)?))
+        })
+        .collect()
+}
+
+/// The targets, each run by `--driver` when it is given.
+pub fn driven_targets(targets: Vec<Target>, exec: &ExecArgs) -> Result<Vec<Target>, AppError> {
+    if exec.driver.is_none() {
+        return Ok(targets);
+    }
+    targets
+        .into_iter()
+        .map(|t| {
+            let scenario = driven(vec![t.scenario], exec)?.remove(0);
+            Ok(Target {
+                scenario,
+                variant: t.variant,
+            })
+        })
+        .collect()
+}
+
 /// One scenario variant a search judges.
 #[derive(Debug, Clone)]
 pub struct Target {

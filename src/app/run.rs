@@ -12,6 +12,7 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
         given => given.to_vec(),
     };
     let targets = resolve::targets(&specs, &args.exec.variants)?;
+    let targets = resolve::driven_targets(targets, &args.exec)?;
     // A scenario once per chosen variant, as `history` passes them: what reads this list
     // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
     let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();

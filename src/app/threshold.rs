@@ -85,7 +85,10 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
 
 /// The one scenario variant searched.
 fn one_target(args: &cli::ThresholdArgs) -> Result<resolve::Target, AppError> {
-    let mut targets = resolve::targets(std::slice::from_ref(&args.target), &args.exec.variants)?;
+    let mut targets = resolve::driven_targets(
+        resolve::targets(std::slice::from_ref(&args.target), &args.exec.variants)?,
+        &args.exec,
+    )?;
     match targets.len() {
         1 => Ok(targets.remove(0)),
         _ if args.target.contains('/') || !args.exec.variants.is_empty() => {

@@ -39,6 +39,9 @@ pub enum InstallError {
     },
     #[error("{0} is not an executable file")]
     NotExecutable(String),
+    /// No Python the Python Agent SDK can run on (a setup failure, exit 3).
+    #[error("{0}")]
+    NoPython(String),
 }
 
 /// `$WAKEPROBE_CACHE`, else `$XDG_CACHE_HOME/wakeprobe`, else `~/.cache/wakeprobe`.
@@ -373,7 +376,7 @@ fn ask_version(program: &Path, leading: &[String]) -> Result<String, String> {
     }
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|p| p.join(name))
         .find(|p| p.is_file())
@@ -487,13 +490,13 @@ fn size_once(path: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u
 
 /// An exclusive `flock` held until drop; the lock file is removed then, so no lock file is
 /// left in the cache, whether the install worked or not.
-struct FileLock {
+pub(super) struct FileLock {
     file: std::fs::File,
     path: PathBuf,
 }
 
 impl FileLock {
-    fn acquire(path: &Path) -> Result<FileLock, InstallError> {
+    pub(super) fn acquire(path: &Path) -> Result<FileLock, InstallError> {
         use std::os::unix::fs::MetadataExt;
         let cache_err = |source: std::io::Error| InstallError::Cache {
             path: path.display().to_string(),

@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod channel;
 pub mod install;
 pub mod registry;
+pub mod sdk;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -207,7 +207,10 @@ fn end_unseen<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
         &ctx.started.kind,
         EventKind::ToolCall { spawn: Some(_), .. }
     );
-    let printed = ctx.tl.iter().any(|e| e.source == Source::Stream);
+    let printed = ctx
+        .tl
+        .iter()
+        .any(|e| matches!(e.source, Source::Stream | Source::Sdk));
     (agent && !printed).then_some(Decision::EndUnseen)
 }
 

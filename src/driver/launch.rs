@@ -53,6 +53,8 @@ pub struct Launched {
     pub tagged_prompt: String,
     /// The triggers faults count from, as the session loop sees them (the fake API reads).
     pub triggers: TriggerTimes,
+    /// The Agent SDK an SDK mode's host runs the CLI through.
+    pub sdk: Option<crate::backend::sdk::SdkInstall>,
 }
 
 /// Builds the sandbox, starts the fake API and the CLI.
@@ -98,6 +100,13 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         fake_api::request::agent_tag(MAIN_AGENT)
     );
     let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
+    let host = plan
+        .driver
+        .mode
+        .row()
+        .host
+        .map(|h| super::sdk::prepare(h, &req.cli, &plan.driver, &sandbox))
+        .transpose()?;
     let pty_pair = (plan.driver.mode.row().stdin == Stdin::Terminal)
         .then(pty::PtyPair::open)
         .transpose()
@@ -113,6 +122,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
                 run_tag: &run_tag,
                 tagged_prompt: &tagged_prompt,
                 pty: pty_pair.as_ref(),
+                host: host.as_ref(),
             },
             &mut lifeline,
         )
@@ -123,7 +133,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
             socket.close();
             return Err(DriverError::Start(format!(
                 "cannot start {}: {e}",
-                req.cli.program.display()
+                host.as_ref()
+                    .map_or(&req.cli.program, |h| &h.program)
+                    .display()
             )));
         }
     };
@@ -160,6 +172,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         spawn_t,
         tagged_prompt,
         triggers,
+        sdk: host.map(|h| h.sdk),
     })
 }
 
@@ -170,6 +183,8 @@ struct SpawnParts<'a> {
     run_tag: &'a str,
     tagged_prompt: &'a str,
     pty: Option<&'a pty::PtyPair>,
+    /// An SDK mode's host, started in place of the CLI.
+    host: Option<&'a super::sdk::HostLaunch>,
 }
 
 /// Spawns the supervisor with the CLI under it, in the scrubbed environment.
@@ -194,17 +209,24 @@ fn spawn_supervised(
         scenario_env: &plan.driver.env,
         sim_profile,
     });
-    let mut args = req.cli.args(&plan.driver, parts.tagged_prompt);
-    args.extend(req.cli_args.iter().cloned());
+    let (program, args, host_env) = match parts.host {
+        Some(host) => (&host.program, host.args.clone(), host.env.clone()),
+        None => {
+            let mut args = req.cli.args(&plan.driver, parts.tagged_prompt);
+            args.extend(req.cli_args.iter().cloned());
+            (&req.cli.program, args, vec![])
+        }
+    };
     let mut cmd = lifeline.command(
         parts.wakeprobe,
         &parts.sandbox.events_socket(),
         parts.pty.is_some(),
-        &req.cli.program,
+        program,
         &args,
     );
     cmd.env_clear()
         .envs(env)
+        .envs(host_env)
         .current_dir(parts.sandbox.project())
         .kill_on_drop(false);
     match parts.pty {

@@ -14,6 +14,7 @@ mod process_faults;
 pub mod pty;
 mod recorder;
 mod schedule;
+mod sdk;
 mod session;
 mod shutdown;
 pub mod socket;
@@ -274,7 +275,10 @@ fn run_info(
         variant: plan.variant.clone(),
         repetition: req.repetition,
         backend: req.cli.kind.clone(),
-        cli_label: req.cli.label(),
+        cli_label: match plan.driver.mode.row().host {
+            Some(_) => format!("{}+{}", req.cli.label(), plan.driver.mode),
+            None => req.cli.label(),
+        },
         cli_version: req.cli.version.clone(),
         cli_spec: req.cli.spec.clone(),
         cli_version_reported: rec.normalizer.cli_version.clone(),
@@ -282,6 +286,7 @@ fn run_info(
         mode: plan.driver.mode,
         permission_mode: plan.driver.permission_mode.clone(),
         cli_args: req.cli_args.clone(),
+        sdk: launched.sdk.as_ref().map(|s| s.describe()),
         params: plan.params.clone(),
         param_ranges: plan.param_ranges.clone(),
         outside_range: plan.outside_range.clone(),

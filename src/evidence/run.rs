@@ -116,6 +116,9 @@ pub struct RunInfo {
     /// `--no-session-persistence`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cli_args: Vec<String>,
+    /// The Agent SDK an SDK mode ran the CLI through (`agent-sdk 0.3.335 (TypeScript)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk: Option<String>,
     pub params: Params,
     /// Where the scenario's expected verdict holds, for parameters that declare a range.
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]

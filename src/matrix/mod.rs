@@ -49,9 +49,18 @@ impl Job {
         PathBuf::from(&self.scenario.name).join(format!(
             "{}.{}.r{}",
             self.variant,
-            self.cli.label(),
+            self.label(),
             self.repetition
         ))
+    }
+
+    /// The CLI's label, with the SDK driver that stands in for the scenario's own when one
+    /// does (`claude-2.1.335+sdk`).
+    pub fn label(&self) -> String {
+        match self.scenario.driver_override() {
+            Some(mode) => format!("{}+{mode}", self.cli.label()),
+            None => self.cli.label(),
+        }
     }
 
     /// The matrix cell this job is a run of.

@@ -69,6 +69,8 @@ pub struct Scenario {
     raw: RawScenario,
     /// The folder's `invariants.toml`, when it has one.
     invariants: Option<invariants::Invariants>,
+    /// The driver every variant runs on instead of its own (`--driver`), if any.
+    driver_override: Option<DriverMode>,
 }
 
 impl Scenario {
@@ -121,6 +123,7 @@ impl Scenario {
             raw,
             source,
             invariants: invariants::beside(path)?,
+            driver_override: None,
         };
         scenario.validate()?;
         Ok(scenario)
@@ -376,6 +379,10 @@ impl Scenario {
                 .ok_or_else(|| self.no_variant(variant))?;
             base.patched(patch.get_ref())
         };
+        let driver = match self.driver_override {
+            Some(mode) => self.driven_by(variant, driver, mode)?,
+            None => driver,
+        };
         let params = self.params_for(&at, &driver, overrides)?;
         let ranges = self.param_ranges(variant);
         let outside = params::outside(&params, &ranges);
@@ -404,6 +411,65 @@ impl Scenario {
         plan.param_ranges = ranges;
         plan.outside_range = outside;
         Ok(plan)
+    }
+
+    /// This scenario with every variant run by the SDK driver `mode` (`--driver`). A variant
+    /// keeps what it means where the SDK can say it: a print-mode variant goes through the
+    /// SDK's string prompt (one prompt; the SDK closes the CLI's input after it, as print mode
+    /// does), a session variant through its streaming input. What does not map is refused
+    /// here, before anything runs, located: a pty variant, or an input the SDK has no call for.
+    pub fn with_driver(mut self, mode: DriverMode) -> Result<Scenario, ScenarioError> {
+        if mode.row().host.is_none() {
+            return Err(ScenarioError::File {
+                path: self.path.display().to_string(),
+                message: format!(
+                    "--driver {mode}: only the SDK drivers ({}) can stand in for a scenario's own",
+                    DriverMode::those(|r| r.host.is_some())
+                ),
+            });
+        }
+        self.driver_override = Some(mode);
+        for variant in self.variants() {
+            self.plan_with(&variant, &[], RangePolicy::Explore)?;
+        }
+        Ok(self)
+    }
+
+    /// The driver table of `variant` run by `mode` instead (see [`Scenario::with_driver`]).
+    fn driven_by(
+        &self,
+        variant: &str,
+        mut driver: raw::RawDriver,
+        mode: DriverMode,
+    ) -> Result<raw::RawDriver, ScenarioError> {
+        let own = driver.mode.unwrap_or(DriverMode::Print);
+        let span = self
+            .raw
+            .variants
+            .get(variant)
+            .map(|v| v.span())
+            .unwrap_or_else(|| self.raw.driver.span());
+        match own.row().stdin {
+            mode::Stdin::Terminal => {
+                return Err(self.locator().error(
+                    span,
+                    format!(
+                        "variant `{variant}` runs in a pseudo-terminal (`{own}`), which the `{mode}` driver cannot stand in for"
+                    ),
+                ));
+            }
+            mode::Stdin::Null if driver.prompt_form.is_none() => {
+                driver.prompt_form = Some(toml::Spanned::new(span.clone(), "string".into()));
+            }
+            _ => {}
+        }
+        driver.mode = Some(mode);
+        Ok(driver)
+    }
+
+    /// The SDK driver standing in for the variants' own (`--driver`), if any.
+    pub fn driver_override(&self) -> Option<DriverMode> {
+        self.driver_override
     }
 
     /// The error for a `--set` outside the range where the expected verdict holds.
