@@ -26,6 +26,7 @@ mod outputs;
 mod readme;
 mod real_cli;
 mod safety;
+mod sdk;
 mod sim_fuzz_found;
 mod sim_profiles;
 mod sim_tools;
