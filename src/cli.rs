@@ -193,6 +193,12 @@ pub struct ExecArgs {
     /// SDK has no call for, is refused before anything runs.
     #[arg(long, value_name = "MODE")]
     pub driver: Option<crate::scenario::DriverMode>,
+    /// The TypeScript Agent SDK release the `sdk` driver runs (installed into the cache once).
+    #[arg(long, value_name = "VERSION", default_value = crate::backend::sdk::PINNED_TS)]
+    pub sdk_version: String,
+    /// The Python Agent SDK release (`claude-agent-sdk` on PyPI) the `sdk-py` driver runs.
+    #[arg(long, value_name = "VERSION", default_value = crate::backend::sdk::PINNED_PY)]
+    pub sdk_py_version: String,
     /// Pass ARG to the CLI under test after the harness's own arguments (repeatable; a flag's
     /// value is one more --cli-arg), e.g. --cli-arg=--no-session-persistence. Recorded in each
     /// run's run.json and repro command.
@@ -528,6 +534,8 @@ impl PlaceArgs {
             sets: vec![],
             faults: vec![],
             driver: None,
+            sdk_version: crate::backend::sdk::PINNED_TS.into(),
+            sdk_py_version: crate::backend::sdk::PINNED_PY.into(),
             cli_args: vec![],
             explore: false,
             repeat: 1,

@@ -426,6 +426,7 @@ pub fn exec_options(
     Ok(ExecOptions {
         faults: faults(scenarios, exec)?,
         cli_args: exec.cli_args.clone(),
+        sdk_versions: sdk_versions(exec)?,
         run_dir,
         // A run mostly waits on the CLI and its sleeping tasks, so runs overlap well beyond the
         // CPU count; the cap keeps CLI start-ups from crowding each other's timing.
@@ -437,9 +438,32 @@ pub fn exec_options(
     })
 }
 
+/// `--sdk-version` and `--sdk-py-version`, checked to be versions.
+fn sdk_versions(exec: &ExecArgs) -> Result<backend::sdk::SdkVersions, AppError> {
+    for (flag, v, pinned) in [
+        ("--sdk-version", &exec.sdk_version, backend::sdk::PINNED_TS),
+        (
+            "--sdk-py-version",
+            &exec.sdk_py_version,
+            backend::sdk::PINNED_PY,
+        ),
+    ] {
+        if !backend::install::is_version(v) {
+            return Err(AppError::bad_input(format!(
+                "{flag} {v}: expected a release number such as {pinned}"
+            )));
+        }
+    }
+    Ok(backend::sdk::SdkVersions {
+        ts: exec.sdk_version.clone(),
+        py: exec.sdk_py_version.clone(),
+    })
+}
+
 /// Checks `--variant` and `--set` against the chosen scenarios: each name must mean something
 /// in at least one of them.
 pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
+    sdk_versions(exec)?;
     for variant in &exec.variants {
         if !scenarios.iter().any(|s| s.variants().contains(variant)) {
             let mut known: Vec<String> = scenarios.iter().flat_map(|s| s.variants()).collect();
@@ -591,7 +615,17 @@ pub fn jobs_of_targets(
             .filter(|(k, _)| scenario.default_params().contains_key(k))
             .cloned()
             .collect();
-        scenario.plan_with(variant, &overrides, policy(exec))?;
+        let plan = scenario.plan_with(variant, &overrides, policy(exec))?;
+        if plan.driver.mode.row().host.is_some()
+            && matches!(cli.kind, backend::BackendKind::Sim { .. })
+        {
+            return Err(AppError::bad_input(format!(
+                "{}/{variant} runs on the `{}` driver: {}",
+                scenario.name,
+                plan.driver.mode,
+                crate::driver::SIM_SPEAKS_NO_SDK
+            )));
+        }
         for repetition in 1..=exec.repeat {
             jobs.push(Job {
                 reference: scenario_reference(scenario),

@@ -48,11 +48,30 @@ impl SdkInstall {
     }
 }
 
-/// The pinned release of `host`'s SDK.
-pub fn pinned(host: Host) -> &'static str {
-    match host {
-        Host::SdkTs => PINNED_TS,
-        Host::SdkPy => PINNED_PY,
+/// The SDK releases a run's SDK modes use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SdkVersions {
+    pub ts: String,
+    pub py: String,
+}
+
+impl Default for SdkVersions {
+    /// The pinned releases.
+    fn default() -> SdkVersions {
+        SdkVersions {
+            ts: PINNED_TS.into(),
+            py: PINNED_PY.into(),
+        }
+    }
+}
+
+impl SdkVersions {
+    /// The release of `host`'s SDK.
+    pub fn of(&self, host: Host) -> &str {
+        match host {
+            Host::SdkTs => &self.ts,
+            Host::SdkPy => &self.py,
+        }
     }
 }
 

@@ -141,9 +141,9 @@ impl<'a> EventView<'a> {
 
     fn tool(&self) -> Option<&str> {
         match &self.event.kind {
-            EventKind::ToolCall { tool, .. } | EventKind::ToolUnavailable { tool, .. } => {
-                Some(tool)
-            }
+            EventKind::ToolCall { tool, .. }
+            | EventKind::ToolUnavailable { tool, .. }
+            | EventKind::PermissionAsked { tool, .. } => Some(tool),
             _ => None,
         }
     }

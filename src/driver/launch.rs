@@ -105,7 +105,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         .mode
         .row()
         .host
-        .map(|h| super::sdk::prepare(h, &req.cli, &plan.driver, &sandbox))
+        .map(|h| super::sdk::prepare(h, &req.sdk_versions, &req.cli, &plan.driver, &sandbox))
         .transpose()?;
     let pty_pair = (plan.driver.mode.row().stdin == Stdin::Terminal)
         .then(pty::PtyPair::open)

@@ -15,6 +15,8 @@ pub mod pty;
 mod recorder;
 mod schedule;
 mod sdk;
+
+pub use sdk::SIM_SPEAKS_NO_SDK;
 mod session;
 mod shutdown;
 pub mod socket;
@@ -120,6 +122,8 @@ pub struct RunRequest {
     pub network: NetworkPolicy,
     /// Given to the CLI after the harness's own arguments (`--cli-arg`).
     pub cli_args: Vec<String>,
+    /// The Agent SDK releases the SDK modes run (`--sdk-version`, `--sdk-py-version`).
+    pub sdk_versions: crate::backend::sdk::SdkVersions,
     pub cancel: Cancel,
     pub status: StatusHandle,
     pub command: String,

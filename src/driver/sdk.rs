@@ -22,6 +22,9 @@ pub const CONFIG_ENV: &str = "WAKEPROBE_SDK_CONFIG";
 /// The environment variable naming the TypeScript SDK's entry module.
 pub const ENTRY_ENV: &str = "WAKEPROBE_SDK_ENTRY";
 
+/// Why an SDK mode cannot run on the simulator.
+pub const SIM_SPEAKS_NO_SDK: &str = "the simulator does not speak the Agent SDK's side of the CLI's protocol (the `initialize` request, hook callbacks, `canUseTool`): run the SDK drivers on the real CLI";
+
 /// What the supervisor starts for an SDK mode.
 pub struct HostLaunch {
     pub sdk: SdkInstall,
@@ -46,11 +49,15 @@ struct HostConfig<'a> {
 /// and says what to start.
 pub fn prepare(
     host: Host,
+    versions: &sdk::SdkVersions,
     cli: &Cli,
     driver: &Driver,
     sandbox: &Sandbox,
 ) -> Result<HostLaunch, DriverError> {
-    let installed = sdk::ensure(&install::cache_root(), host, sdk::pinned(host), &|line| {
+    if matches!(cli.kind, crate::backend::BackendKind::Sim { .. }) {
+        return Err(DriverError::Start(SIM_SPEAKS_NO_SDK.into()));
+    }
+    let installed = sdk::ensure(&install::cache_root(), host, versions.of(host), &|line| {
         eprintln!("wakeprobe: {line}")
     })
     .map_err(|e| DriverError::Start(e.to_string()))?;

@@ -117,6 +117,8 @@ pub struct ExecOptions {
     pub faults: Vec<(String, crate::scenario::Fault)>,
     /// `--cli-arg`s: given to every run's CLI after the harness's own, and to its repro command.
     pub cli_args: Vec<String>,
+    /// The Agent SDK releases the SDK modes run.
+    pub sdk_versions: crate::backend::sdk::SdkVersions,
     pub template: PathBuf,
     pub keep: bool,
     pub network: NetworkPolicy,
@@ -317,6 +319,7 @@ async fn run_cell(
         template: opts.template.clone(),
         network: opts.network,
         cli_args: opts.cli_args.clone(),
+        sdk_versions: opts.sdk_versions.clone(),
         cancel,
         status,
         command: job.command() + &fault_flags(&opts.faults, &plan) + &cli_arg_flags(&opts.cli_args),
@@ -491,6 +494,7 @@ mod tests {
             jobs: 1,
             faults: vec![],
             cli_args: vec![],
+            sdk_versions: Default::default(),
             template: PathBuf::from("/nonexistent"),
             keep: false,
             network: NetworkPolicy::Host,

@@ -18,6 +18,7 @@ pub const SOURCES: &[&str] = &[
     "driver",
     "transcript",
     "screen",
+    "sdk",
 ];
 
 /// Event kinds a selector may name: the timeline's, and `stop` (any stop of work or of the
@@ -52,6 +53,7 @@ pub const KINDS: &[&str] = &[
     "transcript_fact",
     "screen",
     "tool_unavailable",
+    "permission_asked",
     "stop",
 ];
 

@@ -48,7 +48,12 @@ fn seed_scenario_through(driver: &str) {
         } else {
             "woke"
         };
-        assert_eq!(result["judgement"]["outcome"], expected, "{}", run.display());
+        assert_eq!(
+            result["judgement"]["outcome"],
+            expected,
+            "{}",
+            run.display()
+        );
         assert_eq!(info["mode"], driver);
         let sdk = info["sdk"].as_str().unwrap_or_default();
         let language = if driver == "sdk" {
@@ -58,7 +63,10 @@ fn seed_scenario_through(driver: &str) {
         };
         assert!(sdk.contains(language), "{sdk}");
         assert!(
-            info["cli_label"].as_str().unwrap().ends_with(&format!("+{driver}")),
+            info["cli_label"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("+{driver}")),
             "{info}"
         );
         let events = events(run);
@@ -69,11 +77,12 @@ fn seed_scenario_through(driver: &str) {
                 .count()
         };
         assert!(from_sdk("turn_result") >= 1, "the SDK yielded its results");
-        assert!(from_sdk("task_started") >= 2, "the SDK yielded the task lines");
         assert!(
-            events
-                .iter()
-                .all(|e| e["source"] != "stream"),
+            from_sdk("task_started") >= 2,
+            "the SDK yielded the task lines"
+        );
+        assert!(
+            events.iter().all(|e| e["source"] != "stream"),
             "the CLI's own stdout is the SDK's, never the harness's"
         );
     }
@@ -130,6 +139,29 @@ say = "Done."
 #[test]
 fn what_an_sdk_cannot_do_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
+    // The simulator does not speak the SDK's side of the protocol.
+    refused(
+        &[
+            "run",
+            "top-level-control",
+            "--backend",
+            "sim",
+            "--driver",
+            "sdk",
+        ],
+        &["top-level-control/", "does not speak the Agent SDK's side"],
+    );
+    refused(
+        &[
+            "run",
+            "top-level-control",
+            "--driver",
+            "sdk",
+            "--sdk-version",
+            "latest",
+        ],
+        &["--sdk-version latest: expected a release number"],
+    );
     // A pty variant has no SDK counterpart.
     refused(
         &["run", "teammate-idle", "--driver", "sdk"],
@@ -156,24 +188,39 @@ fn what_an_sdk_cannot_do_is_refused_before_anything_runs() {
     );
     refused(
         &["run", &message, "--driver", "sdk-py"],
-        &["sdk-message.toml:10:", "`sdk-py` driver has no `send_task_message`"],
+        &[
+            "sdk-message.toml:10:",
+            "`sdk-py` driver has no `send_task_message`",
+        ],
     );
     // The SDK keys belong to the SDK drivers, and say what they take.
     let form = scenario(
         dir.path(),
         "sdk-form",
-        &SESSION.replace("mode = \"session\"", "mode = \"session\"\nprompt_form = \"string\""),
+        &SESSION.replace(
+            "mode = \"session\"",
+            "mode = \"session\"\nprompt_form = \"string\"",
+        ),
     );
     refused(
         &["run", &form],
-        &["sdk-form.toml:8:", "`prompt_form` applies to the SDK drivers"],
+        &[
+            "sdk-form.toml:8:",
+            "`prompt_form` applies to the SDK drivers",
+        ],
     );
     let bad_form = scenario(
         dir.path(),
         "sdk-form2",
-        &SESSION.replace("mode = \"session\"", "mode = \"sdk\"\nprompt_form = \"once\""),
+        &SESSION.replace(
+            "mode = \"session\"",
+            "mode = \"sdk\"\nprompt_form = \"once\"",
+        ),
     );
-    refused(&["run", &bad_form], &["sdk-form2.toml:8:", "unknown `prompt_form` `once`"]);
+    refused(
+        &["run", &bad_form],
+        &["sdk-form2.toml:8:", "unknown `prompt_form` `once`"],
+    );
     let hooks = scenario(
         dir.path(),
         "sdk-hooks",
@@ -196,32 +243,34 @@ fn what_an_sdk_cannot_do_is_refused_before_anything_runs() {
     );
     refused(
         &["run", &string_inputs],
-        &["sdk-string.toml:9:", "`prompt_form = \"string\"` takes one prompt"],
+        &[
+            "sdk-string.toml:9:",
+            "`prompt_form = \"string\"` takes one prompt",
+        ],
     );
 }
 
 /// The Python SDK needs Python 3.10 or later: without one, the run is a setup failure (exit 3)
-/// that says so; nothing is skipped silently. (A cache of its own, so no installed SDK hides
-/// the check; the simulator stands in for the CLI, which is never reached.)
+/// that says so; nothing is skipped silently. (A release no test installs, so no cached
+/// virtual environment hides the check; the pinned CLI is never reached.)
 #[test]
 fn the_python_sdk_without_a_python_is_a_setup_failure_that_says_so() {
-    let cache = tempfile::tempdir().unwrap();
+    let _cli = cli_slots(1);
     let out = tempfile::tempdir().unwrap();
     let mut cmd = wakeprobe(&[
         "run",
         "top-level-control",
         "--variant",
         "session",
-        "--backend",
-        "sim",
         "--driver",
         "sdk-py",
+        "--sdk-py-version",
+        "0.2.100",
         "--quiet",
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    cmd.env("WAKEPROBE_CACHE", cache.path())
-        .env("WAKEPROBE_PYTHON", "/nonexistent/python3");
+    cmd.env("WAKEPROBE_PYTHON", "/nonexistent/python3");
     let output = output_within(cmd, Duration::from_secs(120));
     let all = format!(
         "{}{}",
