@@ -608,6 +608,7 @@ pub fn jobs_of_targets(
     let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
     check_exec_args(&scenarios, exec)?;
     let mut jobs = Vec::new();
+    let mut not_simulated: Vec<String> = Vec::new();
     for Target { scenario, variant } in targets {
         let overrides: Vec<(String, String)> = exec
             .sets
@@ -619,12 +620,18 @@ pub fn jobs_of_targets(
         if plan.driver.mode.row().host.is_some()
             && matches!(cli.kind, backend::BackendKind::Sim { .. })
         {
-            return Err(AppError::bad_input(format!(
-                "{}/{variant} runs on the `{}` driver: {}",
-                scenario.name,
-                plan.driver.mode,
-                crate::driver::SIM_SPEAKS_NO_SDK
-            )));
+            // Asked for (`--driver`): refused. A scenario of the SDK drivers in a sweep of the
+            // simulator: left out, and said.
+            if exec.driver.is_some() {
+                return Err(AppError::bad_input(format!(
+                    "{}/{variant} runs on the `{}` driver: {}",
+                    scenario.name,
+                    plan.driver.mode,
+                    crate::driver::SIM_SPEAKS_NO_SDK
+                )));
+            }
+            not_simulated.push(format!("{}/{variant}", scenario.name));
+            continue;
         }
         for repetition in 1..=exec.repeat {
             jobs.push(Job {
@@ -638,11 +645,24 @@ pub fn jobs_of_targets(
             });
         }
     }
+    if !not_simulated.is_empty() {
+        // One short line: it prints above the progress display.
+        eprintln!(
+            "wakeprobe: left out {} (the simulator cannot run the Agent SDK drivers)",
+            crate::report::plural(not_simulated.len(), "variant", "variants")
+        );
+    }
     if jobs.is_empty() {
-        return Err(AppError::bad_input(format!(
-            "no run matches: variants {:?} are not in the chosen scenarios",
-            exec.variants
-        )));
+        return Err(AppError::bad_input(match not_simulated.is_empty() {
+            true => format!(
+                "no run matches: variants {:?} are not in the chosen scenarios",
+                exec.variants
+            ),
+            false => format!(
+                "no run left: {} run through an Agent SDK, which needs the real CLI",
+                not_simulated.join(", ")
+            ),
+        }));
     }
     Ok(jobs)
 }

@@ -391,7 +391,7 @@ fn a_bad_fault_is_one_located_line() {
         (
             "kind = \"crash-cli\"\nwork = \"bg\"\nafter_seconds = 1\n#print",
             "`crash-cli` restarts the CLI with `--continue` on the same stdin, which needs a \
-             variant with `mode = \"session\"` (this scenario has none)",
+             variant whose driver can resume (`session`; this scenario has none)",
         ),
     ];
     for (table, expected) in cases {
