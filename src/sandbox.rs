@@ -349,7 +349,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Quotes a path for a POSIX shell.
 fn quote(path: &Path) -> String {
-    crate::fake_api::shell_quote(&path.display().to_string())
+    crate::os::subprocess::shell_quoted(&path.display().to_string())
 }
 
 #[cfg(test)]

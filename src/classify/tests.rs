@@ -361,15 +361,7 @@ fn noise(times: Vec<f64>, waiter: &'static str, before: f64) -> Vec<Event> {
                 t,
                 Source::Hook,
                 Some("main"),
-                EventKind::Hook {
-                    hook: HookName::PreToolUse,
-                    raw: i,
-                    agent_id: None,
-                    background_tasks: None,
-                    stop_hook_active: None,
-                    stops_task: None,
-                    detail: None,
-                },
+                EventKind::hook(HookName::PreToolUse, i, None),
             ),
             2 => request(t, "bystander", 50 + i as u64, &[]),
             // The waiter's own requests are noise only before its turn ends.
@@ -453,15 +445,7 @@ fn not_resumable_shape(d: Draw) -> Shape {
             d.t1 + 1.0,
             Source::Hook,
             None,
-            EventKind::Hook {
-                hook: HookName::SessionEnd,
-                raw: 1,
-                agent_id: None,
-                background_tasks: None,
-                stop_hook_active: None,
-                stops_task: None,
-                detail: None,
-            },
+            EventKind::hook(HookName::SessionEnd, 1, None),
         ));
         s.witness.push("SessionEnd: the session ends");
     } else {
@@ -783,15 +767,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
             exit: ExitDesc::Code(0)
         }),
         Just(EventKind::CeilingHit { ceiling_s: 1.0 }),
-        Just(EventKind::Hook {
-            hook: HookName::SubagentStart,
-            raw: 0,
-            agent_id: None,
-            background_tasks: None,
-            stop_hook_active: None,
-            stops_task: None,
-            detail: None
-        }),
+        Just(EventKind::hook(HookName::SubagentStart, 0, None)),
     ];
     (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
 }
@@ -1483,15 +1459,7 @@ fn only_the_waiters_own_later_activity_undoes_its_finalization() {
         300.0,
         Source::Hook,
         Some("helper"),
-        EventKind::Hook {
-            hook: HookName::SubagentStart,
-            raw: 2,
-            agent_id: Some("a2".into()),
-            background_tasks: None,
-            stop_hook_active: None,
-            stops_task: None,
-            detail: None,
-        },
+        EventKind::hook(HookName::SubagentStart, 2, Some("a2")),
     ));
     events.push(track_end(5210.0, ExitDesc::Signal(libc::SIGTERM)));
     events.push(cli_exit(5400.0, ExitDesc::Code(0)));
@@ -1696,15 +1664,7 @@ fn a_waiter_started_again_after_the_end_was_re_invoked() {
         2000.0,
         Source::Hook,
         Some("worker"),
-        EventKind::Hook {
-            hook: HookName::SubagentStart,
-            raw: 2,
-            agent_id: Some("a1".into()),
-            background_tasks: None,
-            stop_hook_active: None,
-            stops_task: None,
-            detail: None,
-        },
+        EventKind::hook(HookName::SubagentStart, 2, Some("a1")),
     ));
     events.push(request(2100.0, "worker", 3, &["b1"]));
     events.push(cli_exit(9000.0, ExitDesc::Code(0)));

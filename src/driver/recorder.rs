@@ -329,19 +329,15 @@ mod tests {
     use super::*;
 
     fn hook(hook: HookName, agent_id: Option<&str>, stops_task: Option<&str>) -> Event {
+        let mut kind = EventKind::hook(hook, 0, agent_id);
+        if let EventKind::Hook { stops_task: s, .. } = &mut kind {
+            *s = stops_task.map(str::to_string);
+        }
         Event {
             t_ms: 0.0,
             source: Source::Hook,
             agent: None,
-            kind: EventKind::Hook {
-                hook,
-                raw: 0,
-                agent_id: agent_id.map(str::to_string),
-                background_tasks: None,
-                stop_hook_active: None,
-                detail: None,
-                stops_task: stops_task.map(str::to_string),
-            },
+            kind,
         }
     }
 

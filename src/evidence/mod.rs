@@ -521,6 +521,20 @@ impl Timeline {
 }
 
 impl EventKind {
+    /// A hook event with nothing but its name, its payload's index and the agent id it names
+    /// (tests and sources that know no more add the rest by matching).
+    pub fn hook(hook: HookName, raw: usize, agent_id: Option<&str>) -> EventKind {
+        EventKind::Hook {
+            hook,
+            raw,
+            agent_id: agent_id.map(str::to_string),
+            background_tasks: None,
+            stop_hook_active: None,
+            detail: None,
+            stops_task: None,
+        }
+    }
+
     /// Events by which the harness ends a run.
     pub fn ends_the_run(&self) -> bool {
         matches!(

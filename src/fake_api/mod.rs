@@ -851,8 +851,12 @@ fn scripted_answer(
             if let Some(track) = &call.track
                 && let Some(command) = input.get("command").and_then(Value::as_str)
             {
-                input["command"] =
-                    format!("{} {track} {}", config.track_command, shell_quote(command)).into();
+                input["command"] = format!(
+                    "{} {track} {}",
+                    config.track_command,
+                    crate::os::subprocess::shell_quoted(command)
+                )
+                .into();
             }
             let tool_use_id = format!("toolu_wp{seq:04}_{}", agent.replace('-', "_"));
             let background = input
@@ -958,11 +962,6 @@ fn agent_id_in_result(body: &Value, tool_use_id: &str) -> Option<String> {
             .collect();
         (!id.is_empty()).then_some(id)
     })
-}
-
-/// Quotes a string for a POSIX shell as one word.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

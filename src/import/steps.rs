@@ -33,7 +33,7 @@ pub fn unwrap_track(command: &str) -> Option<(String, String)> {
     Some((name.to_string(), shell_unquote(quoted)?))
 }
 
-/// The inverse of `fake_api::shell_quote`: one single-quoted shell word.
+/// The inverse of `os::subprocess::shell_quoted`: one single-quoted shell word.
 fn shell_unquote(word: &str) -> Option<String> {
     let inner = word.strip_prefix('\'')?.strip_suffix('\'')?;
     let unescaped = inner.replace("'\\''", "");
@@ -216,7 +216,7 @@ mod tests {
             ("Spawn it.".to_string(), Some("main".to_string()))
         );
         assert_eq!(strip_tag("plain").1, None);
-        // As `fake_api::shell_quote` wraps `sleep 3; echo 'x'`.
+        // As `os::subprocess::shell_quoted` wraps `sleep 3; echo 'x'`.
         assert_eq!(
             unwrap_track(r"wp-track bg 'sleep 3; echo '\''x'\'''"),
             Some(("bg".into(), "sleep 3; echo 'x'".into()))

@@ -13,8 +13,14 @@ pub fn shell_word(word: &str) -> String {
     if plain && !word.is_empty() {
         word.to_string()
     } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+        shell_quoted(word)
     }
+}
+
+/// A string as one sh word in single quotes, always (what `import` reads back as it was
+/// written).
+pub fn shell_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// What a bounded child did.

@@ -58,6 +58,13 @@ pub fn wakeprobe_at(program: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Sends `signal` to the process `pid` (one this test started); a process already gone is no
+/// error.
+pub fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) on a pid this test spawned; no memory is shared.
+    unsafe { libc::kill(pid as i32, signal) };
+}
+
 /// Runs a command to completion with a ceiling; kills it if the ceiling is hit.
 pub fn output_within(cmd: Command, limit: Duration) -> Output {
     run_within(cmd, limit).1
@@ -78,8 +85,7 @@ pub fn run_within(mut cmd: Command, limit: Duration) -> (u32, Output) {
     match rx.recv_timeout(limit) {
         Ok(out) => (pid, out.expect("wait for wakeprobe")),
         Err(_) => {
-            // SAFETY: killing the child we spawned.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            signal(pid, libc::SIGKILL);
             panic!("wakeprobe did not finish within {limit:?}");
         }
     }

@@ -56,8 +56,7 @@ fn kill_when(file: &str) {
             .into_iter()
             .find(|p| p.file_name().is_some_and(|n| n == file))
     });
-    // SAFETY: killing the child we spawned.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    signal(pid, libc::SIGKILL);
     child.wait().unwrap();
     assert!(seen.is_some(), "{file} was written");
     for path in files(out.path()) {

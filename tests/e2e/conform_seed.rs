@@ -39,8 +39,7 @@ fn conform(args: &[&str], limit: Duration) -> (Output, PathBuf, tempfile::TempDi
     let output = match rx.recv_timeout(limit) {
         Ok(o) => o.expect("wait for wakeprobe"),
         Err(_) => {
-            // SAFETY: killing the process this test started.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            crate::common::signal(pid, libc::SIGKILL);
             panic!("wakeprobe conform did not finish within {limit:?}");
         }
     };

@@ -41,11 +41,6 @@ fn start(backend: &[&str], out: &Path) -> Child {
         .unwrap()
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: signalling a process of this test's own run.
-    unsafe { libc::kill(pid as i32, sig) };
-}
-
 /// Starts both variants of the seed scenario, stops them once both background commands run,
 /// and checks everything the run wrote.
 fn stopped_mid_run(backend: &[&str], stop: Stop) {

@@ -48,8 +48,7 @@ fn finish_within(mut child: Child, limit: Duration) -> (Option<i32>, String, Str
             break status;
         }
         if Instant::now() >= deadline {
-            // SAFETY: signalling the child we spawned.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            crate::common::signal(child.id(), libc::SIGTERM);
             std::thread::sleep(Duration::from_secs(5));
             let _ = child.kill();
             let _ = child.wait();
@@ -272,8 +271,7 @@ fn an_interrupted_script_kills_the_whole_tree() {
     let sleeping = crate::common::wait_for(Duration::from_secs(60), || {
         tagged(&tag).into_iter().find(|p| p.contains("sleep 30"))
     });
-    // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    crate::common::signal(child.id(), libc::SIGTERM);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = crate::common::wait_for(Duration::from_secs(30), || child.try_wait().unwrap());
     let stdout = format!("{header}{}", rest.join("\n"));

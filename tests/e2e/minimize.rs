@@ -165,8 +165,7 @@ fn an_interrupted_minimization_writes_what_it_found_and_leaves_nothing_running()
             reader.join().unwrap()
         );
     }
-    // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    signal(pid, libc::SIGINT);
     let exited = wait_for(Duration::from_secs(60), || child.try_wait().unwrap());
     if exited.is_none() {
         let _ = child.kill();

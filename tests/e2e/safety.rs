@@ -85,8 +85,7 @@ fn ctrl_c_stops_the_run_and_leaves_no_process() {
             .find(|(_, cmd)| cmd.starts_with("sleep 300"))
     });
     assert!(running.is_some(), "the background command started");
-    // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    signal(pid, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),

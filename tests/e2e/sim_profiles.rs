@@ -136,8 +136,7 @@ pub(super) fn run_sim(
     let output = match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait for wakeprobe"),
         Err(_) => {
-            // SAFETY: killing the process this test started.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            crate::common::signal(pid, libc::SIGKILL);
             panic!("{scenario} on {profile}: wakeprobe did not finish within {limit:?}");
         }
     };

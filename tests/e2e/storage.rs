@@ -115,8 +115,7 @@ fn a_report_killed_in_the_middle_of_a_write_leaves_no_partial_file() {
             }
             std::thread::yield_now();
         };
-        // SAFETY: killing the child we spawned.
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        signal(child.id(), libc::SIGKILL);
         child.wait().unwrap();
         hit += usize::from(writing);
         assert_whole(&run);
@@ -255,8 +254,7 @@ fn a_sigkilled_harness_leaves_no_process_and_the_next_run_sweeps_its_sandbox() {
     assert!(escaped.is_some(), "the command and its escaped child run");
     let sandbox = sandboxes_of(pid);
     assert_eq!(sandbox.len(), 1);
-    // SAFETY: killing the child we spawned.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    signal(pid, libc::SIGKILL);
     child.wait().unwrap();
     let gone = wait_for(Duration::from_secs(15), || {
         tagged_by(pid).is_empty().then_some(())
