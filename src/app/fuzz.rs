@@ -14,14 +14,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
-use serde::Serialize;
-
 use super::minimize::Candidate;
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
-use crate::cli::{self, exit};
+use crate::cli;
 use crate::conform::{self, Comparison};
 use crate::driver::Cancel;
+use crate::fuzz::results::{
+    CaseResult, Compared, KindReport, RERUN, Recheck, Shrunk, Status, Totals, case_result,
+    exit_code, group_by_kind, render,
+};
 use crate::fuzz::{generate, kinds};
 use crate::matrix::minimize::{self, Budget, Pass, Size, Subject};
 use crate::matrix::{self, ExecOptions, Job};
@@ -128,92 +130,6 @@ fn case_job(scenario: &Arc<Scenario>, cli: &Cli, repetition: u32) -> Job {
     }
 }
 
-/// The repetition number of the reference's second run (1 and 2 are the pair's sides).
-const RERUN: u32 = 3;
-
-/// What a pair of runs gave.
-enum Compared {
-    Pair(Comparison),
-    /// A side could not start (its CLI, its sandbox): a setup failure, not a difference.
-    SetupFailed(String),
-    /// Interrupted before both sides ran.
-    NotRun,
-}
-
-impl Compared {
-    fn pair(&self) -> Option<&Comparison> {
-        match self {
-            Compared::Pair(c) => Some(c),
-            _ => None,
-        }
-    }
-}
-
-/// What one case showed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-enum Status {
-    Agree,
-    /// The simulator has the shape of the reference's second run, which differed from its
-    /// first: the reference raced itself, and the simulator took one of the paths it took.
-    AgreeWithRerun,
-    Differ,
-    /// The simulator differs only where the reference also differs from itself: a race
-    /// there, not a simulator gap.
-    Unstable,
-    /// A side could not start (with `failure`).
-    SetupFailed,
-    /// Interrupted before both sides ran.
-    NotRun,
-}
-
-impl Status {
-    /// The simulator took a path the reference took.
-    fn agrees(self) -> bool {
-        matches!(self, Status::Agree | Status::AgreeWithRerun)
-    }
-}
-
-/// One generated case and what its pair of runs showed.
-#[derive(Debug, Serialize)]
-struct CaseResult {
-    case: u32,
-    name: String,
-    file: String,
-    status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    failure: Option<String>,
-    /// The kinds in which the reference's second run differed from its first (left out of
-    /// `kinds`; a case whose every kind is among them is `unstable`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    reference_unstable_in: Vec<String>,
-    kinds: Vec<String>,
-    reference_verdict: Option<String>,
-    sim_verdict: Option<String>,
-    differences: usize,
-}
-
-/// A kind of difference: the cases that show it and its shrunk scenario.
-#[derive(Debug, Serialize)]
-struct KindReport {
-    kind: String,
-    cases: Vec<u32>,
-    /// `differences/NN-KIND/`, relative to the run folder.
-    folder: String,
-    shrunk: Option<Shrunk>,
-}
-
-#[derive(Debug, Serialize)]
-struct Shrunk {
-    from_case: u32,
-    steps_before: usize,
-    steps_after: usize,
-    agents_after: usize,
-    inputs_after: usize,
-    runs: u32,
-    minimal: String,
-}
-
 /// `wakeprobe fuzz`
 pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
     let started = Instant::now();
@@ -262,11 +178,15 @@ pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
     };
     shrink_kinds(&pairs, &subjects, &mut kinds, args.shrink_runs).await?;
     let text = render(
-        &args,
-        &pairs,
+        &Totals {
+            seed: args.seed,
+            reference: pairs.reference.label(),
+            sim: pairs.sim.label(),
+            runs: pairs.runs.load(Ordering::SeqCst),
+            seconds: started.elapsed().as_secs_f64(),
+        },
         &cases,
         &kinds,
-        started.elapsed().as_secs_f64(),
     );
     print!("{text}");
     println!("{}", run_dir.display());
@@ -289,19 +209,6 @@ pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
         eprintln!("wakeprobe: could not start: {failure}");
     }
     Ok(exit_code(&cases, pairs.cancel.borrow().is_some()))
-}
-
-/// 130 when interrupted, 3 when a run could not start, 1 when a case differs, else 0.
-fn exit_code(cases: &[CaseResult], interrupted: bool) -> i32 {
-    if interrupted {
-        exit::INTERRUPTED
-    } else if cases.iter().any(|c| c.status == Status::SetupFailed) {
-        exit::SETUP
-    } else if cases.iter().all(|c| c.status.agrees()) {
-        exit::OK
-    } else {
-        exit::MISMATCH
-    }
 }
 
 /// Every case that does not agree keeps its comparison, for reading beside its kind's.
@@ -365,15 +272,6 @@ async fn shrink_kinds(
         report.shrunk = Some(shrink(pairs, scenario, case, &report.kind, &folder, max_runs).await?);
     }
     Ok(())
-}
-
-/// What the reference's second run of a differing case showed.
-#[derive(Debug, Clone, Default)]
-struct Recheck {
-    /// The kinds in which it differed from the first run (empty: stable, or not rechecked).
-    unstable: Vec<String>,
-    /// Whether the simulator's run has its shape.
-    sim_agrees: bool,
 }
 
 /// Runs the reference a second time on every differing case: where it does not agree with
@@ -441,76 +339,6 @@ fn write_cases(run_dir: &Path, seed: u64, numbers: &[u32]) -> Result<Vec<Arc<Sce
             Ok(Arc::new(Scenario::load(&path)?))
         })
         .collect()
-}
-
-fn case_result(
-    case: u32,
-    scenario: &Scenario,
-    outcome: &Compared,
-    recheck: &Recheck,
-) -> CaseResult {
-    let unstable = &recheck.unstable;
-    let compared = outcome.pair();
-    // A kind the reference also shows against itself is a race there, not a simulator gap;
-    // the case differs only if a kind remains.
-    let kinds: Vec<String> = compared
-        .map(|c| kinds::kinds_of(&c.differences))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|k| !unstable.contains(k))
-        .collect();
-    let verdict = |dir: &Path| conform::shape_of(dir).ok().map(|s| s.outcome);
-    CaseResult {
-        case,
-        name: scenario.name.clone(),
-        file: format!("cases/{}.toml", scenario.name),
-        status: match outcome {
-            Compared::NotRun => Status::NotRun,
-            Compared::SetupFailed(_) => Status::SetupFailed,
-            Compared::Pair(c) if c.matches() => Status::Agree,
-            Compared::Pair(_) if recheck.sim_agrees => Status::AgreeWithRerun,
-            Compared::Pair(_) if kinds.is_empty() => Status::Unstable,
-            Compared::Pair(_) => Status::Differ,
-        },
-        reference_unstable_in: unstable.clone(),
-        failure: match outcome {
-            Compared::SetupFailed(message) => Some(message.clone()),
-            _ => None,
-        },
-        kinds: kinds.clone(),
-        reference_verdict: compared.and_then(|c| verdict(&c.real_dir)),
-        sim_verdict: compared.and_then(|c| verdict(&c.sim_dir)),
-        differences: compared.map_or(0, |c| c.differences.len()),
-    }
-}
-
-/// Differing cases by their primary kind, in the order the kinds first appear.
-fn group_by_kind(cases: &[CaseResult]) -> Vec<KindReport> {
-    let mut out: Vec<KindReport> = Vec::new();
-    for case in cases.iter().filter(|c| c.status == Status::Differ) {
-        let Some(kind) = kinds::primary(&case.kinds) else {
-            continue;
-        };
-        match out.iter_mut().find(|k| k.kind == *kind) {
-            Some(k) => k.cases.push(case.case),
-            None => out.push(KindReport {
-                kind: kind.clone(),
-                cases: vec![case.case],
-                folder: format!("differences/{:02}-{}", out.len() + 1, slug(kind)),
-                shrunk: None,
-            }),
-        }
-    }
-    out
-}
-
-/// `main agent (events)` -> `main-agent-events`.
-fn slug(kind: &str) -> String {
-    kind.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-        .to_lowercase()
 }
 
 /// Shrinks a differing case while its pair of runs still shows `kind`; writes `minimal.toml`
@@ -627,126 +455,5 @@ impl Subject for Generated {
     }
     fn size(&self) -> Size {
         self.0.size()
-    }
-}
-
-/// What is printed: the counts, then each kind with its cases and shrunk scenario.
-fn render(
-    args: &cli::FuzzArgs,
-    pairs: &Pairs,
-    cases: &[CaseResult],
-    kinds: &[KindReport],
-    seconds: f64,
-) -> String {
-    let count = |status: Status| cases.iter().filter(|c| c.status == status).count();
-    let mut out = format!(
-        "fuzz seed {}: {} case(s), {} vs {}: {} agree",
-        args.seed,
-        cases.len(),
-        pairs.reference.label(),
-        pairs.sim.label(),
-        cases.iter().filter(|c| c.status.agrees()).count(),
-    );
-    let with_rerun = count(Status::AgreeWithRerun);
-    if with_rerun > 0 {
-        out.push_str(&format!(
-            " ({with_rerun} of them with the reference's second run, which differed from its first)"
-        ));
-    }
-    out.push_str(&format!(", {} differ", count(Status::Differ)));
-    let unstable: Vec<String> = cases
-        .iter()
-        .filter(|c| c.status == Status::Unstable)
-        .map(|c| format!("c{:03}", c.case))
-        .collect();
-    if !unstable.is_empty() {
-        out.push_str(&format!(
-            ", {} unstable on the reference itself ({})",
-            unstable.len(),
-            unstable.join(", ")
-        ));
-    }
-    let failed = count(Status::SetupFailed);
-    if failed > 0 {
-        out.push_str(&format!(", {failed} could not start"));
-    }
-    let not_run = count(Status::NotRun);
-    if not_run > 0 {
-        out.push_str(&format!(", {not_run} not run (interrupted)"));
-    }
-    out.push_str(&format!(
-        " ({} runs, {seconds:.0} s)\n",
-        pairs.runs.load(Ordering::SeqCst)
-    ));
-    for k in kinds {
-        let list: Vec<String> = k.cases.iter().map(|c| format!("c{c:03}")).collect();
-        out.push_str(&format!(
-            "  {}: {} case(s): {}\n",
-            k.kind,
-            k.cases.len(),
-            list.join(", ")
-        ));
-        if let Some(s) = &k.shrunk {
-            out.push_str(&format!(
-                "    shrunk from c{:03}: {} -> {} step(s), {} agent(s), {} input(s) in {} runs: {}/{}\n",
-                s.from_case,
-                s.steps_before,
-                s.steps_after,
-                s.agents_after,
-                s.inputs_after,
-                s.runs,
-                k.folder,
-                s.minimal
-            ));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn differing() -> Compared {
-        Compared::Pair(Comparison {
-            scenario: "s".into(),
-            variant: "print".into(),
-            real: "claude-2.1.332".into(),
-            sim: "sim-fixed".into(),
-            real_dir: "/nowhere/real".into(),
-            sim_dir: "/nowhere/sim".into(),
-            differences: vec![conform::Difference {
-                place: "verdict".into(),
-                detail: vec![],
-            }],
-        })
-    }
-
-    fn status(recheck: Recheck) -> Status {
-        let case = generate::generate(1, 1);
-        let scenario = Scenario::parse(Path::new("/fuzz/c.toml"), case.text).unwrap();
-        case_result(1, &scenario, &differing(), &recheck).status
-    }
-
-    #[test]
-    fn a_case_agrees_where_the_simulator_took_a_path_the_reference_took() {
-        let second_run_like_sim = Recheck {
-            unstable: vec!["verdict".into()],
-            sim_agrees: true,
-        };
-        assert_eq!(status(second_run_like_sim), Status::AgreeWithRerun);
-        assert!(Status::AgreeWithRerun.agrees());
-    }
-
-    #[test]
-    fn a_race_in_the_reference_alone_is_unstable_and_a_stable_difference_differs() {
-        let raced = Recheck {
-            unstable: vec!["verdict".into()],
-            sim_agrees: false,
-        };
-        assert_eq!(status(raced), Status::Unstable);
-        assert!(!Status::Unstable.agrees());
-        assert_eq!(status(Recheck::default()), Status::Differ);
-        assert!(!Status::Differ.agrees());
     }
 }

@@ -4,3 +4,4 @@
 
 pub mod generate;
 pub mod kinds;
+pub mod results;

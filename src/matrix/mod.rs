@@ -8,6 +8,7 @@ pub mod bisect;
 pub mod grid;
 pub mod history;
 pub mod minimize;
+pub mod nemesis;
 pub mod progress;
 pub mod shards;
 pub mod threshold;
