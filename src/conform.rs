@@ -40,6 +40,7 @@ use serde_json::Value;
 
 use crate::evidence::{Event, EventKind, ExitDesc, HookName, InputReason, Route, Timeline};
 use crate::report::lanes::{Lane as SharedLane, LaneMap};
+use crate::report::saved::SavedRun;
 
 /// One run reduced to what conformance compares.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -118,51 +119,21 @@ impl Comparison {
 
 /// Reads a run folder (timeline.json, result.json, stream.jsonl, hooks.jsonl) into its shape.
 pub fn shape_of(dir: &Path) -> Result<Shape, ConformError> {
-    let read = |name: &str| -> Result<String, ConformError> {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path).map_err(|e| ConformError::Read {
-            path: path.display().to_string(),
-            message: e.to_string(),
+    let run = SavedRun::load(dir).map_err(|e| ConformError::Read {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let layouts: HashMap<u64, _> = run
+        .timeline
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest { seq, .. } => Some((*seq, layout(&run.request_body(*seq)?))),
+            _ => None,
         })
-    };
-    let timeline: Timeline =
-        serde_json::from_str(&read("timeline.json")?).map_err(|e| ConformError::Read {
-            path: dir.join("timeline.json").display().to_string(),
-            message: e.to_string(),
-        })?;
-    let result: Value = serde_json::from_str(&read("result.json")?).unwrap_or(Value::Null);
-    let stream: Vec<Value> = read("stream.jsonl")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|row| row.get("line").cloned().unwrap_or(row))
         .collect();
-    let hooks: Vec<Value> = read("hooks.jsonl")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|row| row.get("payload").cloned().unwrap_or(row))
-        .collect();
-    let mut layouts = HashMap::new();
-    for e in timeline.iter() {
-        if let EventKind::ModelRequest { seq, .. } = &e.kind {
-            let body = std::fs::read(dir.join("requests").join(format!("{seq:04}.json")))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-            if let Some(body) = body {
-                layouts.insert(*seq, layout(&body));
-            }
-        }
-    }
-    let mut shape = build_shape(&timeline, &stream, &hooks, &layouts);
-    shape.cli = result["run"]["cli_label"]
-        .as_str()
-        .unwrap_or("?")
-        .to_string();
-    shape.outcome = result["judgement"]["outcome"]
-        .as_str()
-        .unwrap_or("?")
-        .to_string();
+    let mut shape = build_shape(&run.timeline, &run.stream_lines(), &run.payloads, &layouts);
+    shape.cli = run.info.cli_label.clone();
+    shape.outcome = run.written_result().judgement.outcome.to_string();
     Ok(shape)
 }
 

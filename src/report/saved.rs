@@ -1,6 +1,7 @@
 //! Reading saved runs back: a run folder's evidence (`run.json`, `timeline.json`, `plan.json`,
 //! `scenario.toml`) is enough to judge it again and re-render every report, without running
-//! anything. Used by `wakeprobe report` and `wakeprobe merge`.
+//! anything; its raw evidence (stream lines, hook payloads, request bodies) is read here too.
+//! The one reader of run folders: `wakeprobe report`, `merge` and `conform` use it.
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +62,23 @@ impl SavedRun {
             scenario_source: std::fs::read_to_string(dir.join("scenario.toml")).ok(),
             payloads: read_payloads(&dir.join("hooks.jsonl")),
         })
+    }
+
+    /// The CLI's stdout lines of `stream.jsonl`, each as it was printed, in order (a line that
+    /// is not JSON is left out).
+    pub fn stream_lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("stream.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(|row| row.get("line").cloned().unwrap_or(row))
+            .collect()
+    }
+
+    /// The body of model request `seq` (`requests/NNNN.json`), where it was kept.
+    pub fn request_body(&self, seq: u64) -> Option<serde_json::Value> {
+        let bytes = std::fs::read(self.dir.join("requests").join(format!("{seq:04}.json"))).ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Judges the saved timeline with the saved plan's watch list and checks.
