@@ -1,6 +1,7 @@
-//! `result.json` (one run) and `summary.json` (one invocation): the machine-readable results.
+//! `result.json` (one run), `summary.json` (one invocation) and `invocation.json` (whether an
+//! invocation's folder is whole): the machine-readable results.
 //!
-//! Both carry a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
+//! Each carries a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
 //! Schemas generated from these types, and a test fails when they drift.
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,24 @@ use crate::evidence::run::RunInfo;
 
 pub const RESULT_SCHEMA: u32 = 1;
 pub const SUMMARY_SCHEMA: u32 = 1;
+pub const INVOCATION_SCHEMA: u32 = 1;
+
+/// `invocation.json`, an invocation folder's own mark (as `run.json`'s `complete` is a run
+/// folder's): written `complete: false` the moment the folder exists, and again when the
+/// invocation ends, `complete: true` with its exit code once everything it writes is written,
+/// or still `complete: false` with the error that ended it. A folder whose mark says
+/// `complete: false` and no error was cut short: the harness was killed, the machine stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InvocationMark {
+    pub schema: u32,
+    pub complete: bool,
+    /// The exit code the invocation ended with, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why the invocation ended before its folder was whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
 
 /// One run's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -17,6 +17,7 @@ mod fuzz;
 mod history;
 mod import;
 mod install;
+mod invocation_folder;
 mod library;
 mod matrix;
 mod minimize;
