@@ -101,7 +101,7 @@ fn describe(kind: std::fs::FileType) -> &'static str {
 fn size_text(bytes: u64) -> String {
     if bytes < MIB {
         format!("{bytes} bytes")
-    } else if bytes % MIB == 0 {
+    } else if bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{:.1} MiB", bytes as f64 / MIB as f64)

@@ -463,7 +463,7 @@ fn mistakes_that_used_to_run_are_located_and_nothing_runs() {
         ),
         (
             TIMED.replace("bg_seconds = 1", "bg_seconds = { default = 1, min = 1 }"),
-            vec!["--set", "bg_seconds=0.5"],
+            vec!["--set", "bg_seconds=0.5", "--backend", "sim"],
             "--set bg_seconds: 0.5 is outside the range where broken/print's expected verdict holds (bg_seconds >= 1); pass --explore to run it anyway, with no expected verdict",
         ),
         (
@@ -658,4 +658,35 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
         );
     }
     assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+/// `matrix` resolves every chosen variant with its `--set` values before it makes its folder or
+/// installs a CLI: a duration out of range is refused with nothing written.
+#[test]
+fn matrix_refuses_a_bad_value_before_making_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cache = dir.path().join("cache");
+    let mut cmd = wakeprobe(&[
+        "matrix",
+        "--scenarios",
+        "subagent-bg-turn-end",
+        "--versions",
+        "2.1.332",
+        "--sim-version",
+        "2.1.332=fixed",
+        "--set",
+        "bg_seconds=-1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cmd.env("WAKEPROBE_CACHE", &cache);
+    let output = output_within(cmd, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: --set bg_seconds: `bg_seconds` = -1 is not a number of seconds"),
+        "{stderr}"
+    );
+    assert!(!out.exists() && !cache.exists(), "nothing made: {stderr}");
 }
