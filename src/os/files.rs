@@ -141,6 +141,11 @@ mod tests {
             "52428800 bytes is over the 4 MiB limit of a scenario file"
         );
         assert_eq!(size_text(MIB + MIB / 2), "1.5 MiB");
+        // Measured before reading: a sparse file says its whole size, not the bytes read.
+        let sparse = dir.path().join("sparse.toml");
+        std::fs::File::create(&sparse).unwrap().set_len(50 * MIB).unwrap();
+        let e = read_bounded(&sparse, SCENARIO_LIMIT, "a scenario file").unwrap_err();
+        assert!(e.to_string().starts_with("52428800 bytes"), "{e}");
         assert_eq!(size_text(MIB), "1 MiB");
         assert_eq!(size_text(MIB - 1), "1048575 bytes");
     }
