@@ -463,7 +463,7 @@ fn mistakes_that_used_to_run_are_located_and_nothing_runs() {
         ),
         (
             TIMED.replace("bg_seconds = 1", "bg_seconds = { default = 1, min = 1 }"),
-            vec!["--set", "bg_seconds=0.5", "--backend", "sim"],
+            vec!["--set", "bg_seconds=0.5"],
             "--set bg_seconds: 0.5 is outside the range where broken/print's expected verdict holds (bg_seconds >= 1); pass --explore to run it anyway, with no expected verdict",
         ),
         (
