@@ -253,12 +253,15 @@ fn print_table(summary: &Summary, ran: &Ran) {
     ));
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
-            messages::say(crate::report::terminal::verdict_lines(&row.result));
-            messages::say(format!("issue draft: {}", issue_command(&row.dir)));
+            // Check names and what they observed are the scenario's own text.
+            let lines = crate::report::terminal::verdict_lines(&row.result);
+            messages::say(messages::printable_lines(&lines));
+            let draft = format!("issue draft: {}", issue_command(&row.dir));
+            messages::say(messages::printable(&draft));
         }
     }
     if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
-        messages::say(lines);
+        messages::say(messages::printable_lines(&lines));
     }
 }
 

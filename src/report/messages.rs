@@ -139,6 +139,14 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// [`printable`] line by line: the line breaks of a multi-line text are kept.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether human output goes to a terminal (for colour).
 pub fn human_is_terminal() -> bool {
     use std::io::IsTerminal;
@@ -164,7 +172,7 @@ pub fn human_width() -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{printable, printable_lines};
 
     #[test]
     fn controls_and_reordering_marks_are_escaped_and_the_rest_kept() {
@@ -174,5 +182,6 @@ mod tests {
         assert_eq!(printable("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
         assert_eq!(printable("one\ntwo\t"), "one\\u{a}two\\u{9}");
         assert_eq!(printable("späť ✓ 日本"), "späť ✓ 日本");
+        assert_eq!(printable_lines("a\u{7}\n  b"), "a\\u{7}\n  b");
     }
 }

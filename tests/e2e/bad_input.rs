@@ -570,10 +570,38 @@ fn names_are_echoed_escaped() {
         !stderr.contains(['\u{1b}', '\u{7}', '\u{202e}']),
         "{stderr:?}"
     );
+    // A check's name is free text: a run prints it escaped too.
+    let path = dir.path().join("named.toml");
+    std::fs::write(
+        &path,
+        format!("{TIMED}\n[[checks]]\nname = \"bell\\u0007 \\u001b[31mred\\u202e\"\ncount = {{ kind = \"hook\" }}\n"),
+    )
+    .unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            path.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--quiet",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("bell\\u{7} \\u{1b}[31mred\\u{202e}"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{stdout:?}"
+    );
 }
 
 /// Files given as input are stat'ed before they are read: a device, a FIFO, a folder, or a
-/// file over its kind's limit (a scenario 4 MiB, a transcript 256 MiB, a results file 64 MiB)
+/// file over its kind's limit (a scenario 4 MiB, a transcript 128 MiB, a results file 64 MiB)
 /// is refused with its path, exit 2, without a byte read (the large files are sparse: reading
 /// them would take seconds and the memory the limit is there to spare).
 #[test]
@@ -593,7 +621,7 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
     std::fs::create_dir(&folder).unwrap();
     let folder = folder.display().to_string();
     let scenario = sparse("big.toml", 50 * 1024 * 1024);
-    let transcript = sparse("big.jsonl", 257 * 1024 * 1024);
+    let transcript = sparse("big.jsonl", 129 * 1024 * 1024);
     let baseline = sparse("big.json", 65 * 1024 * 1024);
     let out = dir.path().join("out");
     let o = out.to_str().unwrap();
@@ -616,7 +644,7 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
         ),
         (
             vec!["import", &transcript],
-            format!("{transcript}: 269484032 bytes is over the 256 MiB limit of a transcript"),
+            format!("{transcript}: 135266304 bytes is over the 128 MiB limit of a transcript"),
         ),
         (
             vec!["import", "/dev/zero"],
