@@ -157,15 +157,49 @@ pub struct BackendArgs {
     pub backend: BackendChoice,
     /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest,
     /// latest~K, over both channels (the claude-code package, and builds only the Agent SDK's
-    /// platform package carries).
-    #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION, conflicts_with = "claude_bin")]
-    pub claude_version: String,
-    /// Run this Claude Code binary instead of a cached version.
+    /// platform package carries) [default: the pinned version, 2.1.332]. Not with --backend sim.
+    #[arg(long, value_name = "VERSION", conflicts_with = "claude_bin")]
+    pub claude_version: Option<String>,
+    /// Run this Claude Code binary instead of a cached version. Not with --backend sim.
     #[arg(long, value_name = "PATH")]
     pub claude_bin: Option<PathBuf>,
-    /// Simulator behaviour profile (with --backend sim).
-    #[arg(long, default_value = "finalize-on-turn-end")]
-    pub profile: String,
+    /// Simulator behaviour profile; needs --backend sim [default: finalize-on-turn-end].
+    #[arg(long)]
+    pub profile: Option<String>,
+}
+
+/// The simulator's profile when `--profile` is not given.
+pub const DEFAULT_PROFILE: &str = "finalize-on-turn-end";
+
+impl BackendArgs {
+    /// A flag that means nothing with the chosen backend, if one is given: a simulator run
+    /// ignores the CLI's version and binary, a real CLI run the simulator's profile.
+    pub fn pointless_flag(&self) -> Option<String> {
+        match self.backend {
+            BackendChoice::Sim if self.claude_version.is_some() => Some(
+                "--claude-version has no meaning with --backend sim: the simulator stands in for the CLI (its behaviour is --profile)".into(),
+            ),
+            BackendChoice::Sim if self.claude_bin.is_some() => Some(
+                "--claude-bin has no meaning with --backend sim: the simulator stands in for the CLI (its behaviour is --profile)".into(),
+            ),
+            BackendChoice::Claude if self.profile.is_some() => Some(
+                "--profile chooses the simulator's behaviour: it needs --backend sim".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// `--claude-version`, or the pinned version.
+    pub fn version(&self) -> &str {
+        self.claude_version
+            .as_deref()
+            .unwrap_or(crate::backend::PINNED_VERSION)
+    }
+
+    /// `--profile`, or the default profile.
+    pub fn profile(&self) -> &str {
+        self.profile.as_deref().unwrap_or(DEFAULT_PROFILE)
+    }
 }
 
 /// How runs are carried out and where they go.

@@ -3,6 +3,7 @@
 use clap::Parser;
 use wakeprobe::app::{self, AppError};
 use wakeprobe::cli::{Cli, Command, exit};
+use wakeprobe::report::messages::printable;
 
 fn main() {
     let cli = Cli::parse();
@@ -56,13 +57,14 @@ fn main() {
     if let Err(AppError { code, message }) =
         app::resolve::choose_scenarios_dir(cli.scenarios_dir.clone())
     {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", printable(&message));
         std::process::exit(code);
     }
     let code = match runtime.block_on(app::dispatch(cli.command)) {
         Ok(code) => code,
         Err(AppError { code, message }) => {
-            eprintln!("error: {message}");
+            // Messages echo what the user gave (names, paths): never raw on a terminal.
+            eprintln!("error: {}", printable(&message));
             code
         }
     };

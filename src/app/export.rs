@@ -26,6 +26,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
     } else {
         RangePolicy::Enforce
     };
+    resolve::check_sets_once(&args.sets)?;
     let plan = scenario.plan_with(&variant, &args.sets, policy)?;
     if !plan.driver.mode.row().exportable {
         return Err(AppError::bad_input(format!(

@@ -185,8 +185,7 @@ fn check_tracked(
 }
 
 pub fn read_history(path: &Path) -> Result<HistoryFile, AppError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| AppError::bad_input(format!("{}: {e}", path.display())))?;
+    let bytes = super::resolve::read_results_file(path)?;
     let file: HistoryFile = serde_json::from_slice(&bytes).map_err(|e| {
         AppError::bad_input(format!(
             "{}: not a wakeprobe history.json: {e}",

@@ -2,17 +2,87 @@
 //! `merge`, `report` and `conform`: `summary.json`, the drafts of repeated cells (which now
 //! know the agreement of all repetitions), JUnit when asked, the terminal table with one line
 //! per run worth reading, and the exit code.
+//!
+//! Also the life of the invocation's own folder, for every subcommand that makes one: marked
+//! incomplete (`invocation.json`) from its first moment ([`open_folder`]), and sealed once the
+//! subcommand has returned ([`seal_folder`], called by `dispatch`): complete, and only then
+//! named by `OUT/latest`, or left incomplete with the error that ended it. A killed harness
+//! leaves the folder marked incomplete and `latest` where it was.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use super::{AppError, resolve};
-use crate::classify::result::{RunResult, SetupError, Summary};
+use super::{AppError, AppResult, resolve};
+use crate::classify::result::{INVOCATION_SCHEMA, InvocationMark, RunResult, SetupError, Summary};
 use crate::cli::{ExecArgs, exit};
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
 use crate::report::{html, messages, redact::Redactor, saved, store};
 use crate::scenario::Scenario;
+
+/// The folder this invocation made under `--out`, until it is sealed.
+static OPEN_FOLDER: Mutex<Option<OpenFolder>> = Mutex::new(None);
+
+struct OpenFolder {
+    out: PathBuf,
+    id: String,
+}
+
+/// Marks a just-made invocation folder `OUT/ID` incomplete and remembers it for
+/// [`seal_folder`]. The mark comes first: whatever happens next, the folder says it is not
+/// whole until the end says otherwise.
+pub fn open_folder(out: &Path, id: &str) -> Result<(), store::StoreError> {
+    store::mark_invocation(
+        &out.join(id),
+        &InvocationMark {
+            schema: INVOCATION_SCHEMA,
+            complete: false,
+            exit_code: None,
+            error: None,
+        },
+    )?;
+    *OPEN_FOLDER.lock().expect("folder lock") = Some(OpenFolder {
+        out: out.to_path_buf(),
+        id: id.to_string(),
+    });
+    Ok(())
+}
+
+/// Seals the invocation's folder, if it made one, once the subcommand returned: a result
+/// means everything it writes is written (the folder is marked complete, then `OUT/latest`
+/// moves to it, last); an error is written into the mark, which stays incomplete, and
+/// `latest` stays where it was. A mark that cannot be written turns the result into a setup
+/// failure.
+pub fn seal_folder(result: AppResult) -> AppResult {
+    let Some(folder) = OPEN_FOLDER.lock().expect("folder lock").take() else {
+        return result;
+    };
+    let dir = folder.out.join(&folder.id);
+    let mark = InvocationMark {
+        schema: INVOCATION_SCHEMA,
+        complete: result.is_ok(),
+        exit_code: Some(match &result {
+            Ok(code) => *code,
+            Err(e) => e.code,
+        }),
+        error: result.as_ref().err().map(|e| e.message.clone()),
+    };
+    if let Err(e) = store::mark_invocation(&dir, &mark) {
+        return match result {
+            Ok(_) => Err(AppError::setup(format!(
+                "{e}: the folder stays marked incomplete"
+            ))),
+            // The error that ended the invocation says more than the one marking it.
+            Err(first) => Err(first),
+        };
+    }
+    if result.is_ok()
+        && let Err(e) = store::point_link(&folder.out.join("latest"), Path::new(&folder.id))
+    {
+        eprintln!("wakeprobe: warning: {e}");
+    }
+    result
+}
 
 /// One judged run of the invocation: its result, its timeline, its folder.
 pub struct Row {
@@ -83,6 +153,16 @@ pub struct Outputs<'a> {
 /// Writes the invocation's outputs and prints its table; returns the summary.
 pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
     let errors: Vec<SetupError> = ran.failures.iter().map(setup_error).collect();
+    // Said first: a disk too full for the summary must not hide why the runs failed.
+    for failure in &errors {
+        eprintln!(
+            "wakeprobe: {}/{} on {}: setup failed: {}",
+            failure.scenario,
+            failure.variant,
+            failure.cli,
+            messages::printable(&failure.message)
+        );
+    }
     let summary = summarize(out.dir, ran, &errors);
     rerender_repeated(out, &summary, ran)?;
     if out.summary {
@@ -97,12 +177,6 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
             path,
             crate::report::junit::render(&summary, &results, out.extra_cases).as_bytes(),
         )?;
-    }
-    for failure in &errors {
-        eprintln!(
-            "wakeprobe: {}/{} on {}: setup failed: {}",
-            failure.scenario, failure.variant, failure.cli, failure.message
-        );
     }
     if out.table {
         print_table(&summary, ran);
@@ -179,12 +253,15 @@ fn print_table(summary: &Summary, ran: &Ran) {
     ));
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
-            messages::say(crate::report::terminal::verdict_lines(&row.result));
-            messages::say(format!("issue draft: {}", issue_command(&row.dir)));
+            // Check names and what they observed are the scenario's own text.
+            let lines = crate::report::terminal::verdict_lines(&row.result);
+            messages::say(messages::printable_lines(&lines));
+            let draft = format!("issue draft: {}", issue_command(&row.dir));
+            messages::say(messages::printable(&draft));
         }
     }
     if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
-        messages::say(lines);
+        messages::say(messages::printable_lines(&lines));
     }
 }
 

@@ -26,7 +26,7 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
             s.name.clone(),
             s.seed.clone().unwrap_or_else(|| "-".into()),
             s.variants().join(", "),
-            s.summary.clone(),
+            messages::printable(&s.summary).into_owned(),
         ]);
         messages::emit(&Message::Scenario {
             name: &s.name,

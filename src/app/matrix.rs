@@ -244,8 +244,7 @@ pub fn write_matrix(
 
 /// A matrix.json (a baseline, a shard's output): unreadable or malformed is bad input.
 pub fn read_matrix(path: &Path) -> Result<Matrix, AppError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| AppError::bad_input(format!("{}: {e}", path.display())))?;
+    let bytes = super::resolve::read_results_file(path)?;
     serde_json::from_slice(&bytes).map_err(|e| {
         AppError::bad_input(format!(
             "{}: not a wakeprobe matrix.json: {e}",

@@ -377,6 +377,11 @@ async fn fix_target(
         .first()
         .cloned()
         .ok_or_else(|| AppError::setup("the unreduced scenario did not run"))?;
+    if first == Observation::Verdict(Outcome::Unknown) && seen.iter().all(|o| *o == first) {
+        return Err(AppError::bad_input(format!(
+            "{name}/{variant} is judged `unknown`: the evidence decides nothing, so there is no result to keep (minimize a variant with a verdict, or keep a check with --keep check:NAME)"
+        )));
+    }
     if first == Observation::NoCheck || seen.iter().any(|o| *o != first) {
         let all: Vec<String> = seen.iter().map(|o| o.to_string()).collect();
         return Err(AppError {

@@ -124,6 +124,11 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     }
     .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
     crate::report::messages::set_json(json);
+    invocation::seal_folder(run_subcommand(command).await)
+}
+
+async fn run_subcommand(command: cli::Command) -> AppResult {
+    use cli::Command;
     match command {
         Command::Run(args) => run::run(args).await,
         Command::List(args) => list::list(&args),

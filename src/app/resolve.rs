@@ -115,6 +115,14 @@ pub fn driven_targets(targets: Vec<Target>, exec: &ExecArgs) -> Result<Vec<Targe
         .collect()
 }
 
+/// A JSON file of results given as input (a baseline, a shard's `matrix.json`, a history to
+/// append to): a regular file within [`files::RESULTS_LIMIT`], or bad input naming it.
+pub fn read_results_file(path: &Path) -> Result<Vec<u8>, AppError> {
+    use crate::os::files;
+    files::read_bounded(path, files::RESULTS_LIMIT, "a results file")
+        .map_err(|e| AppError::bad_input(format!("{}: {e}", path.display())))
+}
+
 /// One scenario variant a search judges.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -190,6 +198,7 @@ pub fn check_plans(
     targets: &[Target],
     exec: &ExecArgs,
 ) -> Result<Vec<Vec<(String, String)>>, AppError> {
+    check_sets_once(&exec.sets)?;
     for (key, _) in &exec.sets {
         if !targets
             .iter()
@@ -310,12 +319,22 @@ pub fn template_dir(
 
 /// The CLI a run uses, installing a Claude Code version if needed.
 pub async fn cli(args: &BackendArgs) -> Result<Cli, AppError> {
+    check_backend(args)?;
     match args.backend {
-        BackendChoice::Sim => sim_cli(&args.profile),
+        BackendChoice::Sim => sim_cli(args.profile()),
         BackendChoice::Claude => match &args.claude_bin {
             Some(path) => Ok(install::from_path(path)?),
-            None => claude_version(&args.claude_version).await,
+            None => claude_version(args.version()).await,
         },
+    }
+}
+
+/// A backend flag that the chosen backend would ignore is bad input, said before anything is
+/// installed or run.
+pub fn check_backend(args: &BackendArgs) -> Result<(), AppError> {
+    match args.pointless_flag() {
+        Some(message) => Err(AppError::bad_input(message)),
+        None => Ok(()),
     }
 }
 
@@ -464,6 +483,7 @@ fn sdk_versions(exec: &ExecArgs) -> Result<backend::sdk::SdkVersions, AppError> 
 /// in at least one of them.
 pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
     sdk_versions(exec)?;
+    check_sets_once(&exec.sets)?;
     for variant in &exec.variants {
         if !scenarios.iter().any(|s| s.variants().contains(variant)) {
             let mut known: Vec<String> = scenarios.iter().flat_map(|s| s.variants()).collect();
@@ -485,6 +505,7 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
             )));
         }
     }
+    check_values(scenarios, exec)?;
     faults(scenarios, exec)?;
     check_cli_args(&exec.cli_args)?;
     check_out(&exec.out)
@@ -515,6 +536,40 @@ pub fn check_cli_args(args: &[String]) -> Result<(), AppError> {
         if HARNESS_CLI_ARGS.contains(&name) {
             return Err(AppError::bad_input(format!(
                 "--cli-arg {arg}: the harness passes {name} itself (see the report's Repro)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every chosen variant resolves with its `--set` values: a value of the wrong type, a
+/// duration out of range, a ceiling made absurd, all said before anything is installed.
+/// (Ranges, which depend on the variant a command picks, are checked with its jobs.)
+fn check_values(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
+    for scenario in scenarios {
+        let overrides: Vec<(String, String)> = exec
+            .sets
+            .iter()
+            .filter(|(k, _)| scenario.default_params().contains_key(k))
+            .cloned()
+            .collect();
+        let chosen = scenario
+            .variants()
+            .into_iter()
+            .filter(|v| exec.variants.is_empty() || exec.variants.contains(v));
+        for variant in chosen {
+            scenario.plan_with(&variant, &overrides, RangePolicy::Explore)?;
+        }
+    }
+    Ok(())
+}
+
+/// Each `--set` key once: a second value would silently replace the first.
+pub fn check_sets_once(sets: &[(String, String)]) -> Result<(), AppError> {
+    for (i, (key, value)) in sets.iter().enumerate() {
+        if let Some((_, first)) = sets[..i].iter().find(|(k, _)| k == key) {
+            return Err(AppError::bad_input(format!(
+                "--set {key} is given twice ({key}={first}, then {key}={value}): give each parameter once"
             )));
         }
     }
@@ -554,14 +609,10 @@ pub fn one_variant(scenario: &Scenario, exec: &ExecArgs, what: &str) -> Result<S
 
 /// `--out` must be able to hold run folders: said before anything is installed or run, and
 /// without creating anything (bad input writes nothing). The nearest existing folder on the
-/// path must be a folder this process can write into.
+/// path must be a folder (else the argument is wrong: exit 2) this process can write into
+/// (else the machine is: a read-only or forbidden folder is a setup failure, exit 3).
 pub fn check_out(out: &Path) -> Result<(), AppError> {
-    let refuse = |source: std::io::Error| {
-        AppError::bad_input(format!(
-            "--out {}: cannot create a run folder there: {source}",
-            out.display()
-        ))
-    };
+    let refuse = |source: std::io::Error| out_error(out, source);
     for ancestor in out.ancestors() {
         let ancestor = if ancestor.as_os_str().is_empty() {
             Path::new(".")
@@ -578,6 +629,19 @@ pub fn check_out(out: &Path) -> Result<(), AppError> {
         return rustix::fs::access(ancestor, access).map_err(|e| refuse(e.into()));
     }
     Ok(())
+}
+
+/// `--out` cannot hold a run folder: a path through a file is a wrong argument (exit 2); a
+/// folder that cannot be written (read-only, forbidden, full) is a setup failure (exit 3).
+fn out_error(out: &Path, source: std::io::Error) -> AppError {
+    let message = format!(
+        "--out {}: cannot create a run folder there: {source}",
+        out.display()
+    );
+    match source.raw_os_error() {
+        Some(libc::ENOTDIR) => AppError::bad_input(message),
+        _ => AppError::setup(message),
+    }
 }
 
 /// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`;
@@ -702,29 +766,24 @@ pub fn scenario_reference(scenario: &Scenario) -> String {
     }
 }
 
-/// A new run-id folder under `out`, created exclusively (no two invocations share one).
+/// A new run-id folder under `out`, created exclusively (no two invocations share one) and
+/// marked incomplete until the invocation seals it (see `invocation::seal_folder`).
 pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
     for _ in 0..100 {
         let id = matrix::new_run_id();
         let dir = out.join(&id);
         match crate::report::store::create_exclusive(&dir) {
             Ok(()) => {
-                // `OUT/latest` names the newest run folder (a symlink, replaced atomically).
-                if let Err(e) =
-                    crate::report::store::point_link(&out.join("latest"), Path::new(&id))
-                {
-                    eprintln!("wakeprobe: warning: {e}");
+                // Marked incomplete now; `OUT/latest` moves to it only once it is whole.
+                if let Err(e) = super::invocation::open_folder(out, &id) {
+                    // A folder that cannot even say it is incomplete is not left behind.
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(out_error(out, e.source));
                 }
                 return Ok(dir);
             }
             Err(e) if e.source.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(AppError::bad_input(format!(
-                    "--out {}: cannot create a run folder there: {}",
-                    out.display(),
-                    e.source
-                )));
-            }
+            Err(e) => return Err(out_error(out, e.source)),
         }
     }
     Err(AppError::setup(format!(

@@ -17,6 +17,8 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
     // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
     let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
     resolve::check_exec_args(&scenarios, &args.exec)?;
+    // Each target's plan with its values and ranges, before a CLI is installed.
+    resolve::check_plans(&targets, &args.exec)?;
     let cli = resolve::cli(&args.backend).await?;
     let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;

@@ -15,6 +15,10 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("result.schema.json", to_value(schema_for!(RunResult))),
         ("summary.schema.json", to_value(schema_for!(Summary))),
         ("run.schema.json", to_value(schema_for!(RunInfo))),
+        (
+            "invocation.schema.json",
+            to_value(schema_for!(crate::classify::result::InvocationMark)),
+        ),
         ("timeline.schema.json", to_value(schema_for!(Timeline))),
         (
             "matrix.schema.json",

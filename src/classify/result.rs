@@ -1,9 +1,10 @@
-//! The results every later stage reads: one run's (`RunResult`, written as `result.json`) and
-//! one invocation's (`Summary`, `summary.json`), with the cells that group repeated runs.
-//! Plain data and the arithmetic on it (agreement, medians, whether expectations were met);
-//! the exporters in `report` only print them.
+//! The results every later stage reads: one run's (`RunResult`, written as `result.json`), one
+//! invocation's (`Summary`, `summary.json`), with the cells that group repeated runs, and
+//! whether an invocation's folder is whole (`invocation.json`). Plain data and the arithmetic
+//! on it (agreement, medians, whether expectations were met); the exporters in `report` only
+//! print them.
 //!
-//! Both carry a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
+//! Each carries a `schema` number, bumped on incompatible change; `schema/*.json` holds JSON
 //! Schemas generated from these types, and a test fails when they drift.
 
 use crate::scenario::Expected;
@@ -14,6 +15,24 @@ use crate::evidence::run::RunInfo;
 
 pub const RESULT_SCHEMA: u32 = 1;
 pub const SUMMARY_SCHEMA: u32 = 1;
+pub const INVOCATION_SCHEMA: u32 = 1;
+
+/// `invocation.json`, an invocation folder's own mark (as `run.json`'s `complete` is a run
+/// folder's): written `complete: false` the moment the folder exists, and again when the
+/// invocation ends, `complete: true` with its exit code once everything it writes is written,
+/// or still `complete: false` with the error that ended it. A folder whose mark says
+/// `complete: false` and no error was cut short: the harness was killed, the machine stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InvocationMark {
+    pub schema: u32,
+    pub complete: bool,
+    /// The exit code the invocation ended with, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why the invocation ended before its folder was whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
 
 /// One run's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

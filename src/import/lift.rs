@@ -6,6 +6,7 @@
 use indexmap::IndexMap;
 
 use crate::scenario::ParamValue;
+use crate::scenario::params::MAX_SECONDS;
 
 /// Foreground sleeps and input waits at least this long are lifted.
 pub const LONG_SECONDS: f64 = 5.0;
@@ -83,7 +84,9 @@ impl Lifter {
                 .parse::<f64>()
                 .ok()
                 .filter(|_| spaces > 0 && ends);
-            let lift = value.filter(|v| background || *v >= LONG_SECONDS);
+            // Beyond a day a sleep means "never returns" (a hung command); a `..._seconds`
+            // parameter cannot hold it, so it stays as written.
+            let lift = value.filter(|v| (background || *v >= LONG_SECONDS) && *v <= MAX_SECONDS);
             out.push_str(&rest[..start + word.len() + spaces]);
             rest = match lift {
                 Some(v) => {
@@ -205,6 +208,11 @@ mod tests {
             "timeout {{sleep_seconds}} make test && sleep {{sleep_seconds_2}}"
         );
         assert_eq!(l.command("(sleep 300)", true), "(sleep {{bg_seconds}})");
+        assert_eq!(
+            l.command("sleep 100000", true),
+            "sleep 100000",
+            "a hang stays"
+        );
         assert_eq!(l.command("sleep 1.5 &", true), "sleep {{bg_seconds_2}} &");
         assert_eq!(
             l.command("nosleep 300; sleep x; sleep 3m", true),

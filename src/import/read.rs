@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ImportError;
+use crate::os::files;
 use crate::scenario::DriverMode;
 
 /// One JSONL line: its 1-based number and its object.
@@ -148,9 +149,9 @@ fn run_folder(dir: &Path) -> Result<Session, ImportError> {
 
 fn run_hints(dir: &Path) -> RunHints {
     let read = |name: &str| -> Value {
-        std::fs::read_to_string(dir.join(name))
+        files::read_bounded(&dir.join(name), files::RESULTS_LIMIT, "a run's result file")
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .and_then(|t| serde_json::from_slice(&t).ok())
             .unwrap_or(Value::Null)
     };
     let run = read("run.json");
@@ -208,9 +209,10 @@ fn subagent_files(session_dir: &Path) -> Result<Vec<SubagentFile>, ImportError> 
         else {
             continue;
         };
-        let meta = std::fs::read_to_string(path.with_extension("meta.json"))
+        let meta_path = path.with_extension("meta.json");
+        let meta = files::read_bounded(&meta_path, files::SIDE_FILE_LIMIT, "a meta file")
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+            .and_then(|t| serde_json::from_slice(&t).ok());
         out.push(SubagentFile {
             agent_id: agent_id.to_string(),
             file: read_file(&path)?,
@@ -222,8 +224,14 @@ fn subagent_files(session_dir: &Path) -> Result<Vec<SubagentFile>, ImportError> 
 
 /// Reads one JSONL transcript; anything that is not one is a located error.
 pub fn read_file(path: &Path) -> Result<TranscriptFile, ImportError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::Input(format!("{}: cannot read: {e}", path.display())))?;
+    let bytes = files::read_bounded(path, files::TRANSCRIPT_LIMIT, "a transcript").map_err(
+        |e| match e {
+            files::ReadError::Io(e) => {
+                ImportError::Input(format!("{}: cannot read: {e}", path.display()))
+            }
+            other => ImportError::Input(format!("{}: {other}", path.display())),
+        },
+    )?;
     let records = parse(path, &bytes)?;
     Ok(TranscriptFile {
         path: path.to_path_buf(),

@@ -64,6 +64,25 @@ impl Job {
         }
     }
 
+    /// [`Job::folder`], if it stays below the run-id folder: every part of it a plain name (no
+    /// `..`, no root, no separator inside a name). Names are checked where they are read (the
+    /// scenario file, the CLI's version); this is the last word before anything is written.
+    pub fn checked_folder(&self) -> Result<PathBuf, String> {
+        let folder = self.folder();
+        let plain = folder.components().count() == 2
+            && folder
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain {
+            Ok(folder)
+        } else {
+            Err(format!(
+                "`{}` would not be a folder below the run folder: refusing to run it",
+                folder.display()
+            ))
+        }
+    }
+
     /// The matrix cell this job is a run of.
     pub fn cell_key(&self) -> shards::CellKey {
         shards::CellKey {
@@ -225,7 +244,10 @@ pub async fn execute(
                 .expect("status list")
                 .retain(|(_, s)| !Arc::ptr_eq(s, &status));
             emit_finished(&job, &outcome);
-            board.finished(&job.title(), outcome.as_ref().ok().map(|(_, r, _)| r));
+            board.finished(
+                &job.title(),
+                outcome.as_ref().map(|(_, r, _)| r).map_err(String::as_str),
+            );
             match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
                     job,
@@ -313,6 +335,7 @@ async fn run_cell(
     cancel: Cancel,
     status: StatusHandle,
 ) -> Result<(PathBuf, RunResult, Timeline), String> {
+    let folder = job.checked_folder()?;
     let output = driver::run(RunRequest {
         plan: plan.clone(),
         cli: job.cli.clone(),
@@ -332,7 +355,7 @@ async fn run_cell(
     let payloads = report::hook_payloads(&output.raw.hooks, &redactor);
     let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &payloads);
     let result = RunResult::new(&output.info, judgement);
-    let dir = opts.run_dir.join(job.folder());
+    let dir = opts.run_dir.join(folder);
     report::write_run(
         &dir,
         &redactor,
@@ -344,7 +367,8 @@ async fn run_cell(
             scenario_source: &job.scenario.source,
         },
     )
-    .map_err(|e| format!("{}: {e}", dir.display()))?;
+    // The error names the file it could not write, under `dir`.
+    .map_err(|e| e.to_string())?;
     if opts.keep || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
         let mut sandbox = output.sandbox;
         let kept = sandbox.keep();
@@ -425,6 +449,30 @@ mod tests {
             sim.command(),
             "wakeprobe run subagent-bg-turn-end --variant print --set bg_seconds=7 --explore --backend sim --profile fixed"
         );
+    }
+
+    /// A job whose names would climb out of the run folder (or into a deeper one) runs
+    /// nowhere: the folder is refused before anything runs.
+    #[test]
+    fn a_folder_that_leaves_the_run_folder_is_refused() {
+        let mut j = job(BackendKind::Claude, "2.1.332", RangePolicy::Enforce);
+        assert_eq!(
+            j.checked_folder(),
+            Ok(PathBuf::from(
+                "subagent-bg-turn-end/print.claude-2.1.332.r2"
+            ))
+        );
+        for bad in ["../../x", "/abs/path", "a/b"] {
+            j.variant = bad.into();
+            let e = j.checked_folder().unwrap_err();
+            assert!(
+                e.contains("not be a folder below the run folder"),
+                "{bad}: {e}"
+            );
+        }
+        j.variant = "print".into();
+        j.cli.version = "../../../etc".into();
+        assert!(j.checked_folder().is_err());
     }
 
     /// Runs start longest ceiling first, ties in job order: of plans whose ceilings are

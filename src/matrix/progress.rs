@@ -88,8 +88,8 @@ impl Board {
         }
     }
 
-    /// A run ended (with its result, or none when it could not run).
-    pub fn finished(&self, title: &str, result: Option<&RunResult>) {
+    /// A run ended, with its result, or with why it could not run.
+    pub fn finished(&self, title: &str, result: Result<&RunResult, &str>) {
         let (done, line) = self.inner.count_finish(title, result);
         let Some(line) = line else { return };
         match &self.inner.live {
@@ -118,18 +118,22 @@ impl Board {
     }
 }
 
-/// `not-resumable as expected, 6.0s`
-fn detail(result: Option<&RunResult>) -> String {
-    result
-        .map(|r| {
+/// `done (not-resumable as expected, 6.0s)`, or `failed to run: WHY`.
+fn detail(result: Result<&RunResult, &str>) -> String {
+    match result {
+        Ok(r) => {
             let expect = match r.matches_expect {
                 Some(true) => " as expected",
                 Some(false) => " UNEXPECTED",
                 None => "",
             };
-            format!("{}{expect}, {:.1}s", r.judgement.outcome, r.run.duration_s)
-        })
-        .unwrap_or_else(|| "failed to run".into())
+            format!(
+                "done ({}{expect}, {:.1}s)",
+                r.judgement.outcome, r.run.duration_s
+            )
+        }
+        Err(why) => format!("failed to run: {}", crate::report::messages::printable(why)),
+    }
 }
 
 impl Live {
@@ -181,11 +185,15 @@ impl Inner {
 
     /// Counts a run's end; returns how many are done and the line that says so (none when the
     /// display is off).
-    fn count_finish(&self, title: &str, result: Option<&RunResult>) -> (usize, Option<String>) {
+    fn count_finish(
+        &self,
+        title: &str,
+        result: Result<&RunResult, &str>,
+    ) -> (usize, Option<String>) {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let line = self.enabled.then(|| {
             format!(
-                "[{done}/{}] {title} done ({})",
+                "[{done}/{}] {title} {}",
                 self.plan.ceilings.len(),
                 detail(result)
             )
@@ -362,25 +370,30 @@ mod tests {
         assert_eq!(b.inner.count_start("a").as_deref(), Some("[start 1/3] a"));
         b.started("b");
         assert_eq!(b.inner.count_start("c").as_deref(), Some("[start 3/3] c"));
-        b.finished("a", None);
-        let line = |r: Option<&RunResult>| b.inner.count_finish("x", r).1.unwrap();
+        b.finished("a", Err("no CLI"));
+        let line = |r: Result<&RunResult, &str>| b.inner.count_finish("x", r).1.unwrap();
         assert_eq!(
-            line(Some(&result(Some(true)))),
+            line(Ok(&result(Some(true)))),
             "[2/3] x done (not-resumable as expected, 6.0s)"
         );
         assert_eq!(
-            line(Some(&result(Some(false)))),
+            line(Ok(&result(Some(false)))),
             "[3/3] x done (not-resumable UNEXPECTED, 6.0s)"
         );
         assert_eq!(
-            line(Some(&result(None))),
+            line(Ok(&result(None))),
             "[4/3] x done (not-resumable, 6.0s)"
         );
-        assert_eq!(line(None), "[5/3] x done (failed to run)");
+        assert_eq!(
+            line(Err(
+                "reports/x/run.json: No space left on device (os error 28)"
+            )),
+            "[5/3] x failed to run: reports/x/run.json: No space left on device (os error 28)"
+        );
 
         let off = plain_board(3, false);
         assert_eq!(off.inner.count_start("a"), None);
-        assert_eq!(off.inner.count_finish("a", None), (1, None));
+        assert_eq!(off.inner.count_finish("a", Err("x")), (1, None));
     }
 
     /// A started run no longer waits for a slot: the time left counts it by its status only.

@@ -1,5 +1,7 @@
 //! The operating system's side of a run, as plain plumbing: the process table and signals
-//! (`procs`), and bounded synchronous subprocesses (`subprocess`).
+//! (`procs`), bounded synchronous subprocesses (`subprocess`), and bounded reads of the files
+//! a user names (`files`).
 
+pub mod files;
 pub mod procs;
 pub mod subprocess;

@@ -110,6 +110,43 @@ pub fn say(text: impl std::fmt::Display) {
     };
 }
 
+/// Text from a user's input made safe to echo on a terminal: control characters (a bell, an
+/// escape sequence that recolours or moves the cursor, a line break inside a one-line
+/// message) and the Unicode controls that reorder what follows (U+202E and kin) are written
+/// as `\u{..}` escapes; everything else, other scripts included, is kept as it is. Every error
+/// line goes through it (`main`), and so does every line that echoes a file's free text.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'
+            )
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`printable`] line by line: the line breaks of a multi-line text are kept.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether human output goes to a terminal (for colour).
 pub fn human_is_terminal() -> bool {
     use std::io::IsTerminal;
@@ -131,4 +168,20 @@ pub fn human_width() -> Option<u16> {
         rustix::termios::tcgetwinsize(std::io::stdout())
     };
     size.ok().map(|w| w.ws_col).filter(|c| *c > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{printable, printable_lines};
+
+    #[test]
+    fn controls_and_reordering_marks_are_escaped_and_the_rest_kept() {
+        assert_eq!(printable("bg-turn-end"), "bg-turn-end");
+        assert_eq!(printable("a\u{7}b"), "a\\u{7}b");
+        assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(printable("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
+        assert_eq!(printable("one\ntwo\t"), "one\\u{a}two\\u{9}");
+        assert_eq!(printable("späť ✓ 日本"), "späť ✓ 日本");
+        assert_eq!(printable_lines("a\u{7}\n  b"), "a\\u{7}\n  b");
+    }
 }

@@ -2,7 +2,7 @@
 //! the target), and a run's folder in an order that tells a finished folder from a broken one:
 //! `run.json` first, marked incomplete, then the evidence and the reports, then `run.json`
 //! again, complete. A folder whose `run.json` stays incomplete (a full disk, say) is skipped by
-//! `report` and `merge`.
+//! `report` and `merge`. An invocation's folder is marked alike, by its `invocation.json`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::redact::Redactor;
+use crate::classify::result::InvocationMark;
 use crate::evidence::Timeline;
 use crate::evidence::run::{RawEvidence, RunInfo};
 use crate::scenario::Plan;
@@ -43,7 +44,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .suffix(".partial")
         .tempfile_in(dir)
         .map_err(err(dir))?;
-    tmp.write_all(bytes).map_err(err(path))?;
+    // On the file itself: the error is the system's (`No space left on device`), not one
+    // wrapped with the temp file's name.
+    tmp.as_file_mut().write_all(bytes).map_err(err(path))?;
     tmp.as_file().sync_all().map_err(err(path))?;
     tmp.persist(path).map_err(|e| StoreError {
         path: path.display().to_string(),
@@ -104,6 +107,14 @@ pub fn create_exclusive(dir: &Path) -> Result<(), StoreError> {
         std::fs::create_dir_all(parent).map_err(err(parent))?;
     }
     std::fs::create_dir(dir).map_err(err(dir))
+}
+
+/// The mark of an invocation's folder (see [`InvocationMark`]).
+pub const INVOCATION_FILE: &str = "invocation.json";
+
+/// Writes an invocation folder's mark.
+pub fn mark_invocation(dir: &Path, mark: &InvocationMark) -> Result<(), StoreError> {
+    write_json(&dir.join(INVOCATION_FILE), &Redactor::basic(), mark)
 }
 
 /// Marks a run folder as being written (`run.json` with `complete: false`).

@@ -18,7 +18,10 @@ use super::source::{Locator, Names, VariantSource};
 pub const FILE: &str = "invariants.toml";
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an invariants file: `[[invariants]]` tables, each written like a check"
+)]
 struct RawInvariants {
     #[serde(default)]
     invariants: Vec<Spanned<RawCheck>>,
@@ -38,9 +41,10 @@ pub(super) fn beside(scenario: &Path) -> Result<Option<Invariants>, ScenarioErro
         return Ok(None);
     };
     let path = dir.join(FILE);
-    let Ok(source) = std::fs::read_to_string(&path) else {
+    if !path.exists() {
         return Ok(None);
-    };
+    }
+    let source = super::read_source(&path)?;
     let path = path.display().to_string();
     let at = Locator {
         path: path.clone(),
@@ -52,6 +56,7 @@ pub(super) fn beside(scenario: &Path) -> Result<Option<Invariants>, ScenarioErro
             e.message().trim_end().replace('\n', " "),
         )
     })?;
+    super::names::check_unique_checks(&at, &raw.invariants)?;
     Ok(Some(Invariants {
         path,
         raw: raw.invariants,

@@ -12,6 +12,7 @@ mod hook;
 mod invariants;
 pub mod library;
 pub mod mode;
+mod names;
 mod outcome;
 pub mod params;
 mod plan;
@@ -84,10 +85,7 @@ impl Scenario {
                         .into(),
             });
         }
-        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::File {
-            path: path.display().to_string(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let source = read_source(path)?;
         Scenario::parse(path, source)
     }
 
@@ -104,12 +102,10 @@ impl Scenario {
             )
         })?;
         let name = raw.name.get_ref().clone();
-        if !resolve::is_name(&name) {
-            return Err(at.error(
-                raw.name.span(),
-                format!("invalid name `{name}`: expected lowercase letters, digits and `-`"),
-            ));
+        if !names::is_name(&name) {
+            return Err(names::invalid(&at, raw.name.span(), "name", &name));
         }
+        names::check_file(&at, &raw)?;
         if raw.summary.contains('\n') {
             return Err(at.error(0..0, "`summary` must be one line".into()));
         }
@@ -227,6 +223,7 @@ impl Scenario {
         self.validate_verdicts(&at, "expect", &self.raw.expect)?;
         self.validate_verdicts(&at, "want", &self.raw.want)?;
         self.validate_params(&at)?;
+        names::check_unique_checks(&at, &self.raw.checks)?;
         if let Some((name, agent)) = self.raw.driver.get_ref().agents.iter().next() {
             return Err(at.error(
                 agent.span(),
@@ -306,13 +303,17 @@ impl Scenario {
     /// parameter, and holds the value its table sets (the default, or the variant's).
     fn validate_params(&self, at: &Locator) -> Result<(), ScenarioError> {
         for (name, spanned) in &self.raw.params {
-            if spanned.get_ref().value().is_none() {
+            let Some(default) = spanned.get_ref().value() else {
                 return Err(at.error(
                     spanned.span(),
                     format!("`{name}` needs a `default` value in [params]"),
                 ));
+            };
+            if let Some(message) = params::seconds_problem(name, default) {
+                return Err(at.error(spanned.span(), message));
             }
         }
+        self.validate_variant_values(at)?;
         let tables = std::iter::once(&self.raw.params)
             .chain(self.raw.variants.values().map(|v| &v.get_ref().params));
         for table in tables {
@@ -338,6 +339,23 @@ impl Scenario {
                         _ => None,
                     });
                 if let Some(message) = problem {
+                    return Err(at.error(spanned.span(), message));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A variant's parameter values have their defaults' types (a variant setting a parameter
+    /// that `[params]` lacks is refused when its plan is made).
+    fn validate_variant_values(&self, at: &Locator) -> Result<(), ScenarioError> {
+        for variant in self.raw.variants.values() {
+            for (name, spanned) in &variant.get_ref().params {
+                let default = self.raw.params.get(name).and_then(|p| p.get_ref().value());
+                let (Some(default), Some(value)) = (default, spanned.get_ref().value()) else {
+                    continue;
+                };
+                if let Some(message) = params::value_problem(name, default, value) {
                     return Err(at.error(spanned.span(), message));
                 }
             }
@@ -536,6 +554,12 @@ impl Scenario {
                     key: key.clone(),
                     message,
                 })?;
+            if let Some(message) = params::seconds_problem(key, &value) {
+                return Err(ScenarioError::Override {
+                    key: key.clone(),
+                    message,
+                });
+            }
             params.insert(key.clone(), value);
         }
         Ok(params)
@@ -548,6 +572,21 @@ impl Scenario {
             known: self.variants().join(", "),
         }
     }
+}
+
+/// A scenario file's text (or an `invariants.toml`'s): a regular file within
+/// [`os::files::SCENARIO_LIMIT`], checked before it is read.
+pub(crate) fn read_source(path: &Path) -> Result<String, ScenarioError> {
+    use crate::os::files;
+    files::read_text_bounded(path, files::SCENARIO_LIMIT, "a scenario file").map_err(|e| {
+        ScenarioError::File {
+            path: path.display().to_string(),
+            message: match e {
+                files::ReadError::Io(e) => format!("cannot read: {e}"),
+                other => other.to_string(),
+            },
+        }
+    })
 }
 
 /// Loads every `*.toml` in a folder, sorted by file name.

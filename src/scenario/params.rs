@@ -1,4 +1,10 @@
-//! Parameters and the range where a scenario's `expect` holds.
+//! Parameters: their types, what a duration may be, and the range where a scenario's `expect`
+//! holds.
+//!
+//! A parameter's type is its default's ([`ParamKind`]): a variant's value and a `--set` must
+//! have it. A parameter named `..._seconds` is a duration of 0 to [`MAX_SECONDS`], whatever
+//! its type: refused outside, even when exploring (that is what can run at all; a range is
+//! where the expectation holds).
 //!
 //! A `[params]` entry is a bare value (`bg_seconds = 12`) or a table that also says where the
 //! scenario's expected verdicts hold: `bg_seconds = { default = 12, min = 7, reason = "..." }`.
@@ -22,7 +28,10 @@ pub enum RawParam {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a parameter table such as { default = 12, min = 6, reason = \"...\" }"
+)]
 pub struct RawParamSpec {
     pub default: Option<ParamValue>,
     pub min: Option<f64>,
@@ -117,6 +126,81 @@ pub enum RangePolicy {
     Explore,
 }
 
+/// What a parameter holds, as its default says: a variant's value and a `--set` must hold the
+/// same (a number default takes numbers only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    Number,
+    Bool,
+    Text,
+}
+
+impl ParamKind {
+    pub fn of(value: &ParamValue) -> ParamKind {
+        match value {
+            ParamValue::Int(_) | ParamValue::Float(_) => ParamKind::Number,
+            ParamValue::Bool(_) => ParamKind::Bool,
+            ParamValue::Text(_) => ParamKind::Text,
+        }
+    }
+
+    fn described(self) -> &'static str {
+        match self {
+            ParamKind::Number => "a number",
+            ParamKind::Bool => "true or false",
+            ParamKind::Text => "text",
+        }
+    }
+}
+
+/// The longest duration anything in a scenario may last: a day. A value beyond it is a
+/// mistake (a ceiling nobody waits for), never an experiment.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// A parameter named `..._seconds` is a number of seconds, whatever its default's type (a
+/// text default such as `"0.5"` keeps `minimize` from shrinking it, and is still seconds).
+pub fn is_seconds(name: &str) -> bool {
+    name.ends_with("_seconds")
+}
+
+/// Parameter names: ASCII letters, digits, `_` and `-` (they appear in `{{name}}`, in
+/// `--set name=value` and in folder names such as `threshold`'s `name=value`).
+pub fn is_param_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Why `value` cannot be parameter `name`, whose default is `default`: another type than the
+/// default's, or (for a `..._seconds` parameter) not a number of seconds from 0 to a day.
+pub fn value_problem(name: &str, default: &ParamValue, value: &ParamValue) -> Option<String> {
+    let kind = ParamKind::of(default);
+    if ParamKind::of(value) != kind {
+        return Some(format!(
+            "`{name}` is {} (as its default `{default}`), not `{value}`",
+            kind.described()
+        ));
+    }
+    seconds_problem(name, value)
+}
+
+/// Why `value` is not a number of seconds, when `name` says it is one.
+pub fn seconds_problem(name: &str, value: &ParamValue) -> Option<String> {
+    if !is_seconds(name) {
+        return None;
+    }
+    match numeric(value) {
+        Some(x) if (0.0..=MAX_SECONDS).contains(&x) => None,
+        Some(_) => Some(format!(
+            "`{name}` = {value} is not a number of seconds from 0 to {MAX_SECONDS} (a name ending in `_seconds` makes it a duration)"
+        )),
+        None => Some(format!(
+            "`{name}` is a number of seconds (its name ends in `_seconds`), not `{value}`"
+        )),
+    }
+}
+
 /// The number a parameter value stands for, if it is numeric.
 pub fn numeric(value: &ParamValue) -> Option<f64> {
     match value {
@@ -169,6 +253,37 @@ mod tests {
             reason: None,
         };
         assert!(upside_down.problem().unwrap().contains("above"));
+    }
+
+    #[test]
+    fn a_value_has_its_defaults_type_and_seconds_are_a_duration() {
+        let twelve = ParamValue::Int(12);
+        assert_eq!(value_problem("n", &twelve, &ParamValue::Float(0.5)), None);
+        let text = ParamValue::Text("abc".into());
+        assert_eq!(
+            value_problem("n", &twelve, &text).as_deref(),
+            Some("`n` is a number (as its default `12`), not `abc`")
+        );
+        assert!(value_problem("b", &ParamValue::Bool(true), &twelve).is_some());
+        assert!(value_problem("t", &text, &ParamValue::Bool(true)).is_some());
+        assert_eq!(
+            value_problem("t", &text, &ParamValue::Text("x".into())),
+            None
+        );
+        for bad in [ParamValue::Int(-1), ParamValue::Float(1e12), text.clone()] {
+            let problem = seconds_problem("bg_seconds", &bad);
+            assert!(problem.is_some_and(|p| p.contains("`bg_seconds`")), "{bad}");
+        }
+        for good in [
+            ParamValue::Int(0),
+            ParamValue::Float(86_400.0),
+            ParamValue::Text("0.5".into()),
+        ] {
+            assert_eq!(seconds_problem("poll_seconds", &good), None, "{good}");
+        }
+        assert_eq!(seconds_problem("count", &ParamValue::Int(-1)), None);
+        assert!(is_param_name("bg_seconds") && is_param_name("a-b1"));
+        assert!(!is_param_name("") && !is_param_name("../x") && !is_param_name("a b"));
     }
 
     #[test]

@@ -13,6 +13,9 @@ use super::params::RawParam;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a scenario file (a table with `name`, `title`, `summary`, `[driver]` and `[agents]`)"
+)]
 pub struct RawScenario {
     pub name: Spanned<String>,
     pub title: String,
@@ -60,6 +63,7 @@ impl RawVerdicts {
 /// One `[[faults]]` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a fault table such as { kind = \"overloaded-529\", on = \"notification\" }")]
 pub struct RawFault {
     pub kind: Spanned<String>,
     pub agent: Option<Spanned<String>>,
@@ -77,6 +81,9 @@ pub struct RawFault {
 /// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a driver table such as { mode = \"print\", prompt = \"...\", ceiling_seconds = 60 }"
+)]
 pub struct RawDriver {
     pub mode: Option<DriverMode>,
     pub prompt: Option<Spanned<String>>,
@@ -152,6 +159,7 @@ impl RawDriver {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an input table such as { after = \"result\", text = \"next\" }")]
 pub struct RawInput {
     #[serde(default)]
     pub after: Option<Spanned<String>>,
@@ -168,6 +176,7 @@ pub struct RawInput {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a probe table such as { text = \"Unrelated: what is 2+2?\" }")]
 pub struct RawProbe {
     pub text: Spanned<String>,
     pub quiet_seconds: Option<Spanned<NumExpr>>,
@@ -175,12 +184,16 @@ pub struct RawProbe {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an agent table with `steps`")]
 pub struct RawAgent {
     pub steps: Vec<Spanned<RawStep>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a step table such as { say = \"done\" } or { call = \"Bash\", input = { command = \"...\" } }"
+)]
 pub struct RawStep {
     pub say: Option<Spanned<String>>,
     pub call: Option<Spanned<String>>,
@@ -189,7 +202,7 @@ pub struct RawStep {
     pub track: Option<Spanned<String>>,
     pub think_seconds: Option<Spanned<NumExpr>>,
     pub until: Option<Until>,
-    pub max_repeats: Option<u32>,
+    pub max_repeats: Option<Spanned<u32>>,
 }
 
 /// When a step repeats instead of advancing.
@@ -202,6 +215,7 @@ pub enum Until {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a watch table such as { waiter = \"worker\", work = \"bg\" }")]
 pub struct RawWatch {
     pub waiter: Spanned<String>,
     pub work: Spanned<String>,
@@ -212,6 +226,7 @@ pub struct RawWatch {
 /// A check: a preset (`kind`) or one relation over selectors (see `query`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a check table with a `name` and a preset (`kind`) or a relation")]
 pub struct RawCheck {
     pub name: String,
     pub kind: Option<Spanned<String>>,
@@ -232,6 +247,9 @@ pub struct RawCheck {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a selector table such as { kind = \"hook\" } or { hook = \"SubagentStop\", agent = \"worker\" }"
+)]
 pub struct RawSelector {
     pub source: Option<Spanned<String>>,
     pub kind: Option<Spanned<String>>,
@@ -249,6 +267,7 @@ pub struct RawSelector {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a `where` entry such as { path = \"text\", contains = \"done\" }")]
 pub struct RawPredicate {
     pub path: Spanned<String>,
     pub equals: Option<Spanned<toml::Value>>,
@@ -263,6 +282,7 @@ pub struct RawPredicate {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { first = { ... }, then = { ... } } of two selectors")]
 pub struct RawBefore {
     pub first: Spanned<RawSelector>,
     pub then: Spanned<RawSelector>,
@@ -270,6 +290,7 @@ pub struct RawBefore {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { after = { ... }, then = { ... }, seconds = N } of two selectors")]
 pub struct RawWithin {
     pub after: Spanned<RawSelector>,
     pub then: Spanned<RawSelector>,
@@ -278,6 +299,7 @@ pub struct RawWithin {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { each = { ... }, with = { ... }, by = \"agent\" } of two selectors")]
 pub struct RawPairs {
     pub each: Spanned<RawSelector>,
     pub with: Spanned<RawSelector>,
@@ -286,6 +308,7 @@ pub struct RawPairs {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { count = { ... }, from = { ... }, until = { ... } } of selectors")]
 pub struct RawWhile {
     pub count: Spanned<RawSelector>,
     pub from: Spanned<RawSelector>,
@@ -294,6 +317,7 @@ pub struct RawWhile {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { at = { ... }, path = \"...\" } with a selector")]
 pub struct RawValue {
     pub at: Spanned<RawSelector>,
     pub path: Spanned<String>,
@@ -303,6 +327,7 @@ pub struct RawValue {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { each = { ... }, by = { ... } } of two selectors")]
 pub struct RawFollowed {
     pub each: Spanned<RawSelector>,
     pub by: Spanned<RawSelector>,

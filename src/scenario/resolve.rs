@@ -134,13 +134,19 @@ fn check_agents(
     at: &Locator,
     agents: &IndexMap<String, &Spanned<raw::RawAgent>>,
 ) -> Result<(), ScenarioError> {
+    if let Some((cycle, span)) = spawn_cycle(agents) {
+        return Err(at.error(
+            span,
+            format!(
+                "agents spawn each other in a cycle: {}; every agent but `{MAIN_AGENT}` is spawned once, by an agent that runs before it",
+                cycle.join(" -> ")
+            ),
+        ));
+    }
     let mut spawned = BTreeSet::new();
     for (name, agent) in agents {
-        if !is_name(name) {
-            return Err(at.error(
-                agent.span(),
-                format!("invalid agent name `{name}`: expected lowercase letters, digits and `-`"),
-            ));
+        if !super::names::is_name(name) {
+            return Err(super::names::invalid(at, agent.span(), "agent name", name));
         }
         if agent.get_ref().steps.is_empty() {
             return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
@@ -175,12 +181,60 @@ fn check_agents(
     Ok(())
 }
 
-/// Lowercase letters, digits and `-`: scenario and agent names.
-pub(super) fn is_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+/// The first cycle of `spawn`s (`a -> b -> a`, `main` included), with the span of the spawn
+/// that closes it. A walk with its own stack: a file may chain thousands of agents.
+fn spawn_cycle(
+    agents: &IndexMap<String, &Spanned<raw::RawAgent>>,
+) -> Option<(Vec<String>, std::ops::Range<usize>)> {
+    let spawns = |name: &str| -> Vec<&Spanned<String>> {
+        agents.get(name).map_or(vec![], |a| {
+            a.get_ref()
+                .steps
+                .iter()
+                .filter_map(|s| s.get_ref().spawn.as_ref())
+                .filter(|t| agents.contains_key(t.get_ref()))
+                .collect()
+        })
+    };
+    #[derive(Clone, Copy, PartialEq)]
+    enum Seen {
+        Not,
+        OnPath,
+        Done,
+    }
+    let mut seen: IndexMap<&str, Seen> = agents.keys().map(|k| (k.as_str(), Seen::Not)).collect();
+    for start in agents.keys() {
+        if seen[start.as_str()] != Seen::Not {
+            continue;
+        }
+        // The path from `start`, each agent with the spawns it has left to follow.
+        let mut path: Vec<(&str, Vec<&Spanned<String>>)> = vec![(start, spawns(start))];
+        seen[start.as_str()] = Seen::OnPath;
+        while let Some((name, left)) = path.last_mut() {
+            let Some(target) = left.pop() else {
+                seen[*name] = Seen::Done;
+                path.pop();
+                continue;
+            };
+            let next = target.get_ref().as_str();
+            match seen[next] {
+                Seen::OnPath => {
+                    let from = path.iter().position(|(n, _)| *n == next).unwrap_or(0);
+                    let mut cycle: Vec<String> =
+                        path[from..].iter().map(|(n, _)| n.to_string()).collect();
+                    cycle.push(next.to_string());
+                    return Some((cycle, target.span()));
+                }
+                Seen::Not => {
+                    seen[next] = Seen::OnPath;
+                    let (key, _) = agents.get_key_value(next)?;
+                    path.push((key.as_str(), spawns(next)));
+                }
+                Seen::Done => {}
+            }
+        }
+    }
+    None
 }
 
 /// The agents and tracked commands that triggers and control targets name must exist in the
@@ -229,12 +283,31 @@ fn resolve_driver(
         Some(s) => at.seconds(s, params)?,
         None => Duration::from_secs(3),
     };
+    if prompt.contains('\0') {
+        return Err(at.error(
+            raw.prompt.as_ref().map_or(table.span(), |p| p.span()),
+            "`prompt` holds a NUL byte, which no command line can carry".into(),
+        ));
+    }
+    let arguments = raw
+        .permission_mode
+        .iter()
+        .chain(raw.allowed_tools.iter().flatten());
+    if let Some(word) = arguments.into_iter().find(|w| w.contains('\0')) {
+        return Err(at.error(
+            table.span(),
+            format!(
+                "`{}` holds a NUL byte, which no command line can carry",
+                word.escape_debug()
+            ),
+        ));
+    }
     let env = raw
         .env
         .clone()
         .unwrap_or_default()
         .iter()
-        .map(|(k, v)| Ok((k.clone(), at.text(v, params)?)))
+        .map(|(k, v)| Ok((k.clone(), env_value(at, k, v, params)?)))
         .collect::<Result<IndexMap<_, _>, ScenarioError>>()?;
     let inputs = raw
         .inputs
@@ -336,6 +409,33 @@ fn resolve_callback_hooks(
             known => Ok(known),
         })
         .collect()
+}
+
+/// An `env` entry's substituted value; the name and the value must be able to go into a
+/// process's environment (no NUL byte, no `=` in the name).
+fn env_value(
+    at: &Locator,
+    key: &str,
+    value: &Spanned<String>,
+    params: &Params,
+) -> Result<String, ScenarioError> {
+    if key.is_empty() || key.contains(['=', '\0']) {
+        return Err(at.error(
+            value.span(),
+            format!(
+                "`env` name `{}` cannot name an environment variable (empty, or holding `=` or a NUL byte)",
+                key.escape_debug()
+            ),
+        ));
+    }
+    let text = at.text(value, params)?;
+    if text.contains('\0') {
+        return Err(at.error(
+            value.span(),
+            format!("`env.{key}` holds a NUL byte, which no environment can carry"),
+        ));
+    }
+    Ok(text)
 }
 
 fn resolve_ceiling(
@@ -540,7 +640,16 @@ fn resolve_step(
             None => Duration::ZERO,
         },
         until: s.until,
-        max_repeats: s.max_repeats.unwrap_or(200),
+        max_repeats: match &s.max_repeats {
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(at.error(
+                    m.span(),
+                    "`max_repeats` must be at least 1: 0 would never repeat the step (leave `until` out for that)".into(),
+                ));
+            }
+            Some(m) => *m.get_ref(),
+            None => 200,
+        },
         line,
     })
 }

@@ -12,6 +12,7 @@ use toml::Spanned;
 use super::ScenarioError;
 use super::outcome::Expected;
 use super::outcome::Outcome;
+use super::params::MAX_SECONDS;
 use super::plan::{MAIN_AGENT, Step};
 use super::raw::{NumExpr, RawDriver, RawScenario};
 use super::template::{self, Params};
@@ -65,13 +66,33 @@ impl Locator<'_> {
                 .and_then(|s| template::eval_arithmetic(&s))
                 .map_err(|m| self.error(value.span(), m))?,
         };
-        if !(0.0..=86_400.0).contains(&n) {
+        if !(0.0..=MAX_SECONDS).contains(&n) {
             return Err(self.error(
                 value.span(),
-                format!("{n} seconds is out of range (expected 0 to 86400)"),
+                format!(
+                    "{n} seconds is out of range (expected 0 to {MAX_SECONDS}){}",
+                    from_params(value.get_ref(), params)
+                ),
             ));
         }
         Ok(Duration::from_secs_f64(n))
+    }
+}
+
+/// `: from bg_seconds = 1e12` for the parameters an expression of seconds uses, so the
+/// message names the key that made it absurd.
+fn from_params(expr: &NumExpr, params: &Params) -> String {
+    let NumExpr::Expr(text) = expr else {
+        return String::new();
+    };
+    let used: Vec<String> = template::names_in(text)
+        .into_iter()
+        .filter_map(|name| Some(format!("{name} = {}", params.get(name)?)))
+        .collect();
+    if used.is_empty() {
+        String::new()
+    } else {
+        format!(": from {}", used.join(", "))
     }
 }
 

@@ -9,7 +9,7 @@ use std::fmt;
 
 /// A parameter's value: what `--set k=v` and `[params]` hold.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a number, true or false, or a string")]
 pub enum ParamValue {
     Bool(bool),
     Int(i64),
@@ -90,6 +90,23 @@ pub fn substitute(text: &str, params: &Params) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The parameter names a text uses (`{{name}}`, run-time `{{@...}}` placeholders left out),
+/// each once, in order.
+pub fn names_in(text: &str) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else { break };
+        let name = after[..close].trim();
+        if !name.starts_with('@') && !names.contains(&name) {
+            names.push(name);
+        }
+        rest = &after[close + 2..];
+    }
+    names
 }
 
 fn unknown_param(name: &str, params: &Params) -> String {
@@ -298,6 +315,14 @@ mod tests {
         assert_eq!(
             substitute("sleep {{bg_seconds}}; echo {{ word }}", &params()).unwrap(),
             "sleep 12; echo done"
+        );
+    }
+
+    #[test]
+    fn the_names_a_text_uses_are_listed_once() {
+        assert_eq!(
+            names_in("{{a}} + {{ b }} * {{a}} {{@agent-id:w}} {{open"),
+            vec!["a", "b"]
         );
     }
 

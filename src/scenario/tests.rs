@@ -476,3 +476,196 @@ fn a_crash_applies_to_the_session_variants_only() {
     assert!(!session.faults[0].applies_to(&print));
     assert!(session.faults[0].applies_to(&session));
 }
+
+/// Variant and parameter names become folder names and `--set` keys: one that climbs out of
+/// its folder is refused at load, where it is written.
+#[test]
+fn variant_and_parameter_names_that_leave_their_folder_are_located() {
+    let text = GOOD.replace("[variants.print]", "[variants.\"../../x\"]");
+    assert_error(&text, 15, 1, "invalid variant name `../../x`");
+    let text = GOOD.replace("[variants.print]", "[variants.\"/abs/path\"]");
+    assert_error(&text, 15, 1, "invalid variant name `/abs/path`");
+    let text = GOOD.replace("bg_seconds = 12", "bg_seconds = 12\n\"../x\" = 1");
+    assert_error(&text, 9, 10, "invalid parameter name `../x`");
+}
+
+/// A parameter's type is its default's; a `..._seconds` parameter is a duration of 0 to a
+/// day, in the file and from `--set`, with or without `--explore`.
+#[test]
+fn parameter_values_have_their_defaults_type_and_seconds_their_range() {
+    let text = GOOD.replace("bg_seconds = 12", "bg_seconds = \"abc\"");
+    assert_error(&text, 8, 14, "`bg_seconds` is a number of seconds");
+    let text = GOOD.replace(
+        "params = { bg_seconds = 5 }",
+        "params = { bg_seconds = \"abc\" }",
+    );
+    assert_error(
+        &text,
+        20,
+        25,
+        "`bg_seconds` is a number (as its default `12`), not `abc`",
+    );
+    let s = parse(GOOD).unwrap();
+    for bad in ["-1", "1e12", "86400.5"] {
+        for policy in [RangePolicy::Enforce, RangePolicy::Explore] {
+            let e = s
+                .plan_with("print", &set("bg_seconds", bad), policy)
+                .unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("--set bg_seconds: `bg_seconds` = ")
+                    && e.to_string()
+                        .contains("is not a number of seconds from 0 to 86400"),
+                "{bad}: {e}"
+            );
+        }
+    }
+    assert!(s.plan("print", &set("bg_seconds", "0.5")).is_ok());
+    // A text default that is seconds by its name takes numbers only.
+    let text = GOOD.replace("bg_seconds = 12", "bg_seconds = 12\npoll_seconds = \"0.5\"");
+    let s = parse(&text).unwrap();
+    assert!(s.plan("print", &set("poll_seconds", "2")).is_ok());
+    let e = s.plan("print", &set("poll_seconds", "soon")).unwrap_err();
+    assert!(e.to_string().contains("is a number of seconds"), "{e}");
+}
+
+/// A duration a value makes absurd is refused where the duration is written, naming the
+/// parameters it was made from.
+#[test]
+fn an_absurd_duration_names_the_parameters_that_made_it() {
+    let text = GOOD.replace("bg_seconds = 12", "bg_seconds = 12\nscale = 1");
+    let text = text.replace("{{bg_seconds}} + 30", "{{bg_seconds}} * {{scale}} + 30");
+    let s = parse(&text).unwrap();
+    let e = s
+        .plan("print", &set("scale", "1e9"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "scenarios/x.toml:14:19: 12000000030 seconds is out of range (expected 0 to 86400): from bg_seconds = 12, scale = 1000000000"
+    );
+}
+
+#[test]
+fn an_env_value_or_prompt_with_a_nul_byte_is_located() {
+    let text = GOOD.replace(
+        "settle_seconds = 2",
+        "settle_seconds = 2\nenv = { X = \"a\\u0000b\" }",
+    );
+    assert_error(&text, 20, 13, "`env.X` holds a NUL byte");
+    let text = GOOD.replace("prompt = \"Go.\"", "prompt = \"G\\u0000o\"");
+    assert_error(&text, 12, 10, "`prompt` holds a NUL byte");
+}
+
+#[test]
+fn two_checks_with_one_name_and_max_repeats_zero_are_located() {
+    let check = "\n[[checks]]\nname = \"q\"\ncount = { type = \"result\" }\n";
+    let text = format!("{GOOD}{check}{check}");
+    let second = GOOD.lines().count() + 6;
+    assert_error(
+        &text,
+        second,
+        1,
+        "a second check named `q` (the first is on line",
+    );
+    let text = GOOD.replace(
+        "input = { command = \"sleep {{bg_seconds}}\", run_in_background = true }",
+        "input = { command = \"sleep {{bg_seconds}}\", run_in_background = true }\nuntil = \"notified\"\nmax_repeats = 0",
+    );
+    assert_error(&text, 36, 15, "`max_repeats` must be at least 1");
+}
+
+/// A cycle of spawns is named as one, whatever agent it starts from, `main` included.
+#[test]
+fn a_spawn_cycle_is_named() {
+    let cycle = GOOD.replace(
+        "[[agents.worker.steps]]\ncall = \"Bash\"",
+        "[[agents.worker.steps]]\ncall = \"Agent\"\nspawn = \"main\"\ninput = { description = \"w\", prompt = \"p\", run_in_background = true }\n\n[[agents.worker.steps]]\ncall = \"Bash\"",
+    );
+    assert_error(
+        &cycle,
+        33,
+        9,
+        "agents spawn each other in a cycle: main -> worker -> main",
+    );
+    let two = format!(
+        "{GOOD}\n[[agents.a.steps]]\ncall = \"Agent\"\nspawn = \"b\"\ninput = {{ description = \"w\", prompt = \"p\" }}\n\n[[agents.b.steps]]\ncall = \"Agent\"\nspawn = \"a\"\ninput = {{ description = \"w\", prompt = \"p\" }}\n"
+    );
+    let err = parse(&two).unwrap_err().to_string();
+    assert!(err.contains("in a cycle: a -> b -> a"), "{err}");
+}
+
+/// Mistyped values are worded for a user: no serde type name leaks into a message.
+#[test]
+fn a_wrong_type_names_what_was_expected_not_a_rust_type() {
+    let with_check = |c: &str| format!("{GOOD}\n[[checks]]\nname = \"q\"\n{c}\n");
+    let cases = [
+        with_check("count = \"x\""),
+        with_check("before = { first = 3, then = 4 }"),
+        with_check("count = { where = [3] }"),
+        with_check("within = 3"),
+        format!("{GOOD}\n[[watch]]\n"),
+        format!("{GOOD}\n[[faults]]\n"),
+        GOOD.replace("bg_seconds = 12", "bg_seconds = [1]"),
+        GOOD.replace("bg_seconds = 12", "bg_seconds = { default = [1] }"),
+        GOOD.replace("[variants.print]", "[variants]\nprint = 3"),
+        GOOD.replace(
+            "[[agents.worker.steps]]\nsay",
+            "[agents.x]\nsteps = [3]\n[[agents.worker.steps]]\nsay",
+        ),
+        GOOD.replace(
+            "inputs = [{ after = \"result\", delay_seconds = 1, text = \"next\" }]",
+            "inputs = [3]",
+        ),
+    ];
+    for text in cases {
+        let err = parse(&text).unwrap_err().to_string();
+        for leak in ["struct ", "enum ", "Raw", "ParamValue"] {
+            assert!(!err.contains(leak), "`{leak}` in: {err}");
+        }
+    }
+    let err = parse(&with_check("count = \"x\"")).unwrap_err().to_string();
+    assert!(
+        err.contains("expected a selector table such as { kind = \"hook\" }"),
+        "{err}"
+    );
+}
+
+/// A scenario file is stat'ed before it is read: a device, a FIFO or a file over 4 MiB is
+/// refused with its path, without reading it.
+#[test]
+fn scenario_files_that_are_not_files_or_too_large_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(crate::os::files::SCENARIO_LIMIT + 1)
+        .unwrap();
+    let e = Scenario::load(&big).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: 4194305 bytes is over the 4 MiB limit of a scenario file",
+            big.display()
+        )
+    );
+    let e = Scenario::load(Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "/dev/zero: not a regular file (a character device): give a file"
+    );
+    // An invariants.toml beside a scenario is held to the same.
+    let folder = folder_with_invariants("");
+    let inv = folder.path().join(invariants::FILE);
+    std::fs::File::create(&inv)
+        .unwrap()
+        .set_len(crate::os::files::SCENARIO_LIMIT + 1)
+        .unwrap();
+    let e = load_dir(folder.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("invariants.toml: 4194305 bytes is over the 4 MiB limit"),
+        "{e}"
+    );
+}

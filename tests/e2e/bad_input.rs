@@ -438,3 +438,359 @@ fn an_unreachable_registry_exits_3_naming_the_channels() {
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(!out.exists(), "nothing was written");
 }
+
+/// A scenario with a parameter that is seconds, used in a command.
+const TIMED: &str = r#"name = "broken"
+title = "t"
+summary = "s"
+
+[params]
+bg_seconds = 1
+
+[driver]
+mode = "print"
+prompt = "go"
+ceiling_seconds = 10
+
+[[agents.main.steps]]
+call = "Bash"
+input = { command = "sleep {{bg_seconds}}" }
+
+[[agents.main.steps]]
+say = "done"
+"#;
+
+/// `wakeprobe run broken.toml ARGS --out DIR/out` with an empty cache: the exit code and the
+/// error line, once it is checked that nothing ran, was installed or was written anywhere
+/// (the folder holds the scenario file alone, so no run folder was ever made).
+fn refused(text: &str, args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = dir.path().join("out");
+    let mut all = vec!["run", path.to_str().unwrap(), "--quiet"];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap()]);
+    let mut cmd = wakeprobe(&all);
+    cmd.env("WAKEPROBE_CACHE", dir.path().join("cache"));
+    let output = output_within(cmd, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["broken.toml"],
+        "{args:?}: nothing written: {stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("an error line in {stderr}"))
+        .replace(&path.display().to_string(), "broken.toml");
+    (output.status.code().unwrap(), line)
+}
+
+/// Issue #34: each way a mistake used to run (and be judged `child-failed`, or write run
+/// folders outside `--out`) is one located line, exit 2, before anything runs.
+#[test]
+fn mistakes_that_used_to_run_are_located_and_nothing_runs() {
+    let check =
+        |name: &str| format!("[[checks]]\nname = \"{name}\"\ncount = {{ kind = \"hook\" }}\n");
+    let cases: Vec<(String, Vec<&str>, &str)> = vec![
+        (
+            format!("{TIMED}\n[variants.\"../../x\"]\n"),
+            vec![],
+            "broken.toml:20:1: invalid variant name `../../x`: expected lowercase letters, digits and `-`",
+        ),
+        (
+            format!("{TIMED}\n[variants.\"/abs/path\"]\n"),
+            vec![],
+            "broken.toml:20:1: invalid variant name `/abs/path`: expected lowercase letters, digits and `-`",
+        ),
+        (
+            TIMED.replace("bg_seconds = 1", "bg_seconds = \"abc\""),
+            vec![],
+            "broken.toml:6:14: `bg_seconds` is a number of seconds (its name ends in `_seconds`), not `abc`",
+        ),
+        (
+            format!("{TIMED}\n[variants.v]\nparams = {{ bg_seconds = \"abc\" }}\n"),
+            vec![],
+            "broken.toml:21:25: `bg_seconds` is a number (as its default `1`), not `abc`",
+        ),
+        (
+            TIMED.into(),
+            vec!["--set", "bg_seconds=-1"],
+            "--set bg_seconds: `bg_seconds` = -1 is not a number of seconds from 0 to 86400 (a name ending in `_seconds` makes it a duration)",
+        ),
+        (
+            TIMED.into(),
+            vec!["--set", "bg_seconds=1e12", "--explore"],
+            "--set bg_seconds: `bg_seconds` = 1000000000000 is not a number of seconds from 0 to 86400 (a name ending in `_seconds` makes it a duration)",
+        ),
+        (
+            TIMED
+                .replace("bg_seconds = 1", "bg_seconds = 1\nscale = 1")
+                .replace("ceiling_seconds = 10", "ceiling_seconds = \"10 * {{scale}}\""),
+            vec!["--set", "scale=1e6"],
+            "broken.toml:12:19: 10000000 seconds is out of range (expected 0 to 86400): from scale = 1000000",
+        ),
+        (
+            TIMED.replace("bg_seconds = 1", "bg_seconds = { default = 1, min = 1 }"),
+            vec!["--set", "bg_seconds=0.5"],
+            "--set bg_seconds: 0.5 is outside the range where broken/print's expected verdict holds (bg_seconds >= 1); pass --explore to run it anyway, with no expected verdict",
+        ),
+        (
+            TIMED.into(),
+            vec!["--set", "bg_seconds=2", "--set", "bg_seconds=3"],
+            "--set bg_seconds is given twice (bg_seconds=2, then bg_seconds=3): give each parameter once",
+        ),
+        (
+            TIMED.into(),
+            vec!["--backend", "sim", "--claude-version", "2.1.219"],
+            "--claude-version has no meaning with --backend sim: the simulator stands in for the CLI (its behaviour is --profile)",
+        ),
+        (
+            TIMED.into(),
+            vec!["--backend", "sim", "--claude-bin", "/bin/true"],
+            "--claude-bin has no meaning with --backend sim: the simulator stands in for the CLI (its behaviour is --profile)",
+        ),
+        (
+            TIMED.into(),
+            vec!["--profile", "fixed"],
+            "--profile chooses the simulator's behaviour: it needs --backend sim",
+        ),
+        (
+            TIMED.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\nenv = { X = \"a\\u0000b\" }",
+            ),
+            vec![],
+            "broken.toml:12:13: `env.X` holds a NUL byte, which no environment can carry",
+        ),
+        (
+            format!("{TIMED}\n{}\n{}", check("q"), check("q")),
+            vec![],
+            "broken.toml:24:1: a second check named `q` (the first is on line 20): each check needs its own name",
+        ),
+        (
+            TIMED.replace(
+                "input = { command = \"sleep {{bg_seconds}}\" }",
+                "input = { command = \"sleep {{bg_seconds}}\" }\nuntil = \"notified\"\nmax_repeats = 0",
+            ),
+            vec![],
+            "broken.toml:17:15: `max_repeats` must be at least 1: 0 would never repeat the step (leave `until` out for that)",
+        ),
+        (
+            format!("{TIMED}\n[[checks]]\nname = \"q\"\ncount = \"x\"\n"),
+            vec![],
+            "broken.toml:22:9: invalid type: string \"x\", expected a selector table such as { kind = \"hook\" } or { hook = \"SubagentStop\", agent = \"worker\" }",
+        ),
+        (
+            TIMED.replace(
+                "[[agents.main.steps]]\nsay = \"done\"",
+                "[[agents.main.steps]]\ncall = \"Agent\"\nspawn = \"a\"\ninput = { description = \"w\", prompt = \"p\" }\n\n[[agents.a.steps]]\ncall = \"Agent\"\nspawn = \"b\"\ninput = { description = \"w\", prompt = \"p\" }\n\n[[agents.b.steps]]\ncall = \"Agent\"\nspawn = \"a\"\ninput = { description = \"w\", prompt = \"p\" }",
+            ),
+            vec![],
+            "broken.toml:29:9: agents spawn each other in a cycle: a -> b -> a; every agent but `main` is spawned once, by an agent that runs before it",
+        ),
+    ];
+    // Every case is tried and every miss reported, not just the first.
+    let misses: Vec<String> = cases
+        .into_iter()
+        .filter_map(|(text, args, expected)| {
+            let outcome = std::panic::catch_unwind(|| refused(&text, &args));
+            match outcome {
+                Ok((2, line)) if line == format!("error: {expected}") => None,
+                Ok((code, line)) => Some(format!(
+                    "{args:?}: exit {code}: {line}\n  expected: {expected}"
+                )),
+                Err(_) => Some(format!(
+                    "{args:?}: expected `{expected}`: see the panic above"
+                )),
+            }
+        })
+        .collect();
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+/// A name with a bell, a colour escape and a right-to-left override is echoed escaped: the
+/// terminal shows what was written, and is not recoloured or reordered by it.
+#[test]
+fn names_are_echoed_escaped() {
+    let text = TIMED.replace("name = \"broken\"", "name = \"\\u0007\\u001b[31mx\\u202e\"");
+    let (code, line) = refused(&text, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        line,
+        "error: broken.toml:1:8: invalid name `\\u{7}\\u{1b}[31mx\\u{202e}`: expected lowercase letters, digits and `-`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-bg-turn-end",
+            "--variant",
+            "\u{1b}[31mred\u{7}",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("\\u{1b}[31mred\\u{7}"), "{stderr}");
+    assert!(
+        !stderr.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{stderr:?}"
+    );
+    // A check's name is free text: a run prints it escaped too.
+    let path = dir.path().join("named.toml");
+    std::fs::write(
+        &path,
+        format!("{TIMED}\n[[checks]]\nname = \"bell\\u0007 \\u001b[31mred\\u202e\"\ncount = {{ kind = \"hook\" }}\n"),
+    )
+    .unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            path.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--quiet",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("bell\\u{7} \\u{1b}[31mred\\u{202e}"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{stdout:?}"
+    );
+}
+
+/// Files given as input are stat'ed before they are read: a device, a FIFO, a folder, or a
+/// file over its kind's limit (a scenario 4 MiB, a transcript 128 MiB, a results file 64 MiB)
+/// is refused with its path, exit 2, without a byte read (the large files are sparse: reading
+/// them would take seconds and the memory the limit is there to spare).
+#[test]
+fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = |name: &str, len: u64| {
+        let path = dir.path().join(name);
+        std::fs::File::create(&path).unwrap().set_len(len).unwrap();
+        path.display().to_string()
+    };
+    let fifo = dir.path().join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a path of our own temp folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.display().to_string();
+    let folder = dir.path().join("folder.toml");
+    std::fs::create_dir(&folder).unwrap();
+    let folder = folder.display().to_string();
+    let scenario = sparse("big.toml", 50 * 1024 * 1024);
+    let transcript = sparse("big.jsonl", 129 * 1024 * 1024);
+    let baseline = sparse("big.json", 65 * 1024 * 1024);
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["run", &scenario, "--out", o],
+            format!("{scenario}: 52428800 bytes is over the 4 MiB limit of a scenario file"),
+        ),
+        (
+            vec!["run", "/dev/zero", "--out", o],
+            "/dev/zero: not a regular file (a character device): give a file".into(),
+        ),
+        (
+            vec!["run", &fifo, "--out", o],
+            format!("{fifo}: not a regular file (a FIFO): give a file"),
+        ),
+        (
+            vec!["run", &folder, "--out", o],
+            format!("{folder}: not a regular file (a folder): give a file"),
+        ),
+        (
+            vec!["import", &transcript],
+            format!("{transcript}: 135266304 bytes is over the 128 MiB limit of a transcript"),
+        ),
+        (
+            vec!["import", "/dev/zero"],
+            "/dev/zero: not a regular file (a character device): give a file".into(),
+        ),
+        (
+            vec![
+                "matrix",
+                "--versions",
+                "2.1.332",
+                "--baseline",
+                &baseline,
+                "--out",
+                o,
+            ],
+            format!("{baseline}: 68157440 bytes is over the 64 MiB limit of a results file"),
+        ),
+    ];
+    let empty_cache = dir.path().join("cache");
+    let mut misses = Vec::new();
+    for (args, expected) in cases {
+        let mut cmd = wakeprobe(&args);
+        cmd.env("WAKEPROBE_CACHE", &empty_cache);
+        let output = output_within(cmd, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or("");
+        if output.status.code() != Some(2) || line != format!("error: {expected}") {
+            let code = output.status.code();
+            misses.push(format!(
+                "{args:?}: {code:?}: {line}\n  expected: {expected}"
+            ));
+        }
+        assert!(
+            !out.exists() && !empty_cache.exists(),
+            "{args:?}: nothing written"
+        );
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+/// `matrix` resolves every chosen variant with its `--set` values before it makes its folder or
+/// installs a CLI: a duration out of range is refused with nothing written.
+#[test]
+fn matrix_refuses_a_bad_value_before_making_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cache = dir.path().join("cache");
+    let mut cmd = wakeprobe(&[
+        "matrix",
+        "--scenarios",
+        "subagent-bg-turn-end",
+        "--versions",
+        "2.1.332",
+        "--sim-version",
+        "2.1.332=fixed",
+        "--set",
+        "bg_seconds=-1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    cmd.env("WAKEPROBE_CACHE", &cache);
+    let output = output_within(cmd, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: --set bg_seconds: `bg_seconds` = -1 is not a number of seconds"),
+        "{stderr}"
+    );
+    assert!(!out.exists() && !cache.exists(), "nothing made: {stderr}");
+}

@@ -183,3 +183,39 @@ fn an_interrupted_minimization_writes_what_it_found_and_leaves_nothing_running()
     });
     assert!(left.is_some(), "left running: {:?}", tagged_by(pid));
 }
+
+/// A variant judged `unknown` decided nothing, so it has no result to keep: refused after
+/// the unreduced runs (exit 2, saying why), nothing minimized, and the folder is left marked
+/// incomplete with that reason.
+#[test]
+fn an_unknown_verdict_is_refused_as_a_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("undecided.toml");
+    // No background work at all: there is nothing to wake anyone for.
+    std::fs::write(
+        &scenario,
+        "name = \"undecided\"\ntitle = \"t\"\nsummary = \"s\"\n\n[driver]\nmode = \"print\"\nprompt = \"go\"\nceiling_seconds = 20\n\n[[agents.main.steps]]\nsay = \"done\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let output = output_within(
+        wakeprobe(&[
+            "minimize",
+            scenario.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let message = "undecided/print is judged `unknown`: the evidence decides nothing, so there is no result to keep (minimize a variant with a verdict, or keep a check with --keep check:NAME)";
+    assert!(stderr.contains(&format!("error: {message}")), "{stderr}");
+    let dir = run_dir(&out);
+    assert!(!dir.join("minimal.toml").exists(), "nothing minimized");
+    let mark = json(&dir.join("invocation.json"));
+    assert_eq!(mark["complete"], false);
+    assert_eq!(mark["error"], message);
+}

@@ -1,0 +1,86 @@
+//! The names a scenario file gives (scenario, variants, agents, parameters, checks) and the
+//! rules they follow. Scenario and variant names become folder names under `--out`
+//! (`<run-id>/<scenario>/<variant>.<cli>.rN`), parameter names `threshold`'s `name=value`
+//! folders and `--set` keys: none may climb out of its folder (`..`, `/`) or hide in a
+//! terminal (control characters), so each is checked once, at load, with its position.
+
+use std::collections::HashMap;
+
+use toml::Spanned;
+
+use super::ScenarioError;
+use super::params::{RawParam, is_param_name};
+use super::raw::{RawCheck, RawScenario};
+use super::source::Locator;
+
+/// Lowercase letters, digits and `-`: scenario, variant and agent names.
+pub(super) fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// The error for a name that breaks [`is_name`]; `what` is "name", "variant name", ...
+pub(super) fn invalid(
+    at: &Locator,
+    span: std::ops::Range<usize>,
+    what: &str,
+    name: &str,
+) -> ScenarioError {
+    at.error(
+        span,
+        format!("invalid {what} `{name}`: expected lowercase letters, digits and `-`"),
+    )
+}
+
+/// Variant and parameter names of the whole file (agent names are checked per variant, with
+/// the agents it runs).
+pub(super) fn check_file(at: &Locator, raw: &RawScenario) -> Result<(), ScenarioError> {
+    for (name, variant) in &raw.variants {
+        if !is_name(name) {
+            return Err(invalid(at, variant.span(), "variant name", name));
+        }
+    }
+    let variant_params = raw.variants.values().flat_map(|v| &v.get_ref().params);
+    for (name, param) in raw.params.iter().chain(variant_params) {
+        check_param_name(at, name, param)?;
+    }
+    Ok(())
+}
+
+fn check_param_name(
+    at: &Locator,
+    name: &str,
+    param: &Spanned<RawParam>,
+) -> Result<(), ScenarioError> {
+    if is_param_name(name) {
+        return Ok(());
+    }
+    Err(at.error(
+        param.span(),
+        format!("invalid parameter name `{name}`: expected letters, digits, `_` and `-`"),
+    ))
+}
+
+/// Each check has its own name: results, JUnit cases and `minimize --keep check:NAME` find a
+/// check by it.
+pub(super) fn check_unique_checks(
+    at: &Locator,
+    checks: &[Spanned<RawCheck>],
+) -> Result<(), ScenarioError> {
+    let mut first_at: HashMap<&str, usize> = HashMap::new();
+    for check in checks {
+        let name = check.get_ref().name.as_str();
+        let line = at.line_col(check.span().start).0;
+        if let Some(first) = first_at.insert(name, line) {
+            return Err(at.error(
+                check.span(),
+                format!(
+                    "a second check named `{name}` (the first is on line {first}): each check needs its own name"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
