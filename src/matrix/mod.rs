@@ -199,6 +199,7 @@ pub async fn execute(
             Ok(plan)
         })
         .collect::<Result<Vec<Plan>, ScenarioError>>()?;
+    install_sdks(&jobs, &plans, &opts.sdk_versions).await;
     let order = longest_first(&plans);
     let board = progress::Board::start(
         statuses.clone(),
@@ -269,6 +270,30 @@ pub async fn execute(
     }
     board.stop();
     Ok(execution)
+}
+
+/// Installs, before any run starts, each Agent SDK the jobs' driver modes go through, so a first
+/// install (a minute or two) never runs inside a run's clock and ceiling. A failed install is
+/// left to each run of that SDK to report, as its setup failure.
+async fn install_sdks(jobs: &[Job], plans: &[Plan], versions: &crate::backend::sdk::SdkVersions) {
+    let mut hosts: Vec<crate::scenario::mode::Host> = jobs
+        .iter()
+        .zip(plans)
+        .filter(|(job, _)| !matches!(job.cli.kind, crate::backend::BackendKind::Sim { .. }))
+        .filter_map(|(_, plan)| plan.driver.mode.row().host)
+        .collect();
+    hosts.sort_by_key(|h| *h as u8);
+    hosts.dedup();
+    for host in hosts {
+        let version = versions.of(host).to_string();
+        let root = crate::backend::install::cache_root();
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::backend::sdk::ensure(&root, host, &version, &|line| {
+                eprintln!("wakeprobe: {line}")
+            })
+        })
+        .await;
+    }
 }
 
 /// The order to start runs in: longest ceiling first (ties in job order). A run's ceiling is

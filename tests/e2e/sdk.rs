@@ -23,7 +23,7 @@ fn seed_scenario_through(driver: &str) {
             "--driver",
             driver,
             "--set",
-            "bg_seconds=6",
+            "bg_seconds=10",
             "--quiet",
             "--out",
             out.path().to_str().unwrap(),
