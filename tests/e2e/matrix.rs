@@ -28,8 +28,6 @@ fn matrix_of(out: &Path, map: &[(&str, &str)], scenarios: &str, extra: &[&str]) 
         versions,
         "--scenarios".into(),
         scenarios.into(),
-        "--set".into(),
-        "bg_seconds=1".into(),
         // Below subagent-bg-turn-end/print's range: those cells have no expected verdict, and
         // the comparisons below fall back to woke-or-not for them.
         "--explore".into(),
@@ -37,6 +35,10 @@ fn matrix_of(out: &Path, map: &[(&str, &str)], scenarios: &str, extra: &[&str]) 
         "--out".into(),
         out.display().to_string(),
     ];
+    // 1 s of background work unless the caller sets its own.
+    if !extra.iter().any(|a| a.starts_with("bg_seconds=")) {
+        args.extend(["--set".into(), "bg_seconds=1".into()]);
+    }
     args.extend(sim_args(map));
     args.extend(extra.iter().map(|s| s.to_string()));
     run_text(&args)
@@ -411,5 +413,171 @@ fn bisection_finds_a_planted_change_in_log2_steps() {
         xml.contains("name=\"bisect top-level-control/session\"")
             && xml.contains("first version whose verdict differs: 1.0.11"),
         "{xml}"
+    );
+}
+
+/// Two shards merged against a baseline with one planted regression (1.0.1 drops the
+/// notification it delivered in the baseline) and one planted improvement (1.0.0 wakes where
+/// the baseline finalized the waiter), 1.0.2 unchanged: exit 4; the JUnit file has exactly one
+/// failure, the regression, naming both verdicts and the baseline, and the improvement passes;
+/// the page lists the regression first in the failure colour; the JSON lines mark every cell.
+/// Then the merged folder, moved away from its shards, has no broken link.
+#[test]
+fn a_merge_against_a_baseline_marks_each_cell_and_fails_only_the_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    // 8 s of background work outlives the print-mode session's 5 s grace.
+    let common = ["--variant", "print", "--set", "bg_seconds=8", "--jobs", "3"];
+    let base_map: &[(&str, &str)] = &[
+        ("1.0.0", "finalize-on-turn-end"),
+        ("1.0.1", "fixed"),
+        ("1.0.2", "finalize-on-turn-end"),
+    ];
+    let (code, text) = matrix_of(
+        &dir.path().join("base"),
+        base_map,
+        "subagent-bg-turn-end",
+        &common,
+    );
+    assert!(code == 0 || code == 1, "{text}");
+    let baseline = run_dir(&dir.path().join("base")).join("matrix.json");
+    let now_map: &[(&str, &str)] = &[
+        ("1.0.0", "fixed"),
+        ("1.0.1", "drop-notification"),
+        ("1.0.2", "finalize-on-turn-end"),
+    ];
+    let shards: Vec<std::path::PathBuf> = (1..=2)
+        .map(|i| {
+            let out = dir.path().join(format!("shards/s{i}"));
+            let mut extra = common.to_vec();
+            let shard = format!("{i}/2");
+            extra.extend(["--shard", &shard]);
+            let (code, text) = matrix_of(&out, now_map, "subagent-bg-turn-end", &extra);
+            assert!(code == 0 || code == 1, "{text}");
+            out
+        })
+        .collect();
+    let merged = dir.path().join("merged");
+    let junit_path = merged.join("junit.xml");
+    let mut args: Vec<String> = vec!["merge".into(), "--message-format".into(), "json".into()];
+    args.extend(shards.iter().map(|d| d.display().to_string()));
+    args.extend(
+        [
+            "--out",
+            merged.to_str().unwrap(),
+            "--junit",
+            junit_path.to_str().unwrap(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output_within(wakeprobe(&refs), LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "a regression exits 4: {stderr}");
+    assert!(
+        stderr.contains("2 passed, 1 failed (1 regression)"),
+        "the closing line: {stderr}"
+    );
+
+    // JUnit: one failure, the regression, naming both verdicts and the baseline.
+    let junit = std::fs::read_to_string(&junit_path).unwrap();
+    let doc = roxmltree::Document::parse(&junit).unwrap();
+    let failures: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
+    assert_eq!(failures.len(), 1, "{junit}");
+    let message = failures[0].attribute("message").unwrap();
+    let case = failures[0].parent().unwrap().attribute("name").unwrap();
+    assert_eq!(
+        case, "subagent-bg-turn-end/print on sim-1.0.1-drop-notification",
+        "{junit}"
+    );
+    assert!(
+        message.starts_with("regression against matrix.json: woke 1/1 (")
+            && message.contains("-> never-fired 1/1")
+            && message.contains("away from the behaviour the CLI should have (`woke`)"),
+        "{message}"
+    );
+    assert!(
+        junit.contains("name=\"baseline\" value=\"improvement\""),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("name=\"baseline\" value=\"unchanged\""),
+        "{junit}"
+    );
+    assert_eq!(crate::common::junit::validate(&junit), Ok(()));
+
+    // The JSON lines: the summary marks every cell against the baseline.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["type"] == "summary")
+        .unwrap_or_else(|| panic!("a summary line: {stdout}"));
+    assert_eq!(summary["exit_code"], 4);
+    let mut marks: Vec<(String, String)> = summary["summary"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["cli"].as_str().unwrap().to_string(),
+                c["baseline"]["against"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    marks.sort();
+    assert_eq!(
+        marks,
+        [
+            ("sim-1.0.0-fixed".into(), "improvement".into()),
+            ("sim-1.0.1-drop-notification".into(), "regression".into()),
+            ("sim-1.0.2-finalize-on-turn-end".into(), "unchanged".into()),
+        ],
+        "{summary}"
+    );
+    let md = std::fs::read_to_string(merged.join("matrix.md")).unwrap();
+    for needle in ["(regression)", "(improvement)", "(unchanged)"] {
+        assert!(md.contains(needle), "{needle} in {md}");
+    }
+
+    // The page: the regression first, in the failure colour; the rest collapsed.
+    let page = std::fs::read_to_string(merged.join("index.html")).unwrap();
+    let failing = page.find("<ul class=\"failing\">").expect("a failing list");
+    let first = &page[failing..];
+    let first = &first[..first.find("</li>").unwrap()];
+    assert!(
+        first.contains("class=\"fail regression\"") && first.contains("drop-notification"),
+        "{first}"
+    );
+    assert_eq!(
+        page.matches("<li class=\"fail").count(),
+        1,
+        "one failing cell"
+    );
+    assert!(page.contains("<p class=\"closing\">2 passed, 1 failed (1 regression)</p>"));
+    let first_section = &page[page.find("<section").unwrap()..];
+    assert!(
+        first_section[..first_section.find("</h2>").unwrap()].contains("drop-notification"),
+        "the regression's run comes first"
+    );
+    assert!(page.contains("<details class=\"rest\"><summary>The other 2 runs"));
+
+    // Self-contained: moved alone into a new place, every link of the page resolves.
+    let moved = tempfile::tempdir().unwrap();
+    let alone = moved.path().join("artifact");
+    std::fs::rename(&merged, &alone).unwrap();
+    std::fs::remove_dir_all(dir.path().join("shards")).unwrap();
+    let links =
+        crate::common::links::hrefs(&std::fs::read_to_string(alone.join("index.html")).unwrap());
+    assert!(links.iter().any(|l| l.ends_with("/report.md")), "{links:?}");
+    let broken = crate::common::links::broken_links(&alone.join("index.html"));
+    assert!(
+        broken.is_empty(),
+        "{} broken links: {broken:?}",
+        broken.len()
     );
 }
