@@ -4,7 +4,6 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use crate::classify::Outcome;
 use crate::classify::result::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
@@ -78,11 +77,13 @@ fn short_exit(exit: &ExitDesc) -> String {
     }
 }
 
-fn outcome_color(o: Option<Outcome>) -> Color {
-    match o {
-        Some(Outcome::Woke) => Color::Green,
-        Some(Outcome::Unknown) | None => Color::Yellow,
-        Some(_) => Color::Red,
+/// A cell's colour says pass or fail (against the baseline when there is one), never the
+/// verdict: a passing `not-resumable ✓` is green, a failing `woke ✗` red.
+fn pass_color(fails: Option<bool>) -> Color {
+    match fails {
+        Some(false) => Color::Green,
+        Some(true) => Color::Red,
+        None => Color::Reset,
     }
 }
 
@@ -139,7 +140,8 @@ struct Row {
     latency: String,
     duration: String,
     handoffs: String,
-    outcome: Option<Outcome>,
+    /// Whether the cell fails; `None` when it has nothing to pass or fail.
+    fails: Option<bool>,
     unexpected: bool,
 }
 
@@ -235,7 +237,7 @@ fn row(cell: &crate::classify::result::CellSummary, results: &[(&RunResult, &Tim
             .first()
             .map(|(r, t)| handoffs(t, r.run.end))
             .unwrap_or_default(),
-        outcome: cell.outcome,
+        fails: (cell.matches_expect.is_some() || cell.baseline.is_some()).then(|| cell.fails()),
         unexpected: cell.matches_expect == Some(false),
     }
 }
@@ -251,7 +253,7 @@ fn cells(row: &Row, layout: Layout, color: bool) -> Vec<Cell> {
     let mut verdict = Cell::new(verdict);
     let mut expected = Cell::new(&row.expected);
     if color {
-        verdict = verdict.fg(outcome_color(row.outcome));
+        verdict = verdict.fg(pass_color(row.fails));
         expected = expected.fg(if row.unexpected {
             Color::Red
         } else {
@@ -381,6 +383,29 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The colour says pass or fail, not the verdict: an expected `not-resumable` passes
+    /// (green), an unexpected `woke` fails (red), an improvement against a baseline passes
+    /// although it differs from `expect`, a cell with nothing to meet is uncoloured.
+    #[test]
+    fn a_row_is_coloured_by_pass_or_fail_not_by_its_verdict() {
+        let of = |outcome: &str, matches: Option<bool>, against: Option<&str>| {
+            let cell: crate::classify::result::CellSummary =
+                serde_json::from_value(serde_json::json!({
+                    "scenario": "s", "variant": "v", "cli": "c", "outcome": outcome,
+                    "agreement": format!("{outcome} 1/1"), "runs": 1, "expect": null,
+                    "matches_expect": matches, "latency_ms": null, "dirs": [],
+                    "baseline": against.map(|a| serde_json::json!({"against": a, "baseline": "b"}))
+                }))
+                .unwrap();
+            pass_color(row(&cell, &[]).fails)
+        };
+        assert_eq!(of("not-resumable", Some(true), None), Color::Green);
+        assert_eq!(of("woke", Some(false), None), Color::Red);
+        assert_eq!(of("woke", Some(false), Some("improvement")), Color::Green);
+        assert_eq!(of("woke", Some(true), Some("regression")), Color::Red);
+        assert_eq!(of("woke", None, None), Color::Reset);
+    }
 
     fn cell(variant: &str, cli: &str, observed: &str, holds: Option<bool>) -> serde_json::Value {
         serde_json::json!({
