@@ -113,7 +113,17 @@ impl Layout {
         }
     }
 
-    fn header(self) -> Vec<&'static str> {
+    /// The header, without the `cli` column when every row names the same CLI (it is said
+    /// once, above the table).
+    fn header(self, show_cli: bool) -> Vec<&'static str> {
+        let mut header = self.all_columns();
+        if !show_cli {
+            header.retain(|h| *h != "cli");
+        }
+        header
+    }
+
+    fn all_columns(self) -> Vec<&'static str> {
         match self {
             Layout::Wide => vec![
                 "scenario",
@@ -164,25 +174,41 @@ pub fn summary(
     } else {
         table.enforce_styling();
     }
-    table.set_header(layout.header());
-    for cell in &summary.cells {
-        table.add_row(cells(&row(cell, results), layout, color));
+    let rows: Vec<Row> = summary.cells.iter().map(|c| row(c, results)).collect();
+    let one_cli = rows
+        .first()
+        .map(|first| first.cli.clone())
+        .filter(|cli| rows.iter().all(|r| &r.cli == cli));
+    table.set_header(layout.header(one_cli.is_none()));
+    for row in &rows {
+        let mut cells = cells(row, layout, color);
+        if one_cli.is_some() {
+            cells.remove(1);
+        }
+        table.add_row(cells);
     }
     if layout == Layout::Narrow {
-        keep_short_columns_whole(&mut table);
+        keep_short_columns_whole(&mut table, one_cli.is_none());
     }
-    table.to_string()
+    match one_cli {
+        Some(cli) => format!("cli: {cli}\n{table}"),
+        None => table.to_string(),
+    }
 }
 
 /// The narrow layout's verdict column is never narrower than its longest verdict with a `✓`
-/// (`not-resumable ✓`), latency and duration never cut; scenario and cli wrap instead.
-fn keep_short_columns_whole(table: &mut Table) {
+/// (`not-resumable ✓`), latency and duration never cut. Names are kept whole: the scenario
+/// never wraps when the CLI is said once above the table (its column is gone, so there is
+/// room); with a CLI column, the CLI wraps (at its `-`) rather than the scenario.
+fn keep_short_columns_whole(table: &mut Table, show_cli: bool) {
     use comfy_table::{ColumnConstraint, Width};
     let verdict = ColumnConstraint::LowerBoundary(Width::Fixed(15));
+    let shift = usize::from(show_cli);
     for (i, constraint) in [
-        (2, verdict),
-        (3, ColumnConstraint::ContentWidth),
-        (4, ColumnConstraint::ContentWidth),
+        (0, ColumnConstraint::ContentWidth),
+        (1 + shift, verdict),
+        (2 + shift, ColumnConstraint::ContentWidth),
+        (3 + shift, ColumnConstraint::ContentWidth),
     ] {
         if let Some(column) = table.column_mut(i) {
             column.set_constraint(constraint);
