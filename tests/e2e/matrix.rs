@@ -95,7 +95,7 @@ fn merge_refuses_a_missing_twice_given_or_foreign_shard_and_a_missing_cell() {
         (vec![&s1, &s1], "shard 1/2 given twice"),
         (
             vec![&s1, &other],
-            "shards of different matrices: --set values bg_seconds=1 vs bg_seconds=1,bg_seconds=2",
+            "shards of different matrices: --set values bg_seconds=1 vs bg_seconds=2",
         ),
     ] {
         let out = dir.path().join(format!("bad-{}", shards.len()));
