@@ -446,6 +446,8 @@ pub struct MergeArgs {
     /// A baseline to compare the merged matrix with.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -133,6 +133,15 @@ fn terminal_table_at_80_columns_fits_with_whole_verdicts() {
         "{table}"
     );
     assert!(table.lines().count() <= 4 + 2 * 2, "{table}");
+    // Names kept whole, one row each; the CLI, the same on every row, named once above.
+    for name in [
+        "subagent-bg-turn-end/print ",
+        "subagent-bg-turn-end/session ",
+    ] {
+        assert!(table.contains(name), "{name} whole in\n{table}");
+    }
+    assert_eq!(table.matches("claude-2.1.332").count(), 1, "{table}");
+    assert!(table.starts_with("cli: claude-2.1.332\n"), "{table}");
     insta::assert_snapshot!("terminal_seed000_80_columns", table);
 }
 

@@ -150,8 +150,27 @@ pub struct Outputs<'a> {
     pub extra_cases: &'a [crate::report::junit::ExtraCase],
 }
 
+/// A matrix compared with a baseline: every cell of the summary is marked against it.
+pub struct Baseline<'a> {
+    pub comparison: &'a crate::matrix::grid::Comparison,
+    /// The matrix of what ran, the one compared.
+    pub current: &'a crate::matrix::grid::Matrix,
+    /// The baseline file, as the marks name it.
+    pub file: &'a str,
+}
+
 /// Writes the invocation's outputs and prints its table; returns the summary.
 pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
+    finish_against(out, ran, None)
+}
+
+/// [`finish`], with each cell marked against `baseline` when there is one: the summary, the
+/// JUnit file and the table all say regression, improvement, unchanged or new.
+pub fn finish_against(
+    out: &Outputs,
+    ran: &Ran,
+    baseline: Option<&Baseline>,
+) -> Result<Summary, AppError> {
     let errors: Vec<SetupError> = ran.failures.iter().map(setup_error).collect();
     // Said first: a disk too full for the summary must not hide why the runs failed.
     for failure in &errors {
@@ -163,7 +182,10 @@ pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
             messages::printable(&failure.message)
         );
     }
-    let summary = summarize(out.dir, ran, &errors);
+    let mut summary = summarize(out.dir, ran, &errors);
+    if let Some(b) = baseline {
+        b.comparison.mark_summary(&mut summary, b.current, b.file);
+    }
     rerender_repeated(out, &summary, ran)?;
     if out.summary {
         store::write_json(&out.dir.join("summary.json"), &Redactor::basic(), &summary)?;
@@ -265,8 +287,10 @@ fn print_table(summary: &Summary, ran: &Ran) {
     }
 }
 
-/// The `summary` message that ends an invocation's JSON output.
+/// The invocation's closing line ("N passed, N failed (N regressions)") for a human, and the
+/// `summary` message that ends its JSON output.
 pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_code: i32) {
+    messages::say(summary.closing_line());
     messages::emit(&messages::Message::Summary {
         dir: dir.display().to_string(),
         matrix: matrix.map(|m| m.display().to_string()),

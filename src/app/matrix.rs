@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::invocation::{self, Outputs, Ran};
+use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::cli::{self, exit};
@@ -65,7 +65,15 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         return Ok(exit::OK);
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
-    let summary = invocation::finish(
+    let grid = whole.matrix(&ran.results());
+    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
+    let file = baseline_name(args.baseline.as_deref());
+    let against = comparison.as_ref().map(|comparison| invocation::Baseline {
+        comparison,
+        current: &grid,
+        file: &file,
+    });
+    let summary = invocation::finish_against(
         &Outputs {
             dir: &run_dir,
             junit: args.exec.junit.as_deref(),
@@ -75,8 +83,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             extra_cases: &[],
         },
         &ran,
+        against.as_ref(),
     )?;
-    let compared = finish_matrix(&run_dir, &ran, &whole, baseline.as_ref())?;
+    let compared = finish_matrix(&run_dir, &grid, comparison.as_ref())?;
     invocation::write_index(&run_dir, &summary, &ran)?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
         messages::say(lines);
@@ -127,28 +136,36 @@ pub struct MatrixOf<'a> {
 }
 
 impl MatrixOf<'_> {
-    fn matrix(&self, results: &[crate::classify::result::RunResult]) -> Matrix {
+    pub fn matrix(&self, results: &[crate::classify::result::RunResult]) -> Matrix {
         Matrix::build(results, self.columns).of_matrix(self.identity.cloned(), self.shard)
     }
 }
 
-/// Builds, writes and prints the matrix of what ran (the changed cells first when there is a
+/// Writes and prints the matrix of what ran (the changed cells first when there is a
 /// baseline); returns the comparison's exit code, if there was a baseline.
 pub fn finish_matrix(
     dir: &Path,
-    ran: &Ran,
-    of: &MatrixOf,
-    baseline: Option<&Matrix>,
+    grid: &Matrix,
+    comparison: Option<&Comparison>,
 ) -> Result<Option<i32>, AppError> {
-    let grid = of.matrix(&ran.results());
-    let comparison = baseline.map(|base| Comparison::of(&grid, base));
-    let compared = comparison.as_ref().map(comparison_code);
-    write_matrix(dir, &grid, comparison.as_ref())?;
+    let compared = comparison.map(comparison_code);
+    write_matrix(dir, grid, comparison)?;
     messages::say(grid.table(
         messages::human_is_terminal(),
         messages::human_width().unwrap_or(170),
+        comparison,
     ));
     Ok(compared)
+}
+
+/// The baseline file as the marks name it: its file name (a CI's path says little).
+pub fn baseline_name(path: Option<&Path>) -> String {
+    path.map(|p| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| p.display().to_string())
+    })
+    .unwrap_or_default()
 }
 
 /// Prints the comparison's changed cells and maps it to the documented exit code.

@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::{MatrixOf, finish_matrix, read_matrix};
+use super::matrix::{MatrixOf, baseline_name, finish_matrix, read_matrix};
 use super::{AppError, AppResult};
 use crate::cli::{self, exit};
-use crate::matrix::grid::Matrix;
+use crate::matrix::grid::{Comparison, Matrix};
 use crate::matrix::shards::{self, CellKey, MergeError, ShardOutput};
 use crate::report::plural;
 
@@ -40,12 +40,15 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         failures: vec![],
         interrupted: false,
     };
+    // Each row with the shard folder it came from, until its evidence is copied.
+    let mut from: Vec<PathBuf> = Vec::new();
     for (dir, matrix) in &matrices {
         if matrix.cells.is_empty() {
             continue; // a shard that held no cell
         }
-        ran.rows
-            .extend(super::report::load_runs(dir, super::report::Judging::Again)?.rows);
+        let rows = super::report::load_runs(dir, super::report::Judging::Again)?.rows;
+        from.extend(rows.iter().map(|_| dir.clone()));
+        ran.rows.extend(rows);
     }
     let present: Vec<CellKey> = ran
         .rows
@@ -58,7 +61,21 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         .collect();
     shards::check_cells(identity, &present)?;
     create_out(&args.out)?;
-    let summary = invocation::finish(
+    copy_evidence(&mut ran, &from, &args.out)?;
+    let of = MatrixOf {
+        columns: &identity.versions,
+        identity: Some(identity),
+        shard: None,
+    };
+    let grid = of.matrix(&ran.results());
+    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
+    let file = baseline_name(args.baseline.as_deref());
+    let against = comparison.as_ref().map(|comparison| invocation::Baseline {
+        comparison,
+        current: &grid,
+        file: &file,
+    });
+    let summary = invocation::finish_against(
         &Outputs {
             dir: &args.out,
             junit: args.junit.as_deref(),
@@ -68,13 +85,9 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
             extra_cases: &[],
         },
         &ran,
+        against.as_ref(),
     )?;
-    let of = MatrixOf {
-        columns: &identity.versions,
-        identity: Some(identity),
-        shard: None,
-    };
-    let compared = finish_matrix(&args.out, &ran, &of, baseline.as_ref())?;
+    let compared = finish_matrix(&args.out, &grid, comparison.as_ref())?;
     invocation::write_index(&args.out, &summary, &ran)?;
     eprintln!(
         "merged {} of {} into {}",
@@ -82,11 +95,47 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         plural(ran.rows.len(), "run", "runs"),
         args.out.display()
     );
-    Ok(compared.unwrap_or(if summary.all_match() {
+    let code = compared.unwrap_or(if summary.all_match() {
         exit::OK
     } else {
         exit::MISMATCH
-    }))
+    });
+    invocation::emit_summary(
+        &args.out,
+        Some(&args.out.join("matrix.json")),
+        &summary,
+        code,
+    );
+    Ok(code)
+}
+
+/// Copies each run's folder into the merged folder, at the path it had in its shard (a cell
+/// is in one shard only, so no two collide), and points the row at the copy: the merged folder
+/// then works alone, uploaded or moved without its shards.
+fn copy_evidence(ran: &mut Ran, from: &[PathBuf], out: &Path) -> Result<(), AppError> {
+    for (row, shard) in ran.rows.iter_mut().zip(from) {
+        let rel = row.dir.strip_prefix(shard).unwrap_or(&row.dir);
+        let rel: PathBuf = rel
+            .components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .collect();
+        let target = out.join(&rel);
+        let copied = std::fs::remove_dir_all(&target)
+            .or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })
+            .and_then(|()| crate::sandbox::copy_tree(&row.dir, &target));
+        copied.map_err(|e| {
+            AppError::setup(format!(
+                "copying {} into {}: {e}",
+                row.dir.display(),
+                target.display()
+            ))
+        })?;
+        row.dir = target;
+    }
+    Ok(())
 }
 
 /// Each folder's matrix output (its run-id folder may be nested inside): a folder without one

@@ -120,6 +120,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         Command::List(a) => Some(&a.output),
         Command::Matrix(a) => Some(&a.output),
         Command::Bisect(a) => Some(&a.output),
+        Command::Merge(a) => Some(&a.output),
         _ => None,
     }
     .is_some_and(|o| o.message_format == cli::MessageFormat::Json);

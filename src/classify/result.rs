@@ -95,6 +95,92 @@ pub struct CellSummary {
     /// How each invariant of the scenario's folder fared in the cell's runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invariants: Vec<InvariantCell>,
+    /// How the cell compares with the baseline, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineMark>,
+}
+
+impl CellSummary {
+    /// Whether the cell fails the invocation: a regression against the baseline when there is
+    /// one (an improvement or a known difference does not), else a verdict or check that
+    /// differs from the scenario's expectation.
+    pub fn fails(&self) -> bool {
+        match self.baseline.as_ref().map(|b| b.against) {
+            Some(Against::Regression) => true,
+            Some(Against::Improvement | Against::Unchanged) => false,
+            Some(Against::New) | None => self.matches_expect == Some(false),
+        }
+    }
+
+    pub fn is_regression(&self) -> bool {
+        self.baseline
+            .as_ref()
+            .is_some_and(|b| b.against == Against::Regression)
+    }
+}
+
+/// A cell against the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Against {
+    Regression,
+    Improvement,
+    /// The same verdict and checks as in the baseline (or the same declared race).
+    Unchanged,
+    /// Not in the baseline.
+    New,
+}
+
+impl Against {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Against::Regression => "regression",
+            Against::Improvement => "improvement",
+            Against::Unchanged => "unchanged",
+            Against::New => "new",
+        }
+    }
+}
+
+impl std::fmt::Display for Against {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One cell's comparison with the baseline: what it is, and for a change both verdicts and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BaselineMark {
+    pub against: Against,
+    /// The baseline file compared with.
+    pub baseline: String,
+    /// The baseline's verdict (its agreement) and CLI version; absent for a new cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_version: Option<String>,
+    /// Why a change is a regression or an improvement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl BaselineMark {
+    /// `regression against baseline.json: woke 1/1 (2.1.332) -> not-resumable 1/1: why`.
+    pub fn sentence(&self, after: &str) -> String {
+        let mut s = format!("{} against {}", self.against, self.baseline);
+        if let Some(before) = &self.before {
+            let version = self
+                .before_version
+                .as_deref()
+                .map(|v| format!(" ({v})"))
+                .unwrap_or_default();
+            s.push_str(&format!(": {before}{version} -> {after}"));
+        }
+        if let Some(why) = &self.why {
+            s.push_str(&format!(": {why}"));
+        }
+        s
+    }
 }
 
 /// One invariant in one cell: what its runs observed, and whether it held.
@@ -249,6 +335,7 @@ impl Summary {
                 latency_ms: stats.latency_ms,
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
                 invariants: InvariantCell::of(&group.iter().map(|(r, _)| r).collect::<Vec<_>>()),
+                baseline: None,
             });
         }
         Summary {
@@ -262,5 +349,35 @@ impl Summary {
 
     pub fn all_match(&self) -> bool {
         self.cells.iter().all(|c| c.matches_expect != Some(false))
+    }
+
+    /// No cell fails ([`CellSummary::fails`]): against the baseline when one was given.
+    pub fn all_pass(&self) -> bool {
+        !self.cells.iter().any(CellSummary::fails)
+    }
+
+    /// Cells that pass, fail, and regressed (a regression is also a failure).
+    pub fn tally(&self) -> (usize, usize, usize) {
+        let failed = self.cells.iter().filter(|c| c.fails()).count();
+        let regressions = self.cells.iter().filter(|c| c.is_regression()).count();
+        (self.cells.len() - failed, failed, regressions)
+    }
+
+    /// `N passed, N failed (N regressions)`: the invocation's closing line.
+    pub fn closing_line(&self) -> String {
+        let (passed, failed, regressions) = self.tally();
+        let mut line = format!("{passed} passed, {failed} failed");
+        if self.cells.iter().any(|c| c.baseline.is_some()) {
+            let noun = if regressions == 1 {
+                "regression"
+            } else {
+                "regressions"
+            };
+            line.push_str(&format!(" ({regressions} {noun})"));
+        }
+        if !self.setup_errors.is_empty() {
+            line.push_str(&format!(", {} could not run", self.setup_errors.len()));
+        }
+        line
     }
 }

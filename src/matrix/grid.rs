@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::shards::{CellKey, Identity, ShardPos};
 use crate::classify::Outcome;
-use crate::classify::result::{CellStats, RunResult};
+use crate::classify::result::{Against, BaselineMark, CellStats, RunResult, Summary};
 
 /// 2: the identity of the whole matrix and the shard (older files read as unsharded, with no
 /// identity).
@@ -63,6 +63,25 @@ impl MatrixCell {
 
     fn row(&self) -> String {
         format!("{}/{}", self.scenario, self.variant)
+    }
+
+    /// [`MatrixCell::short`], then how it stands against the baseline when there is one:
+    /// `woke ✓ (regression)`.
+    pub fn text_against(&self, comparison: Option<&Comparison>) -> String {
+        match comparison {
+            Some(c) => format!("{} ({})", self.short(), c.against(self)),
+            None => self.short(),
+        }
+    }
+
+    /// Whether the cell passes: not a regression against the baseline when there is one
+    /// (improvements and known differences pass), else whether it matches its expectation.
+    pub fn passes(&self, comparison: Option<&Comparison>) -> Option<bool> {
+        match comparison.map(|c| c.against(self)) {
+            Some(Against::Regression) => Some(false),
+            Some(Against::Improvement | Against::Unchanged) => Some(true),
+            Some(Against::New) | None => self.matches_expect,
+        }
     }
 
     /// `not-resumable 3/3 ✓`
@@ -213,18 +232,22 @@ impl Matrix {
             for col in &self.columns {
                 let text = self
                     .cell(&row, col)
-                    .map(MatrixCell::short)
+                    .map(|c| c.text_against(comparison))
                     .unwrap_or_else(|| "-".into());
                 s.push_str(&format!(" {text} |"));
             }
             s.push('\n');
         }
-        s.push_str("\n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.\n");
+        s.push_str("\n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.");
+        if comparison.is_some() {
+            s.push_str(" Each cell says how it stands against the baseline: regression, improvement, unchanged or new.");
+        }
+        s.push('\n');
         s
     }
 
     /// The matrix as a terminal table, arranged to `width` columns.
-    pub fn table(&self, color: bool, width: u16) -> String {
+    pub fn table(&self, color: bool, width: u16, comparison: Option<&Comparison>) -> String {
         use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
         let mut table = Table::new();
         table
@@ -243,9 +266,10 @@ impl Matrix {
             let mut cells = vec![Cell::new(&row)];
             for col in &self.columns {
                 let cell = self.cell(&row, col);
-                let mut c = Cell::new(cell.map(MatrixCell::short).unwrap_or_else(|| "-".into()));
+                let text = cell.map(|c| c.text_against(comparison));
+                let mut c = Cell::new(text.unwrap_or_else(|| "-".into()));
                 if color {
-                    c = c.fg(match cell.and_then(|c| c.matches_expect) {
+                    c = c.fg(match cell.and_then(|c| c.passes(comparison)) {
                         Some(true) => Color::Green,
                         Some(false) => Color::Red,
                         None => Color::Reset,
@@ -416,6 +440,45 @@ impl Comparison {
             .iter()
             .filter(|c| c.kind == ChangeKind::Improvement)
             .count()
+    }
+
+    /// How `cell` (of the compared matrix) stands against the baseline.
+    pub fn against(&self, cell: &MatrixCell) -> Against {
+        let named = format!("{}/{} on {}", cell.scenario, cell.variant, cell.cli_spec);
+        match self.change_of(cell) {
+            Some(c) if c.kind == ChangeKind::Regression => Against::Regression,
+            Some(_) => Against::Improvement,
+            None if self.new.contains(&named) => Against::New,
+            None => Against::Unchanged,
+        }
+    }
+
+    fn change_of(&self, cell: &MatrixCell) -> Option<&Change> {
+        self.changes.iter().find(|c| {
+            c.scenario == cell.scenario && c.variant == cell.variant && c.cli_spec == cell.cli_spec
+        })
+    }
+
+    /// `cell`'s mark against the baseline file `baseline`: what it is, both verdicts, why.
+    pub fn mark(&self, cell: &MatrixCell, baseline: &str) -> BaselineMark {
+        let change = self.change_of(cell);
+        BaselineMark {
+            against: self.against(cell),
+            baseline: baseline.to_string(),
+            before: change.map(|c| c.before.clone()),
+            before_version: change.map(|c| c.before_version.clone()),
+            why: change.map(|c| c.why.clone()),
+        }
+    }
+
+    /// Marks every cell of `summary` (cells of `current`) against the baseline `baseline`.
+    pub fn mark_summary(&self, summary: &mut Summary, current: &Matrix, baseline: &str) {
+        for cell in &mut summary.cells {
+            let of_matrix = current.cells.iter().find(|m| {
+                m.scenario == cell.scenario && m.variant == cell.variant && m.cli_label == cell.cli
+            });
+            cell.baseline = of_matrix.map(|m| self.mark(m, baseline));
+        }
     }
 
     /// The changed cells first, as lines.
@@ -698,7 +761,7 @@ mod tests {
              | b/print | - | never-fired | flaky: woke 1/2, not-resumable 1/2 |\n\
              \n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.\n"
         );
-        let table = m.table(false, 200);
+        let table = m.table(false, 200, None);
         for text in [
             "latest (2.1.332)",
             "b/print",

@@ -1,5 +1,6 @@
 //! The progress display while runs wait (indicatif, on stderr). On a terminal: one line for the
-//! invocation (runs done, elapsed, an upper bound of the time left from the runs' ceilings) and
+//! invocation (runs done, elapsed, the time left: estimated from the measured durations of the
+//! runs that finished, or bounded by the runs' ceilings before any has) and
 //! one line per running run (its real phase, its time, its requests, hooks and tasks), each cut
 //! to the terminal's width, with a line per finished run printed above them; everything is
 //! cleared before the results are printed. When stderr is not a terminal: plain start and
@@ -38,6 +39,8 @@ struct Inner {
     plan: Plan,
     started: AtomicUsize,
     done: AtomicUsize,
+    /// How long each finished run took, in seconds.
+    measured: Mutex<Vec<f64>>,
     enabled: bool,
     /// The terminal's display, when stderr is one.
     live: Option<Live>,
@@ -62,6 +65,7 @@ impl Board {
             plan,
             started: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
+            measured: Mutex::default(),
             enabled,
             live,
             stop: AtomicBool::new(false),
@@ -191,6 +195,12 @@ impl Inner {
         result: Result<&RunResult, &str>,
     ) -> (usize, Option<String>) {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Ok(r) = result {
+            self.measured
+                .lock()
+                .expect("measured durations")
+                .push(r.run.duration_s);
+        }
         let line = self.enabled.then(|| {
             format!(
                 "[{done}/{}] {title} {}",
@@ -222,10 +232,19 @@ impl Inner {
         let hidden = running.len().saturating_sub(lines.len());
         drop(lines);
         let elapsed = live.began.elapsed();
+        let left = match self.typical_run() {
+            Some(typical) => format!(
+                "about {} left (measured)",
+                clock(self.time_left_with(&running, Some(typical)))
+            ),
+            None => format!(
+                "at most {} left (ceilings)",
+                clock(self.time_left(&running))
+            ),
+        };
         let mut msg = format!(
-            "elapsed {} · at most {} left (ceilings) · {} running",
+            "elapsed {} · {left} · {} running",
             clock(elapsed),
-            clock(self.time_left(&running)),
             running.len()
         );
         if hidden > 0 {
@@ -237,11 +256,26 @@ impl Inner {
     /// An upper bound of the time left: running runs end by their ceilings, and the runs not
     /// started yet take the slots that free first, each for its whole ceiling.
     fn time_left(&self, running: &[(String, LiveStatus)]) -> Duration {
+        self.time_left_with(running, None)
+    }
+
+    /// The median duration of the runs that finished, once one has.
+    fn typical_run(&self) -> Option<f64> {
+        let mut measured = self.measured.lock().expect("measured durations").clone();
+        measured.sort_by(f64::total_cmp);
+        measured.get(measured.len() / 2).copied()
+    }
+
+    /// The time left when each run takes `typical` seconds (never past its ceiling; a running
+    /// run already past it is taken to end now), or its whole ceiling when `typical` is `None`:
+    /// the runs not started yet take the slots that free first.
+    fn time_left_with(&self, running: &[(String, LiveStatus)], typical: Option<f64>) -> Duration {
+        let length = |ceiling: f64| typical.map_or(ceiling, |t| t.min(ceiling));
         let ceilings = &self.plan.ceilings;
         let started = self.started.load(Ordering::SeqCst).min(ceilings.len());
         let mut slots: Vec<f64> = running
             .iter()
-            .map(|(_, s)| (s.ceiling_s - s.elapsed_s).max(0.0))
+            .map(|(_, s)| (length(s.ceiling_s) - s.elapsed_s).max(0.0))
             .collect();
         slots.resize(self.plan.slots.max(1).max(slots.len()), 0.0);
         for ceiling in &ceilings[started..] {
@@ -249,7 +283,7 @@ impl Inner {
                 .iter_mut()
                 .min_by(|a, b| a.total_cmp(b))
                 .expect("at least one slot");
-            *first_free += ceiling.as_secs_f64();
+            *first_free += length(ceiling.as_secs_f64());
         }
         Duration::from_secs_f64(slots.into_iter().fold(0.0, f64::max))
     }
@@ -307,6 +341,7 @@ mod tests {
             plan,
             started: AtomicUsize::new(started),
             done: AtomicUsize::new(0),
+            measured: Mutex::default(),
             enabled: false,
             live: None,
             stop: AtomicBool::new(false),
@@ -466,6 +501,30 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Once a run has finished, the time left is estimated from the measured durations (their
+    /// median), not the ceilings: two slots, runs of 60 s ceilings that take 12 s each, two
+    /// running for 10 s and 4 s, two waiting: 8 + 12 = 20 s, where the ceilings say 116 s.
+    #[test]
+    fn the_eta_uses_the_measured_durations_of_finished_runs() {
+        let b = board(&[60, 60, 60, 60], 2, 2);
+        assert_eq!(b.typical_run(), None);
+        assert_eq!(
+            b.time_left(&running(&[10.0, 4.0])),
+            Duration::from_secs(116)
+        );
+        b.measured.lock().unwrap().extend([12.0, 11.0, 40.0]);
+        assert_eq!(b.typical_run(), Some(12.0));
+        assert_eq!(
+            b.time_left_with(&running(&[10.0, 4.0]), b.typical_run()),
+            Duration::from_secs(20)
+        );
+        // A run already past the typical length is taken to end now, never below zero.
+        assert_eq!(
+            b.time_left_with(&running(&[30.0, 30.0]), b.typical_run()),
+            Duration::from_secs(12)
+        );
     }
 
     #[test]

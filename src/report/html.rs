@@ -1,7 +1,9 @@
 //! `index.html`: one self-contained page per invocation folder, to browse a downloaded CI
-//! artifact without a server or a network. The grid of cells (scenario/variant by CLI) in
-//! verdict colours, each cell linking to its runs; then each run with its verdict, witness,
-//! timeline SVG and Mermaid source inline, and links to its report and raw evidence files.
+//! artifact without a server or a network. Pass or fail comes first: the closing count, the
+//! failing cells (regressions against a baseline first), the grid of cells (scenario/variant by
+//! CLI) coloured by pass or fail with the verdict kept as text, each cell linking to its runs;
+//! then the failing runs, each with its verdict, witness, failed checks explained, timeline SVG
+//! and Mermaid source inline and links to its files, and the passing runs collapsed below.
 //! No script, no external resource: every link is a relative path to a file that exists.
 
 use std::collections::BTreeSet;
@@ -11,9 +13,8 @@ use std::path::Path;
 use super::redact::Redactor;
 use super::store::StoreError;
 use super::svg::esc;
-use crate::classify::result::{RunResult, Summary};
+use crate::classify::result::{CellSummary, RunResult, Summary};
 use crate::evidence::Timeline;
-use crate::scenario::Outcome;
 
 pub const INDEX_FILE: &str = "index.html";
 
@@ -29,28 +30,84 @@ pub struct PageRun {
     pub files: Vec<String>,
 }
 
-/// The page's CSS class for an outcome (`None`: a cell whose runs disagree).
-fn outcome_class(outcome: Option<Outcome>) -> &'static str {
-    match outcome {
-        Some(Outcome::Woke) => "woke",
-        Some(Outcome::NeverFired) => "never-fired",
-        Some(Outcome::NotResumable) => "not-resumable",
-        Some(Outcome::QueuedUntilInput) => "queued",
-        Some(Outcome::ChildFailed) => "child-failed",
-        Some(Outcome::Unknown) => "unknown",
-        None => "flaky",
+/// A cell's standing, which decides its colour and its place on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Standing {
+    /// Worse than the baseline.
+    Regression,
+    /// A verdict or check differs from the expectation (with no baseline to excuse it).
+    Fail,
+    /// Better than the baseline.
+    Improvement,
+    Pass,
+    /// The scenario states no expectation: nothing to pass or fail.
+    Open,
+}
+
+impl Standing {
+    fn of(cell: &CellSummary) -> Standing {
+        use crate::classify::result::Against;
+        match cell.baseline.as_ref().map(|b| b.against) {
+            Some(Against::Regression) => Standing::Regression,
+            Some(Against::Improvement) => Standing::Improvement,
+            _ if cell.fails() => Standing::Fail,
+            _ if cell.matches_expect.is_none() && cell.baseline.is_none() => Standing::Open,
+            _ => Standing::Pass,
+        }
     }
+
+    fn failing(self) -> bool {
+        matches!(self, Standing::Regression | Standing::Fail)
+    }
+
+    /// The CSS class: the failure colour for both kinds of failure.
+    fn class(self) -> &'static str {
+        match self {
+            Standing::Regression => "fail regression",
+            Standing::Fail => "fail",
+            Standing::Improvement => "pass improvement",
+            Standing::Pass => "pass",
+            Standing::Open => "open",
+        }
+    }
+
+    /// The small mark beside the verdict.
+    fn mark(self, cell: &CellSummary) -> String {
+        let expectation = match cell.matches_expect {
+            Some(true) => " ✓",
+            Some(false) => " ✗",
+            None => "",
+        };
+        let against = cell
+            .baseline
+            .as_ref()
+            .map(|b| format!(" · {}", b.against))
+            .unwrap_or_default();
+        format!("{expectation}{against}")
+    }
+}
+
+/// The cell a run belongs to.
+fn cell_of<'a>(summary: &'a Summary, r: &RunResult) -> Option<&'a CellSummary> {
+    summary.cells.iter().find(|c| {
+        c.scenario == r.run.scenario && c.variant == r.run.variant && c.cli == r.run.cli_label
+    })
+}
+
+/// A run's standing: its cell's.
+fn run_standing(summary: &Summary, r: &RunResult) -> Standing {
+    cell_of(summary, r).map_or(Standing::Open, Standing::of)
 }
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1f24;max-width:1200px}
 table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.cell a{color:inherit;text-decoration:none;display:block}
-.woke{background:#dafbe1}.never-fired{background:#ffd8d3}.not-resumable{background:#ffe2bf}
-.queued{background:#fff3b0}.child-failed{background:#eddeff}.unknown{background:#eaeef2}.flaky{background:#fbe4f1}
-.differs{font-weight:600}.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d0d7de}
+.pass{background:#dafbe1}.fail{background:#ffd8d3}.open{background:#eaeef2}
+.regression{font-weight:700;outline:2px solid #cf222e}.improvement{font-weight:600}
+p.closing{font-size:16px;font-weight:600}ul.failing li{margin:4px 0}.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d0d7de}
 section{border-top:1px solid #d0d7de;padding-top:8px;margin-top:20px}
 svg{max-width:100%;height:auto;border:1px solid #eaeef2}pre{background:#f6f8fa;padding:8px;overflow:auto}
-ul.files{columns:3;font-size:13px}";
+ul.files{columns:3;font-size:13px}div.failed-check{border-left:3px solid #cf222e;padding-left:8px;margin:6px 0}";
 
 /// The whole page for a folder's summary and its runs.
 pub fn page(summary: &Summary, runs: &[PageRun], folder_files: &[String]) -> String {
@@ -65,13 +122,86 @@ pub fn page(summary: &Summary, runs: &[PageRun], folder_files: &[String]) -> Str
         esc(&title)
     );
     out.push_str(&overview(summary, runs.len()));
+    let order = run_order(summary, runs);
+    out.push_str(&failing_list(summary, runs, &order));
     out.push_str(&folder_links(folder_files));
     out.push_str(&grid(summary, runs));
     out.push_str(&legend());
-    for (n, run) in runs.iter().enumerate() {
-        out.push_str(&run_section(n, run));
+    let (failing, rest): (Vec<usize>, Vec<usize>) = order
+        .iter()
+        .partition(|&&n| run_standing(summary, &runs[n].result).failing());
+    for n in failing {
+        out.push_str(&run_section(
+            n,
+            &runs[n],
+            run_standing(summary, &runs[n].result),
+        ));
+    }
+    if !rest.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details class=\"rest\"><summary>The other {} (passing, or with no expectation)</summary>",
+            super::plural(rest.len(), "run", "runs")
+        );
+        for n in rest {
+            out.push_str(&run_section(
+                n,
+                &runs[n],
+                run_standing(summary, &runs[n].result),
+            ));
+        }
+        out.push_str("</details>\n");
     }
     out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The runs' order on the page: regressions, then failures, then the rest, each in their
+/// given order. Anchors keep the given numbering.
+fn run_order(summary: &Summary, runs: &[PageRun]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&n| run_standing(summary, &runs[n].result));
+    order
+}
+
+/// The failing cells, regressions first, each linking to its first run.
+fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String {
+    let mut cells: Vec<&CellSummary> = summary.cells.iter().filter(|c| c.fails()).collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    cells.sort_by_key(|c| Standing::of(c));
+    let mut out = String::from("<h2>Failing</h2>\n<ul class=\"failing\">\n");
+    for cell in cells {
+        let name = format!("{}/{} on {}", cell.scenario, cell.variant, cell.cli);
+        let why = match &cell.baseline {
+            Some(mark) if mark.against == crate::classify::result::Against::Regression => {
+                mark.sentence(&cell.agreement)
+            }
+            _ => format!(
+                "{}, expected {}",
+                cell.agreement,
+                cell.expect
+                    .as_ref()
+                    .map_or_else(|| "its checks to pass".to_string(), |e| e.to_string())
+            ),
+        };
+        let first = order
+            .iter()
+            .copied()
+            .find(|&n| cell_of(summary, &runs[n].result).is_some_and(|c| std::ptr::eq(c, cell)));
+        let label = match first {
+            Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), esc(&name)),
+            None => esc(&name),
+        };
+        let _ = writeln!(
+            out,
+            "<li class=\"{}\">{label}: {}</li>",
+            Standing::of(cell).class(),
+            prose(&why)
+        );
+    }
+    out.push_str("</ul>\n");
     out
 }
 
@@ -91,7 +221,11 @@ fn overview(summary: &Summary, runs: usize) -> String {
     if summary.interrupted {
         text.push_str(" The invocation was interrupted: runs it cut short are `unknown`.");
     }
-    let mut out = format!("<p>{}</p>\n", prose(&text));
+    let mut out = format!(
+        "<p class=\"closing\">{}</p>\n<p>{}</p>\n",
+        esc(&summary.closing_line()),
+        prose(&text)
+    );
     if !summary.setup_errors.is_empty() {
         out.push_str("<p>Cells that could not run:</p>\n<ul>\n");
         for e in &summary.setup_errors {
@@ -171,6 +305,16 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
             rows.push((&c.scenario, &c.variant));
         }
     }
+    // Rows with a regression first, then rows with a failure, then the rest.
+    let worst = |row: &(&str, &str)| {
+        summary
+            .cells
+            .iter()
+            .filter(|c| (c.scenario.as_str(), c.variant.as_str()) == *row)
+            .map(Standing::of)
+            .min()
+    };
+    rows.sort_by_key(|r| worst(r).filter(|s| s.failing()).unwrap_or(Standing::Pass));
     let mut out =
         String::from("<table class=\"grid\">\n<tr><th>scenario/variant</th><th>expect</th>");
     for cli in &clis {
@@ -207,26 +351,17 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
                             && r.result.run.variant == cell.variant
                             && r.result.run.cli_label == cell.cli
                     });
-                    let mark = match cell.matches_expect {
-                        Some(false) => " ✗",
-                        Some(true) => " ✓",
-                        None => "",
-                    };
-                    let text = format!("{}{mark}", cell.agreement);
-                    let body = match first {
-                        Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), esc(&text)),
-                        None => esc(&text),
-                    };
-                    let differs = if cell.matches_expect == Some(false) {
-                        " differs"
-                    } else {
-                        ""
-                    };
-                    let _ = write!(
-                        out,
-                        "<td class=\"cell {}{differs}\">{body}</td>",
-                        outcome_class(cell.outcome)
+                    let standing = Standing::of(cell);
+                    let text = format!(
+                        "{}<small>{}</small>",
+                        esc(&cell.agreement),
+                        esc(&standing.mark(cell))
                     );
+                    let body = match first {
+                        Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
+                        None => text,
+                    };
+                    let _ = write!(out, "<td class=\"cell {}\">{body}</td>", standing.class());
                 }
                 None => out.push_str("<td>-</td>"),
             }
@@ -239,27 +374,24 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
 
 fn legend() -> String {
     let mut out = String::from("<p class=\"legend\">");
-    for (outcome, words) in [
-        (Some(Outcome::Woke), "woke"),
-        (Some(Outcome::NeverFired), "never-fired (H1)"),
-        (Some(Outcome::NotResumable), "not-resumable (H2)"),
-        (Some(Outcome::QueuedUntilInput), "queued-until-input (H3)"),
-        (Some(Outcome::ChildFailed), "child-failed (H4)"),
-        (Some(Outcome::Unknown), "unknown"),
-        (None, "runs disagree"),
+    for (class, words) in [
+        (
+            "fail",
+            "fails: differs from the expectation, or a regression",
+        ),
+        ("pass", "passes"),
+        ("open", "no expectation"),
     ] {
-        let _ = write!(
-            out,
-            "<span class=\"{}\">{}</span>",
-            outcome_class(outcome),
-            esc(words)
-        );
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(words));
     }
-    out.push_str(" ✓ as expected, ✗ differs from <code>expect</code></p>\n");
+    out.push_str(
+        " ✓ as expected, ✗ differs from <code>expect</code>; against a baseline each cell says \
+         regression, improvement, unchanged or new (only a regression fails)</p>\n",
+    );
     out
 }
 
-fn run_section(n: usize, run: &PageRun) -> String {
+fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
     let r = &run.result;
     let j = &r.judgement;
     let mut out = format!(
@@ -281,7 +413,7 @@ fn run_section(n: usize, run: &PageRun) -> String {
     let _ = writeln!(
         out,
         "<p class=\"{}\">verdict: <b>{}</b> — {}{}</p>",
-        outcome_class(Some(j.outcome)),
+        standing.class(),
         j.outcome,
         esc(j.outcome.hypothesis()),
         esc(&expect)
@@ -296,9 +428,12 @@ fn run_section(n: usize, run: &PageRun) -> String {
             out.push_str("</ol>\n");
         }
     }
-    if !j.checks.is_empty() {
+    for c in j.checks.iter().filter(|c| c.passed == Some(false)) {
+        out.push_str(&failed_check(c));
+    }
+    if j.checks.iter().any(|c| c.passed != Some(false)) {
         out.push_str("<ul>\n");
-        for c in &j.checks {
+        for c in j.checks.iter().filter(|c| c.passed != Some(false)) {
             let _ = writeln!(out, "<li>{}</li>", prose(&super::check_line(c)));
         }
         out.push_str("</ul>\n");
@@ -321,6 +456,24 @@ fn run_section(n: usize, run: &PageRun) -> String {
         let _ = writeln!(out, "<li><a href=\"{}\">{}</a></li>", href(&path), esc(f));
     }
     out.push_str("</ul>\n</section>\n");
+    out
+}
+
+/// A failed check: its line, its explanation and the events that witness it.
+fn failed_check(c: &crate::checks::CheckResult) -> String {
+    let mut out = format!(
+        "<div class=\"failed-check\">\n<p><b>{}</b></p>\n<p>{}</p>\n",
+        prose(&super::check_line(c)),
+        prose(&c.explanation)
+    );
+    if !c.witness.is_empty() {
+        out.push_str("<ol>\n");
+        for w in &c.witness {
+            let _ = writeln!(out, "<li>{}</li>", prose(&super::witness_line(w)));
+        }
+        out.push_str("</ol>\n");
+    }
+    out.push_str("</div>\n");
     out
 }
 

@@ -80,6 +80,12 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
         Property::new("cli_version", version),
         Property::new("runs", cell.runs.to_string()),
     ]);
+    if let Some(mark) = &cell.baseline {
+        suite.add_properties([
+            Property::new("baseline", mark.against.as_str()),
+            Property::new("baseline_file", mark.baseline.clone()),
+        ]);
+    }
     let mut case = TestCase::new(name, case_status(cell, runs));
     case.set_classname(format!("wakeprobe.{}", cell.scenario))
         .set_time(time);
@@ -91,6 +97,9 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
 /// An error (a run crashed, or decided nothing where the scenario expects a verdict), else
 /// passed, skipped (no expectation) or failed (a verdict or a check differs).
 fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
+    if let Some(status) = baseline_status(cell, runs) {
+        return status;
+    }
     if let Some(status) = error_status(cell, runs) {
         return status;
     }
@@ -134,6 +143,33 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
             .set_description(reason);
     }
     status
+}
+
+/// Against a baseline: a regression is a failure naming both verdicts and the baseline, even
+/// where the run decided nothing; an improvement, or a difference the baseline already had,
+/// passes. A new cell is judged as without a baseline.
+fn baseline_status(cell: &CellSummary, runs: &[&&RunResult]) -> Option<TestCaseStatus> {
+    use crate::classify::result::Against;
+    let mark = cell.baseline.as_ref()?;
+    match mark.against {
+        Against::Regression => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_type("regression")
+                .set_message(mark.sentence(&cell.agreement))
+                .set_description(
+                    runs.first()
+                        .and_then(|r| r.judgement.primary())
+                        .map(|v| v.explanation.clone())
+                        .unwrap_or_default(),
+                );
+            Some(status)
+        }
+        Against::Improvement | Against::Unchanged if error_status(cell, runs).is_none() => {
+            Some(TestCaseStatus::success())
+        }
+        Against::Improvement | Against::Unchanged | Against::New => None,
+    }
 }
 
 /// How a run failed to give evidence at all: the CLI crashed (a signal the harness did not
@@ -220,6 +256,9 @@ fn failed_checks(run: &RunResult) -> Vec<String> {
 /// The verdict's prose and where each run's report is.
 fn system_out(cell: &CellSummary, runs: &[&&RunResult]) -> String {
     let mut out = String::new();
+    if let Some(mark) = &cell.baseline {
+        out.push_str(&format!("{}\n", mark.sentence(&cell.agreement)));
+    }
     if let Some(v) = runs.first().and_then(|r| r.judgement.primary()) {
         out.push_str(&format!("{}: {}\n", v.outcome, v.explanation));
     }

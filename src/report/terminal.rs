@@ -4,7 +4,6 @@
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 
-use crate::classify::Outcome;
 use crate::classify::result::{CellSummary, InvariantCell, RunResult, Summary};
 use crate::evidence::run::EndReason;
 use crate::evidence::{EventKind, ExitDesc, Route, Timeline};
@@ -78,11 +77,13 @@ fn short_exit(exit: &ExitDesc) -> String {
     }
 }
 
-fn outcome_color(o: Option<Outcome>) -> Color {
-    match o {
-        Some(Outcome::Woke) => Color::Green,
-        Some(Outcome::Unknown) | None => Color::Yellow,
-        Some(_) => Color::Red,
+/// A cell's colour says pass or fail (against the baseline when there is one), never the
+/// verdict: a passing `not-resumable ✓` is green, a failing `woke ✗` red.
+fn pass_color(fails: Option<bool>) -> Color {
+    match fails {
+        Some(false) => Color::Green,
+        Some(true) => Color::Red,
+        None => Color::Reset,
     }
 }
 
@@ -112,7 +113,17 @@ impl Layout {
         }
     }
 
-    fn header(self) -> Vec<&'static str> {
+    /// The header, without the `cli` column when every row names the same CLI (it is said
+    /// once, above the table).
+    fn header(self, show_cli: bool) -> Vec<&'static str> {
+        let mut header = self.all_columns();
+        if !show_cli {
+            header.retain(|h| *h != "cli");
+        }
+        header
+    }
+
+    fn all_columns(self) -> Vec<&'static str> {
         match self {
             Layout::Wide => vec![
                 "scenario",
@@ -139,7 +150,8 @@ struct Row {
     latency: String,
     duration: String,
     handoffs: String,
-    outcome: Option<Outcome>,
+    /// Whether the cell fails; `None` when it has nothing to pass or fail.
+    fails: Option<bool>,
     unexpected: bool,
 }
 
@@ -162,25 +174,41 @@ pub fn summary(
     } else {
         table.enforce_styling();
     }
-    table.set_header(layout.header());
-    for cell in &summary.cells {
-        table.add_row(cells(&row(cell, results), layout, color));
+    let rows: Vec<Row> = summary.cells.iter().map(|c| row(c, results)).collect();
+    let one_cli = rows
+        .first()
+        .map(|first| first.cli.clone())
+        .filter(|cli| rows.iter().all(|r| &r.cli == cli));
+    table.set_header(layout.header(one_cli.is_none()));
+    for row in &rows {
+        let mut cells = cells(row, layout, color);
+        if one_cli.is_some() {
+            cells.remove(1);
+        }
+        table.add_row(cells);
     }
     if layout == Layout::Narrow {
-        keep_short_columns_whole(&mut table);
+        keep_short_columns_whole(&mut table, one_cli.is_none());
     }
-    table.to_string()
+    match one_cli {
+        Some(cli) => format!("cli: {cli}\n{table}"),
+        None => table.to_string(),
+    }
 }
 
 /// The narrow layout's verdict column is never narrower than its longest verdict with a `✓`
-/// (`not-resumable ✓`), latency and duration never cut; scenario and cli wrap instead.
-fn keep_short_columns_whole(table: &mut Table) {
+/// (`not-resumable ✓`), latency and duration never cut. Names are kept whole: the scenario
+/// never wraps when the CLI is said once above the table (its column is gone, so there is
+/// room); with a CLI column, the CLI wraps (at its `-`) rather than the scenario.
+fn keep_short_columns_whole(table: &mut Table, show_cli: bool) {
     use comfy_table::{ColumnConstraint, Width};
     let verdict = ColumnConstraint::LowerBoundary(Width::Fixed(15));
+    let shift = usize::from(show_cli);
     for (i, constraint) in [
-        (2, verdict),
-        (3, ColumnConstraint::ContentWidth),
-        (4, ColumnConstraint::ContentWidth),
+        (0, ColumnConstraint::ContentWidth),
+        (1 + shift, verdict),
+        (2 + shift, ColumnConstraint::ContentWidth),
+        (3 + shift, ColumnConstraint::ContentWidth),
     ] {
         if let Some(column) = table.column_mut(i) {
             column.set_constraint(constraint);
@@ -235,7 +263,7 @@ fn row(cell: &crate::classify::result::CellSummary, results: &[(&RunResult, &Tim
             .first()
             .map(|(r, t)| handoffs(t, r.run.end))
             .unwrap_or_default(),
-        outcome: cell.outcome,
+        fails: (cell.matches_expect.is_some() || cell.baseline.is_some()).then(|| cell.fails()),
         unexpected: cell.matches_expect == Some(false),
     }
 }
@@ -251,7 +279,7 @@ fn cells(row: &Row, layout: Layout, color: bool) -> Vec<Cell> {
     let mut verdict = Cell::new(verdict);
     let mut expected = Cell::new(&row.expected);
     if color {
-        verdict = verdict.fg(outcome_color(row.outcome));
+        verdict = verdict.fg(pass_color(row.fails));
         expected = expected.fg(if row.unexpected {
             Color::Red
         } else {
@@ -381,6 +409,29 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The colour says pass or fail, not the verdict: an expected `not-resumable` passes
+    /// (green), an unexpected `woke` fails (red), an improvement against a baseline passes
+    /// although it differs from `expect`, a cell with nothing to meet is uncoloured.
+    #[test]
+    fn a_row_is_coloured_by_pass_or_fail_not_by_its_verdict() {
+        let of = |outcome: &str, matches: Option<bool>, against: Option<&str>| {
+            let cell: crate::classify::result::CellSummary =
+                serde_json::from_value(serde_json::json!({
+                    "scenario": "s", "variant": "v", "cli": "c", "outcome": outcome,
+                    "agreement": format!("{outcome} 1/1"), "runs": 1, "expect": null,
+                    "matches_expect": matches, "latency_ms": null, "dirs": [],
+                    "baseline": against.map(|a| serde_json::json!({"against": a, "baseline": "b"}))
+                }))
+                .unwrap();
+            pass_color(row(&cell, &[]).fails)
+        };
+        assert_eq!(of("not-resumable", Some(true), None), Color::Green);
+        assert_eq!(of("woke", Some(false), None), Color::Red);
+        assert_eq!(of("woke", Some(false), Some("improvement")), Color::Green);
+        assert_eq!(of("woke", Some(true), Some("regression")), Color::Red);
+        assert_eq!(of("woke", None, None), Color::Reset);
+    }
 
     fn cell(variant: &str, cli: &str, observed: &str, holds: Option<bool>) -> serde_json::Value {
         serde_json::json!({

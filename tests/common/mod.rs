@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod junit;
+pub mod links;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -431,9 +431,11 @@ fn a_run_writes_a_self_contained_index_and_view_writes_the_same_page_again() {
     assert_eq!(written.matches("<section id=\"run-").count(), 2);
     assert_eq!(written.matches("<svg ").count(), 2);
     assert_eq!(written.matches("sequenceDiagram").count(), 2);
-    // The grid: each cell in its verdict's colour, linking to its run.
+    // The grid: each cell in its pass/fail colour, its verdict as text, linking to its run.
     assert!(
-        written.contains("<td class=\"cell woke\"><a href=\"#run-1\">woke 1/1 ✓</a></td>"),
+        written.contains(
+            "<td class=\"cell pass\"><a href=\"#run-1\">woke 1/1<small> ✓</small></a></td>"
+        ),
         "{written}"
     );
     // Every link resolves: the report, the summary, every raw evidence file.

