@@ -574,6 +574,7 @@ fn checks(s: &mut String, d: &Draft) {
     );
     for c in &j.checks {
         let result = match (c.passed, &c.expected) {
+            _ if c.vacuous => "**vacuous** (no selector matched any event)",
             (Some(true), _) => "pass",
             (Some(false), _) => "**fail**",
             (None, Some(_)) => "open (the run was cut short)",

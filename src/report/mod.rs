@@ -141,6 +141,7 @@ pub fn hook_payloads(hooks: &[(f64, String)], redactor: &Redactor) -> Vec<serde_
 /// `check `NAME` (query:count): observed 2, expected >= 1: pass`, the same in every exporter.
 pub fn check_line(c: &crate::checks::CheckResult) -> String {
     let verdict = match (c.passed, &c.expected) {
+        _ if c.vacuous => ": VACUOUS (no selector matched any event)".to_string(),
         (Some(true), Some(e)) => format!(", expected {e}: pass"),
         (Some(false), Some(e)) => format!(", expected {e}: FAIL"),
         (None, Some(e)) => format!(", expected {e}: open (the run was cut short)"),

@@ -55,6 +55,7 @@ pub(super) fn resolve_check(
         agent,
         query,
         expect,
+        allow_empty: c.allow_empty,
     })
 }
 
