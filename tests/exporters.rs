@@ -486,3 +486,53 @@ fn a_huge_timeline_fits_github_with_the_witness_kept() {
         "{html:?}"
     );
 }
+
+/// A draft (title.txt, and with it the `gh` line) only for the real CLI when the verdict is not
+/// the behaviour the scenario wants; otherwise the report says why there is nothing to file.
+#[test]
+fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
+    use markdown::Filing;
+    use wakeprobe::classify::Outcome;
+    let (saved, result) = load("seed000-print");
+    assert_eq!(result.judgement.outcome, Outcome::NotResumable);
+    let mut bug = result.clone();
+    bug.run.want = Some(Outcome::Woke);
+    let mut fixed = result.clone();
+    fixed.run.want = Some(Outcome::NotResumable);
+    let mut unstated = result.clone();
+    unstated.run.want = None;
+    let mut sim = bug.clone();
+    sim.run.backend = wakeprobe::backend::BackendKind::Sim {
+        profile: "default".into(),
+    };
+    let redactor = wakeprobe::report::redact::Redactor::basic();
+    for (case, r, files) in [
+        ("bug", &bug, true),
+        ("fixed", &fixed, false),
+        ("no want", &unstated, false),
+        ("simulator", &sim, false),
+    ] {
+        assert_eq!(markdown::filing(r) == Filing::Bug, files, "{case}");
+        let dir = tempfile::tempdir().unwrap();
+        // A title left by an earlier rendering goes when there is nothing to file.
+        std::fs::write(dir.path().join("title.txt"), "stale\n").unwrap();
+        wakeprobe::report::write_run_reports(
+            dir.path(),
+            &redactor,
+            r,
+            &saved.timeline,
+            &saved.plan,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(dir.path().join("title.txt").exists(), files, "{case}");
+        let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+        assert_eq!(!md.contains("**Not an issue draft:**"), files, "{case}");
+        assert!(!md.contains("**this differs**") || case == "bug", "{case}");
+        assert!(
+            md.contains("wakeprobe export subagent-bg-turn-end"),
+            "{case}"
+        );
+    }
+}

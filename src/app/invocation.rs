@@ -273,11 +273,17 @@ fn print_table(summary: &Summary, ran: &Ran) {
     messages::say(crate::report::terminal::summary(
         summary, &pairs, color, width,
     ));
+    let mut offered = std::collections::BTreeSet::new();
     for row in &ran.rows {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
             // Check names and what they observed are the scenario's own text.
             let lines = crate::report::terminal::verdict_lines(&row.result);
             messages::say(messages::printable_lines(&lines));
+        }
+        // A draft only where there is something to file, and once per cell.
+        if crate::report::markdown::filing(&row.result) == crate::report::markdown::Filing::Bug
+            && offered.insert(row.result.cell_key())
+        {
             let draft = format!("issue draft: {}", issue_command(&row.dir));
             messages::say(messages::printable(&draft));
         }
@@ -304,7 +310,7 @@ pub fn issue_command(dir: &Path) -> String {
     let quoted =
         |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
     format!(
-        "gh issue create --title \"$(cat {})\" --body-file {}",
+        "gh issue create -R anthropics/claude-code --title \"$(cat {})\" --body-file {}",
         quoted(crate::report::TITLE_FILE),
         quoted(crate::report::REPORT_FILE)
     )

@@ -41,6 +41,13 @@ pub struct CheckResult {
     pub passed: Option<bool>,
     pub witness: Vec<Witness>,
     pub explanation: String,
+    /// How many events each of the query's selectors matched, by the selector's key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<(String, usize)>,
+    /// No selector matched any event (and the scenario did not allow that): the check saw
+    /// nothing, so it neither passes nor fails (`passed` is empty).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub vacuous: bool,
 }
 
 /// What a relation observed.
@@ -104,7 +111,49 @@ pub fn run(ev: &Evidence, check: &Check) -> CheckResult {
             },
         ),
     };
-    judge(check, kind, observation, ev.end)
+    let mut result = judge(check, kind, observation, ev.end);
+    if let Some(query) = &check.query {
+        result.matched = matched(ev, query);
+        mark_vacuous(&mut result, check, query);
+    }
+    result
+}
+
+/// How many events each selector of `query` matches.
+fn matched(ev: &Evidence, query: &crate::scenario::query::Query) -> Vec<(String, usize)> {
+    let views = EventView::all(ev);
+    query
+        .selectors()
+        .into_iter()
+        .map(|(key, s)| {
+            (
+                key.to_string(),
+                views.iter().filter(|v| v.matches(s)).count(),
+            )
+        })
+        .collect()
+}
+
+/// A query whose selectors matched nothing observed nothing: vacuous, neither pass nor fail.
+/// `absent` is about matching nothing, so it is never vacuous; nor is a check that allows it.
+fn mark_vacuous(r: &mut CheckResult, check: &Check, query: &crate::scenario::query::Query) {
+    let empty = r.matched.iter().all(|(_, n)| *n == 0);
+    let absent = matches!(query, crate::scenario::query::Query::Absent { .. });
+    if !empty || absent || check.allow_empty {
+        return;
+    }
+    r.vacuous = true;
+    r.passed = None;
+    r.explanation = format!(
+        "Vacuous: no selector of this check matched any event ({}), so it observed nothing; `{}` would hold of any run. Check the selectors against the timeline, or write `allow_empty = true` if an empty match is what the check means. {}",
+        r.matched
+            .iter()
+            .map(|(k, n)| format!("`{k}` {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        r.observed,
+        r.explanation
+    );
 }
 
 fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckResult {
@@ -128,6 +177,8 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
         observed: o.observed,
         witness: o.witness,
         explanation,
+        matched: vec![],
+        vacuous: false,
     }
 }
 

@@ -714,7 +714,7 @@ proptest! {
         end in end_reason(),
         expect in prop::option::of(prop_oneof![Just("yes".to_string()), Just(">= 1".to_string()), Just("0".to_string())]),
     ) {
-        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect };
+        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, allow_empty: false };
         let ev = Evidence { timeline: &tl, payloads: &[], end };
         let r = &run_all(&ev, std::slice::from_ref(&check))[0];
         prop_assert!(!r.explanation.is_empty());
@@ -743,4 +743,56 @@ proptest! {
             );
         }
     }
+}
+
+/// A check whose selectors matched nothing observed nothing: `vacuous`, neither pass nor fail,
+/// with each selector's count; `absent` and `allow_empty` are not vacuous. On a captured real
+/// run (seed 000's session): no `killed` task exists there.
+#[test]
+fn a_check_whose_selectors_match_nothing_is_vacuous_not_passed() {
+    let f = load("seed000-session");
+    let results = f.checks(
+        r#"
+[[checks]]
+name = "nothing"
+exists = { kind = "task_updated", status = "killed" }
+expect = "no"
+
+[[checks]]
+name = "nothing, allowed"
+exists = { kind = "task_updated", status = "killed" }
+allow_empty = true
+expect = "no"
+
+[[checks]]
+name = "absent"
+absent = { kind = "task_updated", status = "killed" }
+expect = "yes"
+
+[[checks]]
+name = "something"
+exists = { kind = "task_updated", work = "bg" }
+expect = "yes"
+"#,
+    );
+    let by = |n: &str| results.iter().find(|r| r.name == n).unwrap();
+    let vacuous = by("nothing");
+    assert!(vacuous.vacuous && vacuous.passed.is_none(), "{vacuous:?}");
+    assert_eq!(vacuous.matched, vec![("of".to_string(), 0)]);
+    assert!(vacuous.explanation.starts_with("Vacuous:"), "{vacuous:?}");
+    for name in ["nothing, allowed", "absent"] {
+        let r = by(name);
+        assert!(!r.vacuous && r.passed == Some(true), "{r:?}");
+    }
+    let seen = by("something");
+    assert!(!seen.vacuous && seen.passed == Some(true));
+    assert_eq!(seen.matched, vec![("of".to_string(), 1)]);
+    // A vacuous check with an expectation does not let the run match its expectations.
+    let judgement = crate::classify::Judgement {
+        outcome: crate::classify::Outcome::Woke,
+        verdicts: vec![],
+        checks: vec![vacuous.clone()],
+        invariants: vec![],
+    };
+    assert!(!judgement.checks_pass());
 }

@@ -106,7 +106,10 @@ impl Judgement {
 
     /// True when every check with an expectation met it.
     pub fn checks_pass(&self) -> bool {
-        self.checks.iter().all(|c| c.passed != Some(false))
+        // A vacuous check with an expectation observed nothing: it does not meet it.
+        self.checks
+            .iter()
+            .all(|c| c.passed != Some(false) && !(c.vacuous && c.expected.is_some()))
     }
 }
 

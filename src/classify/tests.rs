@@ -879,6 +879,8 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         passed,
         witness: vec![],
         explanation: String::new(),
+        matched: vec![],
+        vacuous: false,
     }
 }
 

@@ -241,11 +241,16 @@ fn failed_checks(run: &RunResult) -> Vec<String> {
     run.judgement
         .checks
         .iter()
-        .filter(|c| c.passed == Some(false))
+        .filter(|c| c.passed == Some(false) || c.vacuous)
         .map(|c| {
             format!(
-                "check `{}`: observed {}, expected {}",
+                "check `{}`{}: observed {}, expected {}",
                 c.name,
+                if c.vacuous {
+                    " is vacuous (no selector matched any event)"
+                } else {
+                    ""
+                },
                 c.observed,
                 c.expected.as_deref().unwrap_or("-")
             )

@@ -86,6 +86,36 @@ pub fn title(d: &Draft, v: &Verdict) -> String {
     format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
 }
 
+/// Whether a run has something to file upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filing {
+    /// The real CLI's verdict is not the behaviour the scenario wants: a draft is offered.
+    Bug,
+    /// Nothing to file, and why: the report is kept, but no title and no `gh` line.
+    Nothing(String),
+}
+
+/// Only the real CLI's runs are filed, and only when the verdict shows the bug: the scenario
+/// says what the CLI should do (`want`) and this run, decided, did something else.
+pub fn filing(r: &RunResult) -> Filing {
+    let outcome = r.judgement.outcome;
+    match (&r.run.backend, r.run.want) {
+        (crate::backend::BackendKind::Sim { .. }, _) => Filing::Nothing(
+            "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
+        ),
+        (_, None) => Filing::Nothing(
+            "the scenario states no `want` (the behaviour the CLI should have), so no run of it is a bug report".into(),
+        ),
+        (_, Some(w)) if w == outcome => {
+            Filing::Nothing(format!("the CLI does what it should (`{w}`)"))
+        }
+        (_, Some(_)) if outcome == Outcome::Unknown => {
+            Filing::Nothing("the verdict is undecided (`unknown`)".into())
+        }
+        _ => Filing::Bug,
+    }
+}
+
 /// The title of a run's draft (`title.txt`), from its primary verdict.
 pub fn draft_title(d: &Draft) -> String {
     d.result
@@ -376,6 +406,12 @@ fn summary(s: &mut String, d: &Draft, primary: &Verdict) {
     if let Some(a) = d.agreement {
         let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
     }
+    if let Filing::Nothing(why) = filing(d.result) {
+        let _ = writeln!(
+            s,
+            "> **Not an issue draft:** {why}. This report records the run; there is nothing here to file.\n"
+        );
+    }
     if run.end.cut_short() {
         let _ = writeln!(
             s,
@@ -399,6 +435,9 @@ fn standing(d: &Draft) -> String {
         (Some(e), Some(false)) if e.allows(r.judgement.outcome) => format!(
             " The scenario expects `{e}` of the CLI today: the verdict is as expected, but **a check failed**."
         ),
+        (Some(e), _) if e.allows(r.judgement.outcome) => {
+            format!(" The scenario expects `{e}` of the CLI today: as expected.")
+        }
         (Some(e), _) => format!(" The scenario expects `{e}` of the CLI today: **this differs**."),
         (None, Some(false)) => " A check the scenario states **failed**.".to_string(),
         _ => String::new(),
@@ -416,6 +455,24 @@ fn standing(d: &Draft) -> String {
 fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Repro\n");
+    let _ = writeln!(
+        s,
+        "A standalone Node script reproduces this with nothing else installed (it installs Claude Code {} and the fake API itself):\n\n{}",
+        run.cli_version_text(),
+        fence(
+            "sh",
+            &format!(
+                "wakeprobe export {} --variant {}{} -o repro.mjs && node repro.mjs",
+                run.scenario,
+                run.variant,
+                run.params
+                    .iter()
+                    .map(|(k, v)| format!(" --set {k}={v}"))
+                    .collect::<String>()
+            )
+        )
+    );
+    let _ = writeln!(s, "What the script does, step by step:\n");
     let mut steps = vec![
         "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),
         "Point the CLI at a scripted fake of the Messages API on loopback (`ANTHROPIC_BASE_URL`, a dummy key); each agent's replies come from the script below, so the model is the only fake.".to_string(),
@@ -517,6 +574,7 @@ fn checks(s: &mut String, d: &Draft) {
     );
     for c in &j.checks {
         let result = match (c.passed, &c.expected) {
+            _ if c.vacuous => "**vacuous** (no selector matched any event)",
             (Some(true), _) => "pass",
             (Some(false), _) => "**fail**",
             (None, Some(_)) => "open (the run was cut short)",

@@ -65,12 +65,25 @@ pub fn write_run_reports(
             .text(&svg::render(timeline, &svg::Caption::of(&title, result)))
             .as_bytes(),
     )?;
-    store::write_atomic(
-        &dir.join(TITLE_FILE),
-        redactor
-            .text(&(markdown::draft_title(&draft) + "\n"))
-            .as_bytes(),
-    )?;
+    // A title (and with it the `gh` line) only where there is something to file.
+    match markdown::filing(result) {
+        markdown::Filing::Bug => store::write_atomic(
+            &dir.join(TITLE_FILE),
+            redactor
+                .text(&(markdown::draft_title(&draft) + "\n"))
+                .as_bytes(),
+        )?,
+        markdown::Filing::Nothing(_) => match std::fs::remove_file(dir.join(TITLE_FILE)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(store::StoreError {
+                    path: dir.join(TITLE_FILE).display().to_string(),
+                    source,
+                });
+            }
+        },
+    }
     store::write_atomic(
         &dir.join(REPORT_FILE),
         redactor.text(&markdown::render(&draft)).as_bytes(),
@@ -128,6 +141,7 @@ pub fn hook_payloads(hooks: &[(f64, String)], redactor: &Redactor) -> Vec<serde_
 /// `check `NAME` (query:count): observed 2, expected >= 1: pass`, the same in every exporter.
 pub fn check_line(c: &crate::checks::CheckResult) -> String {
     let verdict = match (c.passed, &c.expected) {
+        _ if c.vacuous => ": VACUOUS (no selector matched any event)".to_string(),
         (Some(true), Some(e)) => format!(", expected {e}: pass"),
         (Some(false), Some(e)) => format!(", expected {e}: FAIL"),
         (None, Some(e)) => format!(", expected {e}: open (the run was cut short)"),

@@ -55,6 +55,7 @@ pub(super) fn resolve_check(
         agent,
         query,
         expect,
+        allow_empty: c.allow_empty,
     })
 }
 
@@ -204,7 +205,7 @@ fn selector(
             .transpose()
     };
     let hooks: Vec<&str> = HookName::KNOWN.iter().map(HookName::as_str).collect();
-    Ok(Selector {
+    let resolved = Selector {
         source: one_of(&s.source, SOURCES, "source")?,
         kind: one_of(&s.kind, KINDS, "event kind")?,
         agent: s
@@ -228,7 +229,9 @@ fn selector(
             .flatten()
             .map(|p| predicate(at, p))
             .collect::<Result<_, _>>()?,
-    })
+    };
+    super::reach::check(at, raw, &resolved, names)?;
+    Ok(resolved)
 }
 
 fn agent_name(at: &Locator, a: &Spanned<String>, names: &Names) -> Result<String, ScenarioError> {

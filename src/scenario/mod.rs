@@ -8,6 +8,7 @@
 mod checks;
 pub mod edit;
 pub mod fault;
+pub mod fields;
 mod hook;
 mod invariants;
 pub mod library;
@@ -18,6 +19,7 @@ pub mod params;
 mod plan;
 pub mod query;
 mod raw;
+mod reach;
 mod resolve;
 mod source;
 pub mod template;

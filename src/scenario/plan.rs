@@ -273,6 +273,10 @@ pub struct Check {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<super::query::Query>,
     pub expect: Option<String>,
+    /// The query's selectors may match nothing (`allow_empty`): an empty match is then an
+    /// observation, not a vacuous check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
 }
 
 /// Durations as seconds (a float) in `plan.json`.

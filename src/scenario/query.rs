@@ -263,6 +263,29 @@ impl Query {
         }
     }
 
+    /// Every selector of the relation, by its key (`of`, `first`, `then`, ...).
+    pub fn selectors(&self) -> Vec<(&'static str, &Selector)> {
+        match self {
+            Query::Count { of } | Query::Exists { of } | Query::Absent { of } => vec![("of", of)],
+            Query::Before { first, then } => vec![("first", first), ("then", then)],
+            Query::Within { after, then, .. } => vec![("after", after), ("then", then)],
+            Query::Pairs { each, with, .. } => vec![("each", each), ("with", with)],
+            Query::While {
+                count, from, until, ..
+            } => {
+                let mut all = vec![("count", count), ("from", from)];
+                all.extend(until.as_ref().map(|u| ("until", u)));
+                all
+            }
+            Query::Value { at, .. } => vec![("at", at)],
+            Query::Followed { each, by, unless } => {
+                let mut all = vec![("each", each), ("by", by)];
+                all.extend(unless.as_ref().map(|u| ("unless", u)));
+                all
+            }
+        }
+    }
+
     /// Whether the relation observes a number (so `expect` may be a comparison).
     pub fn is_numeric(&self) -> bool {
         matches!(

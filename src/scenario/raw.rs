@@ -233,6 +233,9 @@ pub struct RawCheck {
     pub agent: Option<Spanned<String>>,
     /// A string, or a table of strings by variant (see `scenario::checks`).
     pub expect: Option<Spanned<toml::Value>>,
+    /// The selectors may match nothing without the check being vacuous.
+    #[serde(default)]
+    pub allow_empty: bool,
     pub count: Option<Spanned<RawSelector>>,
     pub exists: Option<Spanned<RawSelector>>,
     pub absent: Option<Spanned<RawSelector>>,

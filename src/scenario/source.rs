@@ -135,6 +135,11 @@ impl Names {
         Names::list(&self.agents)
     }
 
+    /// A tracked command's name.
+    pub(super) fn is_track(&self, name: &str) -> bool {
+        self.tracks.contains(name)
+    }
+
     /// Work a watch or a stop can name: a spawned agent or a tracked command.
     pub(super) fn is_work(&self, name: &str) -> bool {
         self.tracks.contains(name) || (name != MAIN_AGENT && self.agents.contains(name))

@@ -187,6 +187,21 @@ fn every_shipped_scenario_loads() {
     }
 }
 
+/// The suite's own scenarios load too: none of their selectors is refused as unmatchable.
+#[test]
+fn every_fixture_scenario_loads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios");
+    for dir in [root.clone(), root.join("faults"), root.join("fuzz")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                Scenario::parse(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
@@ -668,4 +683,67 @@ fn scenario_files_that_are_not_files_or_too_large_are_refused() {
         e.contains("invariants.toml: 4194305 bytes is over the 4 MiB limit"),
         "{e}"
     );
+}
+
+/// The three mistakes of issue #32's Why 1, each refused at load where it is written, naming
+/// what exists instead of loading a check that can never match.
+#[test]
+fn a_selector_no_event_can_match_is_located_with_what_exists() {
+    let with_check = |c: &str| format!("{GOOD}\n[[checks]]\nname = \"q\"\n{c}\n");
+    let line = GOOD.lines().count() + 4;
+    // The column (1-based) where `needle` starts in the check's line.
+    let col =
+        |text: &str, needle: &str| text.lines().nth(line - 1).unwrap().find(needle).unwrap() + 1;
+    // `work` names a tracked command, which a model request never carries.
+    let text = with_check("exists = { kind = \"model_request\", work = \"bg\" }");
+    assert_error(
+        &text,
+        line,
+        col(&text, "\"bg\""),
+        "`work = \"bg\"` cannot match a `model_request`",
+    );
+    assert!(
+        parse(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("`notifications[*].task_id`")
+    );
+    // A status in the wrong case.
+    let text = with_check("exists = { kind = \"task_updated\", status = \"Killed\" }");
+    assert_error(
+        &text,
+        line,
+        col(&text, "\"Killed"),
+        "unknown status `Killed` (values are lower case: `killed`)",
+    );
+    // A stream-json field that never reaches a selector.
+    let text = with_check(
+        "exists = { type = \"result\", where = [{ path = \"subagent_stats\", exists = true }] }",
+    );
+    assert_error(
+        &text,
+        line,
+        col(&text, "\"subagent_stats"),
+        "`subagent_stats` is a field of none of the events",
+    );
+    // An enum value in the wrong case inside `where`.
+    let text = with_check(
+        "exists = { kind = \"user_input\", where = [{ path = \"why\", equals = \"Prompt\" }] }",
+    );
+    assert_error(
+        &text,
+        line,
+        col(&text, "\"Prompt"),
+        "expected one of: probe, prompt, scheduled",
+    );
+    // The same selectors written right load.
+    for good in [
+        "exists = { kind = \"model_request\", work = \"worker\" }",
+        "exists = { kind = \"task_updated\", status = \"killed\" }",
+        "exists = { type = \"result\", where = [{ path = \"num_turns\", exists = true }] }",
+        "exists = { kind = \"hook\", where = [{ path = \"payload.anything\", exists = true }] }",
+        "value = { at = { kind = \"stop\", work = \"worker\" }, path = \"stop.by\" }",
+    ] {
+        parse(&with_check(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
 }

@@ -35,7 +35,7 @@ fn session_run_on_the_simulator(scenarios: &[&str], out: &std::path::Path) -> st
 }
 
 #[test]
-fn the_repro_command_never_names_an_absolute_path_and_the_draft_has_its_title() {
+fn the_repro_command_never_names_an_absolute_path_and_a_simulator_run_offers_no_draft() {
     let dir = tempfile::tempdir().unwrap();
     // The library's scenario by absolute path: named by its name.
     let library = root().join("scenarios/subagent-bg-turn-end.toml");
@@ -75,19 +75,15 @@ fn the_repro_command_never_names_an_absolute_path_and_the_draft_has_its_title() 
         assert!(report.contains(named), "{named} in:\n{report}");
         assert!(!report.contains(dir.path().to_str().unwrap()), "{report}");
         assert!(!report.contains(root().to_str().unwrap()), "{report}");
-        let title = std::fs::read_to_string(run.join("title.txt")).unwrap();
-        assert_eq!(title.lines().count(), 1, "{title}");
+        // A simulator run is no bug report: no title, no `gh` line, and the report says why.
+        assert!(!run.join("title.txt").exists());
         assert!(
-            report.starts_with(&format!("# {}", title.trim_end())),
-            "{title}"
+            report.contains("**Not an issue draft:** a simulator run"),
+            "{report}"
         );
         let said = text(&out);
-        let gh = format!(
-            "gh issue create --title \"$(cat {}/title.txt)\" --body-file {}/report.md",
-            run.display(),
-            run.display()
-        );
-        assert!(said.contains(&gh), "{gh} in:\n{said}");
+        assert!(!said.contains("gh issue create"), "{said}");
+        assert!(!said.contains("issue draft"), "{said}");
         // stderr is no terminal: plain lines as each run starts and ends, no redraws.
         let err = String::from_utf8_lossy(&out.stderr);
         let started = err.find("[start 1/1] subagent-bg-turn-end/session\n");
