@@ -174,11 +174,14 @@ pub fn summary(
     } else {
         table.enforce_styling();
     }
-    let rows: Vec<Row> = summary.cells.iter().map(|c| row(c, results)).collect();
+    let mut rows: Vec<Row> = summary.cells.iter().map(|c| row(c, results)).collect();
     let one_cli = rows
         .first()
         .map(|first| first.cli.clone())
         .filter(|cli| rows.iter().all(|r| &r.cli == cli));
+    if layout == Layout::Narrow {
+        variants_below_when_narrow(&mut rows, width, one_cli.is_none());
+    }
     table.set_header(layout.header(one_cli.is_none()));
     for row in &rows {
         let mut cells = cells(row, layout, color);
@@ -193,6 +196,34 @@ pub fn summary(
     match one_cli {
         Some(cli) => format!("cli: {cli}\n{table}"),
         None => table.to_string(),
+    }
+}
+
+/// Where the longest `scenario/variant` leaves the narrow layout's other columns too little
+/// room, every name is written on two lines, the variant below its scenario (`/variant`): a
+/// name is never cut mid-word, and the table still fits `width`.
+fn variants_below_when_narrow(rows: &mut [Row], width: u16, show_cli: bool) {
+    let widest = |f: fn(&Row) -> &str, header: usize| {
+        rows.iter()
+            .map(|r| f(r).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(header)
+    };
+    let latency = widest(|r| &r.latency, "latency".len());
+    let duration = widest(|r| &r.duration, "duration".len());
+    // Borders and padding: `│ ` and ` │` at the ends, ` ┆ ` between columns; the verdict's
+    // lower bound of 15; a CLI column, when there is one, wraps down to about 10.
+    let columns = 4 + usize::from(show_cli);
+    let fixed = 4 + 3 * (columns - 1) + 15 + latency + duration + if show_cli { 10 } else { 0 };
+    let room = usize::from(width).saturating_sub(fixed);
+    if widest(|r| &r.scenario, 0) <= room {
+        return;
+    }
+    for row in rows {
+        if let Some((scenario, variant)) = row.scenario.split_once('/') {
+            row.scenario = format!("{scenario}\n/{variant}");
+        }
     }
 }
 

@@ -319,7 +319,12 @@ fn a_library_run_in_an_80_column_terminal_leaves_no_stale_lines() {
         .unwrap_or_else(|| panic!("no results table:\n{all}"));
     let mut titles: Vec<&str> = Vec::new();
     // (The library's SDK scenarios are left out on the simulator, in one line that says so.)
-    for row in rows[..table]
+    // (And the CLI, named once right above the table when every row ran the same one.)
+    assert!(
+        rows[table - 1].starts_with("cli: "),
+        "the CLI named once above the table:\n{all}"
+    );
+    for row in rows[..table - 1]
         .iter()
         .filter(|r| !r.is_empty() && !r.starts_with("wakeprobe: left out "))
     {
@@ -341,7 +346,12 @@ fn a_library_run_in_an_80_column_terminal_leaves_no_stale_lines() {
         assert!(row.starts_with(['┌', '│', '╞', '├', '└']), "{row:?}\n{all}");
         assert!(row.chars().count() <= cols as usize, "{row:?}");
     }
-    assert!(rows.last().unwrap().starts_with("reports: "), "{all}");
+    // Then where the reports are, and the one closing count.
+    let [.., reports, closing] = rows.as_slice() else {
+        panic!("no closing lines:\n{all}")
+    };
+    assert!(reports.starts_with("reports: "), "{all}");
+    assert!(closing.contains(" passed, "), "{all}");
 }
 
 /// The run's title in `[3/21] scenario/variant done (verdict …, 1.2s)` (cut with `…` when
