@@ -54,6 +54,8 @@ pub const KINDS: &[&str] = &[
     "screen",
     "tool_unavailable",
     "permission_asked",
+    "shown",
+    "rejected_line",
     "stop",
 ];
 
