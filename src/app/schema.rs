@@ -29,6 +29,10 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             to_value(schema_for!(crate::matrix::history::HistoryFile)),
         ),
         (
+            "integration-line.schema.json",
+            to_value(schema_for!(crate::evidence::integration::IntegrationLine)),
+        ),
+        (
             "threshold.schema.json",
             to_value(schema_for!(crate::matrix::threshold::ThresholdFile)),
         ),

@@ -80,7 +80,7 @@ impl Cli {
             CliArgs::Interactive => {}
             // The SDK host starts the CLI with the SDK's own arguments and the driver's
             // settings from its config (`driver::sdk`).
-            CliArgs::BySdk => return args,
+            CliArgs::BySdk | CliArgs::ByIntegration => return args,
         }
         if !driver.persist_session {
             args.push("--no-session-persistence".into());

@@ -144,6 +144,7 @@ impl<'a> EventView<'a> {
             EventKind::ToolCall { tool, .. }
             | EventKind::ToolUnavailable { tool, .. }
             | EventKind::PermissionAsked { tool, .. } => Some(tool),
+            EventKind::Shown(line) => line.tool.as_deref(),
             _ => None,
         }
     }
@@ -153,6 +154,7 @@ impl<'a> EventView<'a> {
             EventKind::TaskUpdated { status, .. } | EventKind::TaskNotified { status, .. } => {
                 Some(status)
             }
+            EventKind::Shown(line) => line.status.as_deref(),
             _ => None,
         }
     }

@@ -1,5 +1,6 @@
 //! Where the driver's input goes: nowhere (print mode), JSON lines on stdin (a kept-alive
-//! stream-json session), or typed keys (a pseudo-terminal).
+//! stream-json session), the integration protocol's lines on stdin (mode `command`:
+//! `{"type":"say","text":...}`), or typed keys (a pseudo-terminal).
 
 use tokio::io::AsyncWriteExt;
 
@@ -9,10 +10,20 @@ use crate::scenario::Control;
 pub enum InputSink {
     None,
     Stdin(tokio::process::ChildStdin),
+    /// An integration's stdin (`schema/integration-input.schema.json`).
+    Integration(tokio::process::ChildStdin),
     Pty(pty::PtyWriter),
 }
 
 impl InputSink {
+    /// The same pipe, written in the integration protocol.
+    pub fn speaking_integration(self) -> InputSink {
+        match self {
+            InputSink::Stdin(stdin) => InputSink::Integration(stdin),
+            other => other,
+        }
+    }
+
     pub async fn send(&mut self, text: &str) -> std::io::Result<()> {
         match self {
             InputSink::None => Ok(()),
@@ -22,6 +33,9 @@ impl InputSink {
                     "message": {"role": "user", "content": text},
                 });
                 write_line(stdin, &line).await
+            }
+            InputSink::Integration(stdin) => {
+                write_line(stdin, &serde_json::json!({"type": "say", "text": text})).await
             }
             InputSink::Pty(writer) => writer.type_line(text).await,
         }
@@ -53,7 +67,7 @@ impl InputSink {
     pub async fn close(&mut self) {
         match std::mem::replace(self, InputSink::None) {
             InputSink::None => {}
-            InputSink::Stdin(mut stdin) => {
+            InputSink::Stdin(mut stdin) | InputSink::Integration(mut stdin) => {
                 let _ = stdin.shutdown().await;
             }
             InputSink::Pty(mut writer) => {

@@ -24,7 +24,7 @@ use crate::fake_api::fault::TriggerTimes;
 use crate::fake_api::{self, ApiConfig, ApiState};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::scenario::MAIN_AGENT;
-use crate::scenario::mode::Stdin;
+use crate::scenario::mode::{CliArgs, Stdin};
 
 /// A started run: the world, the CLI under its supervisor, and the channels evidence arrives on.
 pub struct Launched {
@@ -100,13 +100,21 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         fake_api::request::agent_tag(MAIN_AGENT)
     );
     let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
-    let host = plan
-        .driver
-        .mode
-        .row()
-        .host
-        .map(|h| super::sdk::prepare(h, &req.sdk_versions, &req.cli, &plan.driver, &sandbox))
-        .transpose()?;
+    let host = match plan.driver.mode.row().args {
+        CliArgs::ByIntegration => Some(super::command::prepare(
+            &req.sdk_versions,
+            &req.cli,
+            &plan.driver,
+            &sandbox,
+        )?),
+        _ => plan
+            .driver
+            .mode
+            .row()
+            .host
+            .map(|h| super::sdk::prepare(h, &req.sdk_versions, &req.cli, &plan.driver, &sandbox))
+            .transpose()?,
+    };
     let pty_pair = (plan.driver.mode.row().stdin == Stdin::Terminal)
         .then(pty::PtyPair::open)
         .transpose()
@@ -149,7 +157,10 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         }
     });
     let (line_tx, line_rx) = mpsc::unbounded_channel::<(f64, String)>();
-    let outputs = read_outputs(&mut supervisor, pty_pair, clock, &raw_dir, line_tx)?;
+    let mut outputs = read_outputs(&mut supervisor, pty_pair, clock, &raw_dir, line_tx)?;
+    if plan.driver.mode.row().stdin == Stdin::Integration {
+        outputs.input = outputs.input.speaking_integration();
+    }
     Ok(Launched {
         clock,
         started_unix_ms,
@@ -237,7 +248,7 @@ fn spawn_supervised(
         }
         None => {
             cmd.stdin(match plan.driver.mode.row().stdin {
-                Stdin::StreamJson => std::process::Stdio::piped(),
+                Stdin::StreamJson | Stdin::Integration => std::process::Stdio::piped(),
                 Stdin::Null | Stdin::Terminal => std::process::Stdio::null(),
             })
             .stdout(std::process::Stdio::piped())

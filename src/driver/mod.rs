@@ -6,6 +6,7 @@
 //! failure) goes through the same shutdown ([`shutdown`]). A CLI that exits before it makes its
 //! first model request did not start: that is a setup failure, not a run.
 
+mod command;
 mod fault_triggers;
 mod input;
 mod launch;
@@ -33,6 +34,7 @@ use crate::evidence::run::{EndReason, RUN_SCHEMA, RawEvidence, RunInfo};
 use crate::evidence::{EventKind, ExitDesc, Timeline};
 use crate::sandbox::Sandbox;
 use crate::scenario::Plan;
+use crate::scenario::mode::CliArgs;
 use netns::NetworkPolicy;
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +147,7 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
     let mut launched = launch::launch(&req)?;
     let stdout = match req.plan.driver.mode.row().stdout {
         crate::scenario::mode::Stdout::SdkMessages => crate::evidence::Source::Sdk,
+        crate::scenario::mode::Stdout::Integration => crate::evidence::Source::Integration,
         crate::scenario::mode::Stdout::CliStream | crate::scenario::mode::Stdout::Screen => {
             crate::evidence::Source::Stream
         }
@@ -279,9 +282,11 @@ fn run_info(
         variant: plan.variant.clone(),
         repetition: req.repetition,
         backend: req.cli.kind.clone(),
-        cli_label: match plan.driver.mode.row().host {
-            Some(_) => format!("{}+{}", req.cli.label(), plan.driver.mode),
-            None => req.cli.label(),
+        cli_label: match plan.driver.mode.row().args {
+            CliArgs::BySdk | CliArgs::ByIntegration => {
+                format!("{}+{}", req.cli.label(), plan.driver.mode)
+            }
+            _ => req.cli.label(),
         },
         cli_version: req.cli.version.clone(),
         cli_spec: req.cli.spec.clone(),

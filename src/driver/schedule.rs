@@ -154,6 +154,7 @@ mod tests {
             persist_session: true,
             prompt_form: Default::default(),
             callback_hooks: vec![],
+            command: vec![],
             inputs: inputs
                 .into_iter()
                 .map(|after| Input {

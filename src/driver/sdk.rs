@@ -94,7 +94,7 @@ pub fn prepare(
 
 /// The executable the SDK starts: the CLI's binary, or its JavaScript entry (which the SDKs run
 /// under Node themselves).
-fn cli_path(cli: &Cli) -> String {
+pub(super) fn cli_path(cli: &Cli) -> String {
     match cli.leading_args.first() {
         Some(entry) if entry.ends_with(".js") || entry.ends_with(".mjs") => entry.clone(),
         _ => cli.program.display().to_string(),

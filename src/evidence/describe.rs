@@ -21,6 +21,32 @@ pub fn is_notable(e: &Event) -> bool {
     }
 }
 
+/// What an integration showed, in words.
+fn describe_shown(line: &super::integration::IntegrationLine) -> String {
+    use super::integration::{Shown, StartedBy};
+    let opt = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
+    match line.shown {
+        Shown::Turn => match line.started_by {
+            Some(StartedBy::Cli) => "the integration shows a turn the CLI started".into(),
+            Some(StartedBy::Prompt) => "the integration shows a turn the prompt started".into(),
+            None => "the integration shows a turn".into(),
+        },
+        Shown::ToolCard => format!("the integration shows a {} tool card", opt(&line.tool)),
+        Shown::ApprovalAsked => format!("the integration asks to approve {}", opt(&line.tool)),
+        Shown::ApprovalAnswered => format!(
+            "the integration answers the {} approval: {}",
+            opt(&line.tool),
+            opt(&line.answer)
+        ),
+        Shown::Status => format!("the integration shows status {}", opt(&line.status)),
+        Shown::SubagentStatus => format!(
+            "the integration shows subagent {} as {}",
+            opt(&line.task),
+            opt(&line.status)
+        ),
+    }
+}
+
 pub fn describe(e: &Event) -> String {
     match &e.kind {
         EventKind::CliSpawned { pid } => format!("CLI started (pid {pid})"),
@@ -125,6 +151,13 @@ pub fn describe(e: &Event) -> String {
         }
         EventKind::PermissionAsked { tool, answer, .. } => {
             format!("the SDK asks canUseTool for {tool} (answered {answer})")
+        }
+        EventKind::Shown(line) => describe_shown(line),
+        EventKind::RejectedLine { why, line } => {
+            format!(
+                "the integration wrote a line wakeprobe rejects ({why}): {}",
+                truncate(line, 60)
+            )
         }
         EventKind::StreamLine { line_type, subtype } => match subtype {
             Some(s) if s == "api_retry" => {

@@ -7,6 +7,7 @@
 
 pub mod clock;
 pub mod describe;
+pub mod integration;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
@@ -58,6 +59,8 @@ pub enum Source {
     /// An Agent SDK: a message its stream yielded, or a call it made into the harness's host
     /// (a hook callback, `canUseTool`).
     Sdk,
+    /// A program under test (driver mode `command`): what it showed its user.
+    Integration,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -65,6 +68,10 @@ pub enum Source {
 pub enum EventKind {
     /// The CLI process (under its supervisor) was started.
     CliSpawned { pid: u32 },
+    /// An integration showed its user something (`evidence::integration`).
+    Shown(integration::IntegrationLine),
+    /// A line on an integration's stdout that is not the protocol's, and why.
+    RejectedLine { why: String, line: String },
     /// The driver sent user input: the prompt, a scheduled input, or a probe.
     UserInput { text: String, why: InputReason },
     /// The fake API received a model request and decided how to answer it.

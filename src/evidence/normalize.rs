@@ -99,6 +99,10 @@ impl Normalizer {
     /// One line of the CLI's stdout (`Source::Stream`), or of an SDK host's
     /// (`Source::Sdk`: the SDK's messages have the CLI's shapes).
     pub fn stream_line(&mut self, t_ms: f64, line: &str, source: Source) -> Vec<Event> {
+        if source == Source::Integration {
+            let kind = super::integration::event_of(line);
+            return vec![self.event(t_ms, source, None, kind)];
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return vec![self.event(
                 t_ms,

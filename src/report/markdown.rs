@@ -169,6 +169,17 @@ fn driver_step(plan: &Plan, cli_args: &[String]) -> String {
                 d.permission_mode, d.prompt
             )
         }
+        DriverMode::Command => format!(
+            "Run the integration `{}` in the project folder with the CLI's path in `WAKEPROBE_CLI` (permission mode `{}`, allowed tools `{tools}` in its config), send it the prompt “{}” as a `say` line, and close its stdin once the session has been quiet for {:.0} s with no task running.",
+            d.command
+                .iter()
+                .map(|a| crate::os::subprocess::shell_word(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            d.permission_mode,
+            d.prompt,
+            d.settle.as_secs_f64()
+        ),
     };
     if cli_args.is_empty() {
         return step;

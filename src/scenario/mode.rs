@@ -37,15 +37,19 @@ pub enum DriverMode {
     Sdk,
     /// The same through the Python Agent SDK (`claude-agent-sdk`, `ClaudeSDKClient`).
     SdkPy,
+    /// The user's own program (`[driver] command`), which drives the CLI however it likes and
+    /// reports what it shows its user as JSON lines (`driver/command.rs`).
+    Command,
 }
 
 /// Every mode, in the order the documentation lists them.
-pub const ALL_MODES: [DriverMode; 5] = [
+pub const ALL_MODES: [DriverMode; 6] = [
     DriverMode::Print,
     DriverMode::Session,
     DriverMode::Pty,
     DriverMode::Sdk,
     DriverMode::SdkPy,
+    DriverMode::Command,
 ];
 
 /// How the CLI's standard input is wired.
@@ -57,6 +61,8 @@ pub enum Stdin {
     StreamJson,
     /// A pseudo-terminal the driver types into (and whose screen it reads).
     Terminal,
+    /// A pipe the driver writes the integration protocol's lines to (`{"type":"say",...}`).
+    Integration,
 }
 
 /// How a run's session ends.
@@ -81,6 +87,8 @@ pub enum CliArgs {
     Interactive,
     /// None of the harness's: an SDK host starts the CLI with the SDK's own.
     BySdk,
+    /// None of the harness's: the integration starts the CLI as it likes.
+    ByIntegration,
 }
 
 /// The program the harness starts in place of the CLI: the CLI itself, or an Agent SDK host
@@ -105,6 +113,8 @@ pub enum Stdout {
     SdkMessages,
     /// A terminal's screen.
     Screen,
+    /// What an integration shows its user (`schema/integration-line.schema.json`).
+    Integration,
 }
 
 /// What one mode does.
@@ -127,7 +137,7 @@ pub struct ModeRow {
     pub exportable: bool,
 }
 
-const TABLE: [ModeRow; 5] = [
+const TABLE: [ModeRow; 6] = [
     ModeRow {
         mode: DriverMode::Print,
         stdin: Stdin::Null,
@@ -195,6 +205,20 @@ const TABLE: [ModeRow; 5] = [
         resumable: false,
         exportable: false,
     },
+    // The user's program: it takes `say` lines (the prompt, then inputs) and `stop_task`
+    // lines, and ends its session when its stdin closes.
+    ModeRow {
+        mode: DriverMode::Command,
+        stdin: Stdin::Integration,
+        stdout: Stdout::Integration,
+        close: Close::EndOfInput,
+        args: CliArgs::ByIntegration,
+        host: None,
+        later_inputs: true,
+        controls: &[],
+        resumable: false,
+        exportable: false,
+    },
 ];
 
 impl DriverMode {
@@ -205,6 +229,7 @@ impl DriverMode {
             DriverMode::Pty => "pty",
             DriverMode::Sdk => "sdk",
             DriverMode::SdkPy => "sdk-py",
+            DriverMode::Command => "command",
         }
     }
 
@@ -284,7 +309,7 @@ mod tests {
         assert_eq!(TABLE.len(), ALL_MODES.len());
         assert_eq!(
             DriverMode::those(|r| r.later_inputs),
-            "`session`, `pty`, `sdk` or `sdk-py`"
+            "`session`, `pty`, `sdk`, `sdk-py` or `command`"
         );
         assert_eq!(
             DriverMode::those(|r| r.controls.contains(&Control::SendTaskMessage)),

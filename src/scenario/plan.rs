@@ -68,6 +68,9 @@ pub struct Driver {
     /// Hooks an SDK host gives the SDK as callbacks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub callback_hooks: Vec<HookName>,
+    /// Mode `command`: the integration's program and arguments, paths made absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -19,6 +19,7 @@ pub const SOURCES: &[&str] = &[
     "transcript",
     "screen",
     "sdk",
+    "integration",
 ];
 
 /// Event kinds a selector may name: the timeline's, and `stop` (any stop of work or of the
@@ -54,6 +55,8 @@ pub const KINDS: &[&str] = &[
     "screen",
     "tool_unavailable",
     "permission_asked",
+    "shown",
+    "rejected_line",
     "stop",
 ];
 

@@ -103,6 +103,9 @@ pub struct RawDriver {
     pub prompt_form: Option<Spanned<String>>,
     /// SDK modes: hooks given to the SDK as callbacks (recorded as they fire), by event name.
     pub callback_hooks: Option<Spanned<Vec<String>>>,
+    /// Mode `command`: the integration to run, program and arguments (`./` and `../`
+    /// arguments are relative to the scenario file's folder).
+    pub command: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     pub params: IndexMap<String, Spanned<RawParam>>,
     /// In a variant: agents whose script differs from `[agents]` in this variant.
@@ -151,6 +154,7 @@ impl RawDriver {
                 .callback_hooks
                 .clone()
                 .or_else(|| self.callback_hooks.clone()),
+            command: patch.command.clone().or_else(|| self.command.clone()),
             params,
             agents,
         }

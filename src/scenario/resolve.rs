@@ -333,6 +333,7 @@ fn resolve_driver(
         persist_session: raw.persist_session.unwrap_or(true),
         prompt_form,
         callback_hooks: resolve_callback_hooks(at, raw, mode)?,
+        command: resolve_command(at, raw, table, mode)?,
         mode,
         prompt,
         ceiling,
@@ -350,6 +351,54 @@ fn resolve_driver(
         inputs,
         probe,
     })
+}
+
+/// `command`: the integration mode `command` runs, required there and nowhere else. An
+/// argument that starts `./` or `../` names a file beside the scenario: it is made absolute,
+/// since the integration runs in the sandbox's project folder.
+fn resolve_command(
+    at: &Locator,
+    raw: &RawDriver,
+    table: &Spanned<RawDriver>,
+    mode: DriverMode,
+) -> Result<Vec<String>, ScenarioError> {
+    let Some(command) = &raw.command else {
+        if mode == DriverMode::Command {
+            return Err(at.error(
+                table.span(),
+                "mode `command` needs `command = [\"program\", \"arg\", ...]` in [driver]".into(),
+            ));
+        }
+        return Ok(vec![]);
+    };
+    if mode != DriverMode::Command {
+        return Err(at.error(
+            command.span(),
+            format!("`command` applies to mode `command`, not `{mode}`"),
+        ));
+    }
+    if command.get_ref().is_empty() || command.get_ref().iter().any(|w| w.contains('\0')) {
+        return Err(at.error(
+            command.span(),
+            "`command` needs a program first, and no word may hold a NUL byte".into(),
+        ));
+    }
+    let folder = std::path::Path::new(&at.path)
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let folder = std::path::absolute(&folder).unwrap_or(folder);
+    Ok(command
+        .get_ref()
+        .iter()
+        .map(|w| {
+            if w.starts_with("./") || w.starts_with("../") {
+                folder.join(w).display().to_string()
+            } else {
+                w.clone()
+            }
+        })
+        .collect())
 }
 
 /// `prompt_form`: only where an SDK hands the prompt over.
