@@ -9,6 +9,7 @@ mod cache;
 mod conform;
 mod docs;
 mod export;
+mod folder;
 mod fuzz;
 mod guard;
 mod history;
@@ -125,7 +126,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     }
     .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
     crate::report::messages::set_json(json);
-    invocation::seal_folder(run_subcommand(command).await)
+    folder::seal_folder(run_subcommand(command).await)
 }
 
 async fn run_subcommand(command: cli::Command) -> AppResult {

@@ -767,7 +767,7 @@ pub fn scenario_reference(scenario: &Scenario) -> String {
 }
 
 /// A new run-id folder under `out`, created exclusively (no two invocations share one) and
-/// marked incomplete until the invocation seals it (see `invocation::seal_folder`).
+/// marked incomplete until the invocation seals it (see `folder::seal_folder`).
 pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
     for _ in 0..100 {
         let id = matrix::new_run_id();
@@ -775,7 +775,7 @@ pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
         match crate::report::store::create_exclusive(&dir) {
             Ok(()) => {
                 // Marked incomplete now; `OUT/latest` moves to it only once it is whole.
-                if let Err(e) = super::invocation::open_folder(out, &id) {
+                if let Err(e) = super::folder::open_folder(out, &id) {
                     // A folder that cannot even say it is incomplete is not left behind.
                     let _ = std::fs::remove_dir_all(&dir);
                     return Err(out_error(out, e.source));

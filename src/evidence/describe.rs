@@ -60,42 +60,9 @@ pub fn describe(e: &Event) -> String {
         }
         EventKind::ModelRequest { .. } => describe_request(&e.kind),
         EventKind::FaultInjected { detail, .. } => format!("fault injected: {detail}"),
-        EventKind::WorkSignalled {
-            work,
-            fault,
-            signal,
-            pids,
-        } => match pids.as_slice() {
-            [] => format!(
-                "fault {} not sent: no process of `{work}` was running",
-                fault.as_str()
-            ),
-            _ => format!(
-                "fault {}: {signal} to `{work}` ({} process(es))",
-                fault.as_str(),
-                pids.len()
-            ),
-        },
-        EventKind::CliCrashed { work, resume } => format!(
-            "fault crash-cli: SIGKILL to the CLI while `{work}` runs, then the CLI again with {}",
-            resume.join(" ")
-        ),
-        EventKind::CliRestarted {
-            killed,
-            exit,
-            pid,
-            error,
-        } => match (pid, error) {
-            (Some(pid), _) => format!(
-                "CLI pid {killed} killed by the harness ({}); restarted as pid {pid}",
-                exit.describe()
-            ),
-            (None, error) => format!(
-                "CLI pid {killed} killed by the harness ({}); not restarted: {}",
-                exit.describe(),
-                error.as_deref().unwrap_or("unknown error")
-            ),
-        },
+        EventKind::WorkSignalled { .. }
+        | EventKind::CliCrashed { .. }
+        | EventKind::CliRestarted { .. } => describe_fault(&e.kind),
         EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
         EventKind::TaskStarted {
@@ -132,23 +99,7 @@ pub fn describe(e: &Event) -> String {
                 .map(|v| format!("{v} offers"))
                 .unwrap_or_else(|| "the CLI offers".into())
         ),
-        EventKind::TurnResult {
-            subtype,
-            num_turns,
-            origin,
-            ..
-        } => {
-            let turns = match num_turns {
-                Some(1) => " (1 turn)".to_string(),
-                Some(n) => format!(" ({n} turns)"),
-                None => String::new(),
-            };
-            let started = match origin.as_deref() {
-                Some("task-notification") => ", a turn the CLI started on a task notification",
-                Some(_) | None => "",
-            };
-            format!("result {subtype}{turns}{started}")
-        }
+        EventKind::TurnResult { .. } => describe_result(&e.kind),
         EventKind::PermissionAsked { tool, answer, .. } => {
             format!("the SDK asks canUseTool for {tool} (answered {answer})")
         }
@@ -203,6 +154,73 @@ pub fn describe(e: &Event) -> String {
         }
         EventKind::TranscriptFact { fact, detail } => format!("transcript: {fact} ({detail})"),
         EventKind::Screen { text } => describe_screen(text),
+    }
+}
+
+/// A fault the harness injected into the work or the CLI.
+fn describe_fault(kind: &EventKind) -> String {
+    match kind {
+        EventKind::WorkSignalled {
+            work,
+            fault,
+            signal,
+            pids,
+        } => match pids.as_slice() {
+            [] => format!(
+                "fault {} not sent: no process of `{work}` was running",
+                fault.as_str()
+            ),
+            _ => format!(
+                "fault {}: {signal} to `{work}` ({} process(es))",
+                fault.as_str(),
+                pids.len()
+            ),
+        },
+        EventKind::CliCrashed { work, resume } => format!(
+            "fault crash-cli: SIGKILL to the CLI while `{work}` runs, then the CLI again with {}",
+            resume.join(" ")
+        ),
+        EventKind::CliRestarted {
+            killed,
+            exit,
+            pid,
+            error,
+        } => match (pid, error) {
+            (Some(pid), _) => format!(
+                "CLI pid {killed} killed by the harness ({}); restarted as pid {pid}",
+                exit.describe()
+            ),
+            (None, error) => format!(
+                "CLI pid {killed} killed by the harness ({}); not restarted: {}",
+                exit.describe(),
+                error.as_deref().unwrap_or("unknown error")
+            ),
+        },
+        _ => String::new(),
+    }
+}
+
+/// A stream-json `result` line.
+fn describe_result(kind: &EventKind) -> String {
+    match kind {
+        EventKind::TurnResult {
+            subtype,
+            num_turns,
+            origin,
+            ..
+        } => {
+            let turns = match num_turns {
+                Some(1) => " (1 turn)".to_string(),
+                Some(n) => format!(" ({n} turns)"),
+                None => String::new(),
+            };
+            let started = match origin.as_deref() {
+                Some("task-notification") => ", a turn the CLI started on a task notification",
+                Some(_) | None => "",
+            };
+            format!("result {subtype}{turns}{started}")
+        }
+        _ => String::new(),
     }
 }
 

@@ -584,7 +584,9 @@ fn process_faults(backend: &[&str]) {
     );
     assert!(!sig["pids"].as_array().unwrap().is_empty(), "{sig}");
     assert!(
-        (0.7..1.8).contains(&(sent - started)),
+        // Not before its second; late by up to 2 s on a loaded machine (measured 2.2 s with
+        // three builds and a mutation run sharing 2 cores).
+        (0.7..3.0).contains(&(sent - started)),
         "the kill {sent} s, the work's start {started} s"
     );
     let ended = one(&timeline, "track_ended");
