@@ -66,27 +66,14 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let grid = whole.matrix(&ran.results());
-    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
-    let file = baseline_name(args.baseline.as_deref());
-    let against = comparison.as_ref().map(|comparison| invocation::Baseline {
-        comparison,
-        current: &grid,
-        file: &file,
-    });
-    let summary = invocation::finish_against(
-        &Outputs {
-            dir: &run_dir,
-            junit: args.exec.junit.as_deref(),
-            table: false,
-            summary: true,
-            index: false,
-            extra_cases: &[],
-        },
+    let (summary, compared) = conclude(
+        &run_dir,
+        args.exec.junit.as_deref(),
+        &grid,
+        baseline.as_ref(),
+        args.baseline.as_deref(),
         &ran,
-        against.as_ref(),
     )?;
-    let compared = finish_matrix(&run_dir, &grid, comparison.as_ref())?;
-    invocation::write_index(&run_dir, &summary, &ran)?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
         messages::say(lines);
     }
@@ -141,9 +128,44 @@ impl MatrixOf<'_> {
     }
 }
 
+/// The end a matrix and a merge share, in `dir`: the runs' outputs (summary, JUnit), compared
+/// with `baseline` (read from `baseline_path`) when there is one; the matrix written and
+/// printed; the page. Returns the summary and the comparison's exit code, if any.
+pub fn conclude(
+    dir: &Path,
+    junit: Option<&Path>,
+    grid: &Matrix,
+    baseline: Option<&Matrix>,
+    baseline_path: Option<&Path>,
+    ran: &invocation::Ran,
+) -> Result<(crate::classify::result::Summary, Option<i32>), AppError> {
+    let comparison = baseline.map(|base| Comparison::of(grid, base));
+    let file = baseline_name(baseline_path);
+    let against = comparison.as_ref().map(|comparison| invocation::Baseline {
+        comparison,
+        current: grid,
+        file: &file,
+    });
+    let summary = invocation::finish_against(
+        &Outputs {
+            dir,
+            junit,
+            table: false,
+            summary: true,
+            index: false,
+            extra_cases: &[],
+        },
+        ran,
+        against.as_ref(),
+    )?;
+    let compared = finish_matrix(dir, grid, comparison.as_ref())?;
+    invocation::write_index(dir, &summary, ran)?;
+    Ok((summary, compared))
+}
+
 /// Writes and prints the matrix of what ran (the changed cells first when there is a
 /// baseline); returns the comparison's exit code, if there was a baseline.
-pub fn finish_matrix(
+fn finish_matrix(
     dir: &Path,
     grid: &Matrix,
     comparison: Option<&Comparison>,
@@ -159,7 +181,7 @@ pub fn finish_matrix(
 }
 
 /// The baseline file as the marks name it: its file name (a CI's path says little).
-pub fn baseline_name(path: Option<&Path>) -> String {
+fn baseline_name(path: Option<&Path>) -> String {
     path.map(|p| {
         p.file_name()
             .map(|n| n.to_string_lossy().to_string())

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::invocation::{self, Outputs, Ran};
-use super::matrix::{MatrixOf, baseline_name, finish_matrix, read_matrix};
+use super::invocation::{self, Ran};
+use super::matrix::{MatrixOf, read_matrix};
 use super::{AppError, AppResult};
 use crate::cli::{self, exit};
-use crate::matrix::grid::{Comparison, Matrix};
+use crate::matrix::grid::Matrix;
 use crate::matrix::shards::{self, CellKey, MergeError, ShardOutput};
 use crate::report::plural;
 
@@ -68,27 +68,14 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         shard: None,
     };
     let grid = of.matrix(&ran.results());
-    let comparison = baseline.as_ref().map(|base| Comparison::of(&grid, base));
-    let file = baseline_name(args.baseline.as_deref());
-    let against = comparison.as_ref().map(|comparison| invocation::Baseline {
-        comparison,
-        current: &grid,
-        file: &file,
-    });
-    let summary = invocation::finish_against(
-        &Outputs {
-            dir: &args.out,
-            junit: args.junit.as_deref(),
-            table: false,
-            summary: true,
-            index: false,
-            extra_cases: &[],
-        },
+    let (summary, compared) = super::matrix::conclude(
+        &args.out,
+        args.junit.as_deref(),
+        &grid,
+        baseline.as_ref(),
+        args.baseline.as_deref(),
         &ran,
-        against.as_ref(),
     )?;
-    let compared = finish_matrix(&args.out, &grid, comparison.as_ref())?;
-    invocation::write_index(&args.out, &summary, &ran)?;
     eprintln!(
         "merged {} of {} into {}",
         plural(matrices.len(), "shard", "shards"),
