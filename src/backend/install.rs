@@ -18,7 +18,7 @@ use super::channel::{
     CLAUDE_CODE_PACKAGE, Channel, PLATFORM_BINARY, Platform, is_platform_package,
 };
 use super::{BackendKind, Cli};
-use crate::os::subprocess::{Finished, last_lines, run_bounded};
+use crate::os::subprocess::{Finished, last_lines, run_bounded, run_to_success};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -200,18 +200,9 @@ fn install_into(
         source_name: what.to_string(),
         detail,
     };
-    match run_bounded(&npm, NPM_LIMIT).map_err(|e| InstallError::NoNpm(e.to_string()))? {
-        Finished::Exited(out) if out.status.success() => {}
-        Finished::Exited(out) => {
-            return Err(failed(last_lines(&String::from_utf8_lossy(&out.stderr), 4)));
-        }
-        Finished::TimedOut => {
-            return Err(failed(format!(
-                "npm did not finish within {} s",
-                NPM_LIMIT.as_secs()
-            )));
-        }
-    }
+    run_to_success(&npm, NPM_LIMIT, "npm")
+        .map_err(|e| InstallError::NoNpm(e.to_string()))?
+        .map_err(failed)?;
     installed(folder, version, what).map(drop)
 }
 

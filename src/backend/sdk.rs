@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::install::{FileLock, InstallError, find_on_path};
 use super::registry;
-use crate::os::subprocess::{Finished, last_lines, run_bounded};
+use crate::os::subprocess::{Finished, run_bounded, run_to_success};
 use crate::scenario::mode::Host;
 
 /// The TypeScript SDK release the `sdk` mode runs (its platform package carries 2.1.335).
@@ -185,18 +185,9 @@ fn install_into(root: &Path, host: Host, folder: &Path, version: &str) -> Result
     };
     for step in steps {
         let step = step.stdout_null().stderr_capture();
-        match run_bounded(&step, INSTALL_LIMIT).map_err(|e| failed(e.to_string()))? {
-            Finished::Exited(out) if out.status.success() => {}
-            Finished::Exited(out) => {
-                return Err(failed(last_lines(&String::from_utf8_lossy(&out.stderr), 4)));
-            }
-            Finished::TimedOut => {
-                return Err(failed(format!(
-                    "the install did not finish within {} s",
-                    INSTALL_LIMIT.as_secs()
-                )));
-            }
-        }
+        run_to_success(&step, INSTALL_LIMIT, "the install")
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(failed)?;
     }
     installed(host, folder, version).map(drop)
 }

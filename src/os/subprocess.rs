@@ -44,6 +44,24 @@ pub fn run_bounded(expr: &duct::Expression, limit: Duration) -> std::io::Result<
     }
 }
 
+/// Runs `expr` (which should capture its stderr) and asks it to succeed within `limit`: the
+/// inner error says why not, in the last lines of its stderr, or that `what` did not finish
+/// within the bound. The outer error is a child that could not be started.
+pub fn run_to_success(
+    expr: &duct::Expression,
+    limit: Duration,
+    what: &str,
+) -> std::io::Result<Result<(), String>> {
+    Ok(match run_bounded(expr, limit)? {
+        Finished::Exited(out) if out.status.success() => Ok(()),
+        Finished::Exited(out) => Err(last_lines(&String::from_utf8_lossy(&out.stderr), 4)),
+        Finished::TimedOut => Err(format!(
+            "{what} did not finish within {} s",
+            limit.as_secs()
+        )),
+    })
+}
+
 /// The last `n` non-empty lines of `text`, joined with ` | `.
 pub fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -53,6 +71,25 @@ pub fn last_lines(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_succeeds_or_says_why_not() {
+        let run = |script: &str, limit: u64| {
+            let expr = duct::cmd!("sh", "-c", script)
+                .stdout_null()
+                .stderr_capture();
+            run_to_success(&expr, Duration::from_secs(limit), "the step").unwrap()
+        };
+        assert_eq!(run("exit 0", 10), Ok(()));
+        assert_eq!(
+            run("echo one >&2; echo two >&2; exit 1", 10),
+            Err("one | two".into())
+        );
+        assert_eq!(
+            run("sleep 5", 0),
+            Err("the step did not finish within 0 s".into())
+        );
+    }
 
     #[test]
     fn output_is_captured_and_a_hang_is_bounded() {
