@@ -213,6 +213,9 @@ fn copy_source(to: &Path) {
         "src",
         "scenarios",
         "sandbox-project",
+        // The event fields a check may name are read from the published timeline schema
+        // (scenario::fields), at build time.
+        "schema",
         "benches",
     ] {
         copy(&root().join(part), &to.join(part));
