@@ -1947,3 +1947,56 @@ fn a_crash_while_the_work_runs_decides_before_the_waiters_finalization() {
     let short = [events, vec![end, cli_exit(12500.0, ExitDesc::Code(0))]].concat();
     assert_eq!(judge(short).verdicts[0].outcome, Outcome::Unknown);
 }
+
+/// A child that failed on its own and whose waiter was told: the latency counts from the
+/// failure to the request that carried it (a `child-failed` verdict keeps its latency).
+#[test]
+fn a_failed_childs_latency_counts_to_the_request_that_told_its_waiter() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(3)));
+    events.push(request(1250.0, "main", 3, &["b1"]));
+    events.push(ev(
+        4000.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    let j = judge_events(events, "main", EndReason::CliEnded);
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::ChildFailed, "{}", v.explanation);
+    assert_eq!(v.latency_ms, Some(250.0), "{}", v.explanation);
+}
+
+/// A request stamped before the work started cannot be the news of its end, whatever it
+/// carries (a replayed conversation can name an id again): the search for the delivery begins
+/// at the work's start, so the waiter that no later request told was never told.
+#[test]
+fn a_request_before_the_work_started_is_never_its_delivery() {
+    let mut events = vec![request(2.0, "main", 9, &["b1"])];
+    events.extend(start("main", 100.0, 200.0));
+    events.push(ev(
+        1000.0,
+        Source::Stream,
+        Some("main"),
+        EventKind::TaskUpdated {
+            task_id: "b1".into(),
+            status: "completed".into(),
+            label: Some("bg".into()),
+        },
+    ));
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(ev(
+        4000.0,
+        Source::Os,
+        None,
+        EventKind::CliExited {
+            exit: ExitDesc::Code(0),
+        },
+    ));
+    let j = judge_events(events, "main", EndReason::CliEnded);
+    let v = &j.verdicts[0];
+    assert_ne!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    assert_eq!(v.latency_ms, None, "{}", v.explanation);
+}

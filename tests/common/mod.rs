@@ -174,8 +174,9 @@ pub fn succeeds_leaving_nothing(cmd: Command, limit: Duration) -> Output {
     assert_eq!(
         output.status.code(),
         Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        "{}{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
     );
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
     output
