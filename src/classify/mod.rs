@@ -106,10 +106,26 @@ impl Judgement {
 
     /// True when every check with an expectation met it.
     pub fn checks_pass(&self) -> bool {
+        self.failed_checks().is_empty()
+    }
+
+    /// The names of the checks that did not meet their expectation.
+    pub fn failed_checks(&self) -> Vec<&str> {
         // A vacuous check with an expectation observed nothing: it does not meet it.
         self.checks
             .iter()
-            .all(|c| c.passed != Some(false) && !(c.vacuous && c.expected.is_some()))
+            .filter(|c| c.passed == Some(false) || (c.vacuous && c.expected.is_some()))
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// The names of the folder's invariants this run broke.
+    pub fn broken_invariants(&self) -> Vec<&str> {
+        self.invariants
+            .iter()
+            .filter(|c| c.passed == Some(false))
+            .map(|c| c.name.as_str())
+            .collect()
     }
 }
 

@@ -317,6 +317,13 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
             verdict: result.judgement.outcome,
             expect: result.expect.clone(),
             matches_expect: result.matches_expect,
+            reason: result
+                .judgement
+                .primary()
+                .map(|v| v.reason.clone().unwrap_or_else(|| v.explanation.clone()))
+                .unwrap_or_default(),
+            failed_checks: result.judgement.failed_checks(),
+            broken_invariants: result.judgement.broken_invariants(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),
             report: dir.join(report::REPORT_FILE).display().to_string(),

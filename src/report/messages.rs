@@ -46,6 +46,13 @@ pub enum Message<'a> {
         verdict: Outcome,
         expect: Option<crate::scenario::Expected>,
         matches_expect: Option<bool>,
+        /// Why: the deciding verdict's reason when the evidence does not decide, else its
+        /// explanation.
+        reason: String,
+        /// The checks that did not meet their expectation, by name.
+        failed_checks: Vec<&'a str>,
+        /// The folder's invariants this run broke, by name.
+        broken_invariants: Vec<&'a str>,
         duration_s: f64,
         dir: String,
         report: String,

@@ -1,6 +1,7 @@
 //! What a run leaves for people and scripts: the issue draft's title and repro command, the
 //! `gh issue create` line, `reports/latest`, `--message-format json`, `index.html`.
 
+use serde_json::json;
 use std::time::Duration;
 
 use crate::common::*;
@@ -148,6 +149,12 @@ fn message_format_json_puts_one_object_a_line_on_stdout_and_people_on_stderr() {
     assert_eq!(kinds.last(), Some(&"summary"), "{kinds:?}");
     for finished in all.iter().filter(|m| m["type"] == "run-finished") {
         assert!(finished["verdict"].is_string(), "{finished}");
+        assert!(
+            !finished["reason"].as_str().unwrap().is_empty(),
+            "{finished}"
+        );
+        assert_eq!(finished["failed_checks"], json!([]), "{finished}");
+        assert_eq!(finished["broken_invariants"], json!([]), "{finished}");
         let report = std::path::Path::new(finished["report"].as_str().unwrap());
         assert!(report.is_file(), "{finished}");
     }
@@ -468,4 +475,43 @@ fn a_run_writes_a_self_contained_index_and_view_writes_the_same_page_again() {
         page.display().to_string()
     );
     assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
+}
+
+/// A check that fails is named in its run's `run-finished` line, beside the reason, so a
+/// script need not open the report to say what broke.
+#[test]
+fn a_failed_check_is_named_in_the_json_line_of_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/subagent-bg-turn-end.toml")).unwrap()
+        + "\n[[checks]]\nname = \"the worker's tools erred\"\nkind = \"tool-errors\"\nagent = \"worker\"\nexpect = \"errors\"\n";
+    let scenario = dir.path().join("planted.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out = output_within(
+        wakeprobe(&[
+            "run",
+            scenario.to_str().unwrap(),
+            "--variant",
+            "session",
+            "--backend",
+            "sim",
+            "--set",
+            "bg_seconds=1",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+            "--message-format",
+            "json",
+        ]),
+        LIMIT,
+    );
+    let all = messages(&out);
+    let finished = all
+        .iter()
+        .find(|m| m["type"] == "run-finished")
+        .expect("a run-finished line");
+    assert_eq!(
+        finished["failed_checks"],
+        json!(["the worker's tools erred"]),
+        "{finished}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{finished}");
 }
