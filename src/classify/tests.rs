@@ -1955,14 +1955,7 @@ fn a_failed_childs_latency_counts_to_the_request_that_told_its_waiter() {
     let mut events = start("main", 100.0, 200.0);
     events.push(track_end(1000.0, ExitDesc::Code(3)));
     events.push(request(1250.0, "main", 3, &["b1"]));
-    events.push(ev(
-        4000.0,
-        Source::Os,
-        None,
-        EventKind::CliExited {
-            exit: ExitDesc::Code(0),
-        },
-    ));
+    events.push(cli_exit(4000.0, ExitDesc::Code(0)));
     let j = judge_events(events, "main", EndReason::CliEnded);
     let v = &j.verdicts[0];
     assert_eq!(v.outcome, Outcome::ChildFailed, "{}", v.explanation);
@@ -1987,14 +1980,7 @@ fn a_request_before_the_work_started_is_never_its_delivery() {
         },
     ));
     events.push(track_end(1000.0, ExitDesc::Code(0)));
-    events.push(ev(
-        4000.0,
-        Source::Os,
-        None,
-        EventKind::CliExited {
-            exit: ExitDesc::Code(0),
-        },
-    ));
+    events.push(cli_exit(4000.0, ExitDesc::Code(0)));
     let j = judge_events(events, "main", EndReason::CliEnded);
     let v = &j.verdicts[0];
     assert_ne!(v.outcome, Outcome::Woke, "{}", v.explanation);
