@@ -131,7 +131,12 @@ pub fn shape_of(dir: &Path) -> Result<Shape, ConformError> {
             _ => None,
         })
         .collect();
-    let mut shape = build_shape(&run.timeline, &run.stream_lines(), &run.payloads, &layouts);
+    let mut shape = build_shape(
+        &run.timeline,
+        &run.stream_lines(),
+        &run.raw.payloads,
+        &layouts,
+    );
     shape.cli = run.info.cli_label.clone();
     shape.outcome = run.written_result().judgement.outcome.to_string();
     Ok(shape)

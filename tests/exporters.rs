@@ -536,3 +536,83 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
         );
     }
 }
+
+/// A check that fails its `want` is a bug to file even where the verdict is what the CLI should
+/// give: the title, the Summary, Expected and Actual speak of that check (and of the verdict
+/// too where both fail), and nothing says "differs" where the values match.
+#[test]
+fn a_draft_speaks_of_the_check_that_fails_its_want() {
+    use markdown::Filing;
+    use wakeprobe::checks::CheckResult;
+    use wakeprobe::classify::Outcome;
+    let (saved, mut result) = load("seed000-session");
+    assert_eq!(result.judgement.outcome, Outcome::Woke);
+    result.run.want = Some(Outcome::Woke);
+    let check = |meets_want: bool| CheckResult {
+        name: "the stop lists the idle teammate as idle".into(),
+        kind: "query:exists".into(),
+        agent: None,
+        observed: if meets_want { "yes" } else { "no" }.into(),
+        expected: Some("no".into()),
+        passed: Some(!meets_want),
+        want: Some("yes".into()),
+        meets_want: Some(meets_want),
+        witness: vec![],
+        explanation: "No Stop payload lists the teammate as idle.".into(),
+        matched: vec![("exists".into(), 0)],
+        vacuous: false,
+    };
+    let mut unmet = result.clone();
+    unmet.judgement.checks = vec![check(false)];
+    let mut met = result.clone();
+    met.judgement.checks = vec![check(true)];
+    assert_eq!(markdown::filing(&unmet), Filing::Bug);
+    assert_eq!(
+        markdown::filing(&met),
+        Filing::Nothing(
+            "the CLI does what it should (`woke`) and check “the stop lists the idle teammate as idle” observes what it should (`yes`)".into()
+        )
+    );
+    let md = markdown::render(&draft(&saved, &unmet));
+    let title = markdown::draft_title(&draft(&saved, &unmet));
+    let headline = "check “the stop lists the idle teammate as idle” observes `no` where the CLI should give `yes`";
+    assert!(title.ends_with(headline), "{title}");
+    assert!(!title.contains("woken"), "{title}");
+    let section = |name: &str| {
+        let from = md.find(&format!("## {name}\n")).unwrap();
+        let rest = &md[from + name.len() + 4..];
+        rest[..rest.find("\n## ").unwrap()].to_string()
+    };
+    assert!(section("Summary").contains(headline), "{md}");
+    assert!(
+        section("Summary").contains("as the scenario expects (`no`)"),
+        "{md}"
+    );
+    assert!(!md.contains("differs"), "{md}");
+    assert!(
+        section("Expected").contains("the idle teammate as idle” (query:exists) observes `yes`"),
+        "{md}"
+    );
+    assert!(
+        !section("Expected").contains("receives its completion"),
+        "{md}"
+    );
+    assert!(
+        section("Actual").contains("No Stop payload lists the teammate as idle."),
+        "{md}"
+    );
+    // Both fail: the title and Expected speak of both.
+    let mut both = unmet.clone();
+    both.run.want = Some(Outcome::NotResumable);
+    let title = markdown::draft_title(&draft(&saved, &both));
+    assert!(
+        title.contains("is woken") && title.ends_with(headline),
+        "{title}"
+    );
+    let md = markdown::render(&draft(&saved, &both));
+    let expected = &md[md.find("## Expected").unwrap()..md.find("## Actual").unwrap()];
+    assert!(
+        expected.contains("receives its completion") && expected.contains("observes `yes`"),
+        "{expected}"
+    );
+}

@@ -406,6 +406,7 @@ impl Oracle<'_> {
                     name: c.name.clone(),
                     observed: c.observed.clone(),
                     passed: c.passed,
+                    meets_want: c.meets_want,
                 })
                 .collect(),
         }

@@ -39,6 +39,14 @@ pub struct CheckResult {
     /// the observation was settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
+    /// What the check should observe (the scenario's `want`), beside `expected`, what the
+    /// pinned CLI gives today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub want: Option<String>,
+    /// Whether the observation is what the check should observe; `None` without a `want`, or
+    /// when the observation is open or vacuous. `Some(false)` is a bug to file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meets_want: Option<bool>,
     pub witness: Vec<Witness>,
     pub explanation: String,
     /// How many events each of the query's selectors matched, by the selector's key.
@@ -72,13 +80,22 @@ pub enum Settled {
     Growing,
 }
 
-/// Everything checks read: the timeline, the hook payloads (for `payload.` paths) and how the
-/// run ended.
+/// Everything checks read: the timeline, the raw sources beside it and how the run ended.
 pub struct Evidence<'a> {
     pub timeline: &'a Timeline,
-    /// The raw hook payloads, by the index a hook event carries (`raw`); empty when not kept.
-    pub payloads: &'a [Value],
+    pub raw: &'a RawSources,
     pub end: EndReason,
+}
+
+/// The raw evidence a selector's `where` paths reach beyond the timeline, as the run folder
+/// keeps it (redacted), so a saved run judges the same as the live one.
+#[derive(Debug, Clone, Default)]
+pub struct RawSources {
+    /// The hook payloads, by the index a hook event carries (`raw`): under `payload.`.
+    pub payloads: Vec<Value>,
+    /// The CLI's (or SDK host's) stdout lines with their stamps: under `line.` of the events
+    /// read from them (every stream event is stamped with its line's time).
+    pub lines: Vec<(f64, Value)>,
 }
 
 /// Runs every check of a plan.
@@ -86,7 +103,7 @@ pub fn run_all(ev: &Evidence, checks: &[Check]) -> Vec<CheckResult> {
     let observed = ev.timeline.observed(ev.end);
     let seen = Evidence {
         timeline: &observed,
-        payloads: ev.payloads,
+        raw: ev.raw,
         end: ev.end,
     };
     checks.iter().map(|c| run(&seen, c)).collect()
@@ -95,8 +112,23 @@ pub fn run_all(ev: &Evidence, checks: &[Check]) -> Vec<CheckResult> {
 /// Observes one check and judges it against its expectation.
 pub fn run(ev: &Evidence, check: &Check) -> CheckResult {
     let agent = check.agent.as_deref().unwrap_or(MAIN_AGENT);
-    let (kind, observation) = match (&check.query, check.kind) {
-        (Some(query), _) => (
+    let query = check
+        .query
+        .as_ref()
+        .map(|q| q.with_task_ids(&|name: &str| task_id_of(ev.timeline, name)));
+    let (kind, observation) = match (&query, check.kind) {
+        (Some(Err(work)), _) => (
+            format!("query:{}", check.query.as_ref().map_or("", |q| q.name())),
+            Observation {
+                observed: "not-observed".into(),
+                witness: vec![],
+                explanation: format!(
+                    "`{work}` never became a task in this run, so `{{{{@task-id:{work}}}}}` names no task id and the check has nothing to look at."
+                ),
+                settled: Settled::Open,
+            },
+        ),
+        (Some(Ok(query)), _) => (
             format!("query:{}", query.name()),
             relations::evaluate(ev, query),
         ),
@@ -112,11 +144,24 @@ pub fn run(ev: &Evidence, check: &Check) -> CheckResult {
         ),
     };
     let mut result = judge(check, kind, observation, ev.end);
-    if let Some(query) = &check.query {
+    if let Some(Ok(query)) = &query {
         result.matched = matched(ev, query);
         mark_vacuous(&mut result, check, query);
     }
     result
+}
+
+/// The CLI's task id for the work `name` (a tracked command or a spawned agent): the first task
+/// the run saw start under that name.
+fn task_id_of(timeline: &Timeline, name: &str) -> Option<String> {
+    timeline.iter().find_map(|e| match &e.kind {
+        crate::evidence::EventKind::TaskStarted { task_id, label, .. }
+            if label.as_deref() == Some(name) =>
+        {
+            Some(task_id.clone())
+        }
+        _ => None,
+    })
 }
 
 /// How many events each selector of `query` matches.
@@ -144,6 +189,7 @@ fn mark_vacuous(r: &mut CheckResult, check: &Check, query: &crate::scenario::que
     }
     r.vacuous = true;
     r.passed = None;
+    r.meets_want = None;
     r.explanation = format!(
         "Vacuous: no selector of this check matched any event ({}), so it observed nothing; `{}` would hold of any run. Check the selectors against the timeline, or write `allow_empty = true` if an empty match is what the check means. {}",
         r.matched
@@ -157,29 +203,50 @@ fn mark_vacuous(r: &mut CheckResult, check: &Check, query: &crate::scenario::que
 }
 
 fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckResult {
-    let verdict = check.expect.as_deref().map(|e| meets(e, &o.observed));
     let unseen_rest = end.cut_short() || end == EndReason::WorkHung;
-    let open = unseen_rest && verdict.is_some() && !conclusive(&o, check);
-    let mut explanation = o.explanation;
-    if open {
+    let expect = against(&o, unseen_rest, check.expect.as_deref());
+    let want = against(&o, unseen_rest, check.want.as_deref());
+    let left_open: Vec<&str> = [expect, want]
+        .into_iter()
+        .flatten()
+        .filter(|(_, open, _)| *open)
+        .map(|(_, _, stated)| stated)
+        .collect();
+    let settled = |j: Option<(bool, bool, &str)>| j.filter(|(_, open, _)| !open).map(|j| j.0);
+    let mut explanation = o.explanation.clone();
+    if !left_open.is_empty() {
         explanation.push_str(&format!(
             " The run was cut short ({}), so the rest of it, which was not seen, could still change this: whether it meets `{}` is left open.",
             cut_words(end),
-            check.expect.as_deref().unwrap_or_default()
+            left_open.join("` or `")
         ));
     }
     CheckResult {
         name: check.name.clone(),
         kind,
         agent: check.agent.clone(),
-        passed: if open { None } else { verdict },
+        passed: settled(expect),
         expected: check.expect.clone(),
+        want: check.want.clone(),
+        meets_want: settled(want),
         observed: o.observed,
         witness: o.witness,
         explanation,
         matched: vec![],
         vacuous: false,
     }
+}
+
+/// An observation against `stated` (the check's `expect` or `want`): whether it meets it,
+/// whether the unseen rest of a cut-short run leaves that open, and what was stated.
+fn against<'s>(
+    o: &Observation,
+    unseen_rest: bool,
+    stated: Option<&'s str>,
+) -> Option<(bool, bool, &'s str)> {
+    let stated = stated?;
+    let open = unseen_rest && !conclusive(o, stated);
+    Some((meets(stated, &o.observed), open, stated))
 }
 
 /// What cut a run short, in a few words.
@@ -205,21 +272,17 @@ pub fn meets(expect: &str, observed: &str) -> bool {
     }
 }
 
-/// Whether a verdict on a cut-short run's observation stands whatever the rest would show.
-fn conclusive(o: &Observation, check: &Check) -> bool {
+/// Whether a judgement against `stated` (an `expect` or a `want`) of a cut-short run's
+/// observation stands whatever the rest would show.
+fn conclusive(o: &Observation, stated: &str) -> bool {
     match o.settled {
         Settled::Final => true,
         Settled::Open => false,
         // A count can only grow: the verdict stands when every larger count gives the same.
-        Settled::Growing => {
-            match (
-                check.expect.as_deref().and_then(Comparison::parse),
-                o.observed.parse::<f64>(),
-            ) {
-                (Some(c), Ok(n)) => c.settled_by_growth(n),
-                _ => false,
-            }
-        }
+        Settled::Growing => match (Comparison::parse(stated), o.observed.parse::<f64>()) {
+            (Some(c), Ok(n)) => c.settled_by_growth(n),
+            _ => false,
+        },
     }
 }
 

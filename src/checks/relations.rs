@@ -41,7 +41,44 @@ pub fn evaluate(ev: &Evidence, query: &Query) -> Observation {
         Query::Followed { each, by, unless } => {
             followed(&pick(each), &views, (each, by, unless.as_ref()))
         }
+        Query::Gap { from, to } => gap(&pick(from), &pick(to), (from, to)),
     }
+}
+
+/// Seconds from the first `from` to the first `to` after it in the timeline's order.
+fn gap(a: &[&EventView], b: &[&EventView], (from, to): (&Selector, &Selector)) -> Observation {
+    let (fa, fb) = (prose::selector(from), prose::selector(to));
+    let Some(a0) = a.first() else {
+        return observation(
+            "not-observed",
+            vec![],
+            format!("No {fa} in the run, so there is no gap to measure."),
+            Settled::Open,
+        );
+    };
+    let Some(b0) = b.iter().find(|v| v.index > a0.index) else {
+        return observation(
+            "not-observed",
+            vec![witness(a0)],
+            format!(
+                "The first of the {fa} came {}, and no {fb} followed it, so there is no gap to measure.",
+                at(a0)
+            ),
+            Settled::Open,
+        );
+    };
+    let seconds = (b0.event.t_ms - a0.event.t_ms) / 1000.0;
+    observation(
+        format!("{seconds:.3}"),
+        vec![witness(a0), witness(b0)],
+        format!(
+            "The first of the {fb} after the first of the {fa} came {} after it ({} to {}).",
+            secs(b0.event.t_ms - a0.event.t_ms),
+            at(a0),
+            at(b0)
+        ),
+        Settled::Final,
+    )
 }
 
 fn observation(

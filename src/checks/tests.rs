@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use serde_json::Value;
 
 use super::*;
 use crate::evidence::run::{EndReason, RunInfo};
@@ -23,7 +22,7 @@ const FIXTURES: [&str; 4] = [
 struct Fixture {
     info: RunInfo,
     timeline: Timeline,
-    payloads: Vec<Value>,
+    raw: RawSources,
     scenario: String,
 }
 
@@ -39,10 +38,7 @@ fn load(name: &str) -> Fixture {
     Fixture {
         info: serde_json::from_str(&read("run.json")).unwrap(),
         timeline: serde_json::from_str(&read("timeline.json")).unwrap(),
-        payloads: read("hooks.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["payload"].clone())
-            .collect(),
+        raw: crate::report::saved::read_raw_sources(&dir),
         scenario: read("scenario.toml"),
     }
 }
@@ -51,7 +47,7 @@ impl Fixture {
     fn evidence(&self) -> Evidence<'_> {
         Evidence {
             timeline: &self.timeline,
-            payloads: &self.payloads,
+            raw: &self.raw,
             end: self.info.end,
         }
     }
@@ -693,6 +689,7 @@ fn arb_query() -> BoxedStrategy<Query> {
             by,
             unless
         }),
+        (s(), s()).prop_map(|(from, to)| Query::Gap { from, to }),
     ]
     .boxed()
 }
@@ -714,15 +711,18 @@ proptest! {
         end in end_reason(),
         expect in prop::option::of(prop_oneof![Just("yes".to_string()), Just(">= 1".to_string()), Just("0".to_string())]),
     ) {
-        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, allow_empty: false };
-        let ev = Evidence { timeline: &tl, payloads: &[], end };
+        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, want: None, allow_empty: false };
+        let ev = Evidence { timeline: &tl, raw: &Default::default(), end };
         let r = &run_all(&ev, std::slice::from_ref(&check))[0];
         prop_assert!(!r.explanation.is_empty());
         if query.is_yes_no() {
             prop_assert!(["yes", "no", "not-observed"].contains(&r.observed.as_str()), "{}", r.observed);
         }
         if query.is_numeric() && r.observed != "not-observed" {
-            prop_assert!(r.observed.parse::<usize>().is_ok(), "{}", r.observed);
+            // A gap is seconds, never negative; the other numbers are counts.
+            let whole = r.observed.parse::<usize>().is_ok();
+            let seconds = r.observed.parse::<f64>().is_ok_and(|s| s >= 0.0);
+            prop_assert!(if matches!(query, Query::Gap { .. }) { seconds } else { whole }, "{}", r.observed);
         }
         if r.observed != "not-observed" && !matches!(query, Query::Absent { .. } | Query::Value { .. }) && r.observed != "0" && r.observed != "no" {
             prop_assert!(!r.witness.is_empty(), "{query:?} observed {} with no witness", r.observed);
@@ -735,7 +735,7 @@ proptest! {
         agent in prop_oneof![Just("main"), Just("worker")],
     ) {
         for kind in EXPRESSED {
-            let ev = Evidence { timeline: &tl, payloads: &[], end: EndReason::Finished };
+            let ev = Evidence { timeline: &tl, raw: &Default::default(), end: EndReason::Finished };
             prop_assert_eq!(
                 preset(kind).observe(&ev, agent).observed,
                 reference::observe(kind, &tl, agent),
@@ -795,4 +795,198 @@ expect = "yes"
         invariants: vec![],
     };
     assert!(!judgement.checks_pass());
+}
+
+/// `want` is judged beside `expect` and apart from it: a check can meet today's `expect` and
+/// fail its `want` (the bug, still exiting 0), or the reverse (the fix); `want` takes a
+/// variant table like `expect`; a vacuous check meets neither. On a captured real run.
+#[test]
+fn want_is_judged_beside_expect_and_apart_from_it() {
+    let f = load("seed000-session");
+    let results = f.checks(
+        r#"
+[[checks]]
+name = "today"
+exists = { kind = "task_updated", work = "bg" }
+expect = "yes"
+want = "no"
+
+[[checks]]
+name = "fixed"
+count = { kind = "task_updated", work = "bg" }
+expect = "0"
+want = { session = ">= 1" }
+
+[[checks]]
+name = "vacuous"
+exists = { kind = "task_updated", status = "killed" }
+expect = "no"
+want = "yes"
+"#,
+    );
+    let by = |n: &str| results.iter().find(|r| r.name == n).unwrap();
+    let today = by("today");
+    assert_eq!((today.passed, today.meets_want), (Some(true), Some(false)));
+    assert_eq!(today.want.as_deref(), Some("no"));
+    let fixed = by("fixed");
+    assert_eq!((fixed.passed, fixed.meets_want), (Some(false), Some(true)));
+    assert_eq!(fixed.want.as_deref(), Some(">= 1"));
+    let vacuous = by("vacuous");
+    assert_eq!((vacuous.passed, vacuous.meets_want), (None, None));
+    let judgement = crate::classify::Judgement {
+        outcome: crate::classify::Outcome::Woke,
+        verdicts: vec![],
+        checks: results.clone(),
+        invariants: vec![],
+    };
+    let unmet: Vec<&str> = judgement
+        .unmet_wants()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(unmet, ["today"]);
+}
+
+/// In a run cut short, a `want` the unseen rest could still change is left open, like an
+/// `expect`: a count of 3 settles `>= 1` but not `<= 3`.
+#[test]
+fn a_want_the_unseen_rest_could_change_is_left_open() {
+    let mut f = load("seed000-session");
+    f.info.end = EndReason::Ceiling;
+    let ev = Evidence {
+        timeline: &f.timeline,
+        raw: &f.raw,
+        end: EndReason::Ceiling,
+    };
+    let check = |expect: &str, want: &str| Check {
+        name: "c".into(),
+        kind: None,
+        agent: None,
+        query: Some(Query::Count {
+            of: Selector {
+                kind: Some("task_updated".into()),
+                ..Selector::default()
+            },
+        }),
+        expect: Some(expect.into()),
+        want: Some(want.into()),
+        allow_empty: false,
+    };
+    let r = run(&ev, &check(">= 1", "<= 3"));
+    assert_eq!((r.passed, r.meets_want), (Some(true), None), "{r:?}");
+    assert!(
+        r.explanation
+            .contains("whether it meets `<= 3` is left open"),
+        "{}",
+        r.explanation
+    );
+    let r = run(&ev, &check("<= 3", ">= 1"));
+    assert_eq!((r.passed, r.meets_want), (None, Some(true)), "{r:?}");
+}
+
+/// A selector's `where` reaches the stream-json line an event was read from, under `line.`:
+/// the fields the timeline does not keep (`result.subagent_stats`, the only sign in the
+/// stream that a spawned subagent is still pending). On captured real runs of 2.1.332: print
+/// mode's last `result` reports the subagent spawned and not completed, the session's (after
+/// it was woken) completed.
+#[test]
+fn where_paths_reach_the_stream_json_line() {
+    let last_completed = r#"value = { at = { type = "result" }, path = "line.subagent_stats.completed", which = "last" }"#;
+    assert_eq!(observe("seed000-print", last_completed), "0");
+    assert_eq!(observe("seed000-session", last_completed), "1");
+    let pending = r#"count = { type = "result", where = [{ path = "line.subagent_stats.spawned", ge = 1 }, { path = "line.subagent_stats.completed", equals = 0 }] }"#;
+    assert_eq!(observe("seed000-print", pending), "2");
+    assert_eq!(observe("seed000-session", pending), "2");
+    // A task event read from the stream reaches its line too.
+    let task_line = r#"count = { kind = "task_updated", where = [{ path = "line.subtype", equals = "task_updated" }] }"#;
+    assert_eq!(observe("seed000-session", task_line), "3");
+    // An event not read from a line has none: refused at load.
+    let f = load("seed000-session");
+    let text = format!(
+        "{}\n[[checks]]\nname = \"c\"\nexists = {{ kind = \"model_request\", where = [{{ path = \"line.type\", exists = true }}] }}\n",
+        f.scenario
+    );
+    let err = Scenario::parse(Path::new("s.toml"), text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`line.type` is not a field of `model_request`"),
+        "{err}"
+    );
+}
+
+/// `gap` observes the seconds from the first `from` to the first `to` after it, compared like
+/// any number; `not-observed` where no `to` follows. On captured real runs of 2.1.332: in the
+/// session `worker`'s request after `bg` ends comes as soon as the verdict's latency says, in
+/// print mode none comes.
+#[test]
+fn gap_measures_seconds_between_two_events() {
+    let check = r#"gap = { from = { kind = "track_ended", work = "bg" }, to = { kind = "model_request", agent = "worker" } }"#;
+    let f = load("seed000-session");
+    let plan = std::fs::read_to_string(fixture_dir("seed000-session").join("plan.json")).unwrap();
+    let plan = serde_json::from_str(&plan).unwrap();
+    let latency = crate::classify::judge_run(&f.info, &f.timeline, &plan, &f.raw)
+        .verdicts
+        .iter()
+        .find(|v| v.waiter == "worker")
+        .and_then(|v| v.latency_ms)
+        .unwrap();
+    let seconds: f64 = observe("seed000-session", check).parse().unwrap();
+    assert!(
+        seconds > 0.0 && (seconds - latency / 1000.0).abs() < 0.001,
+        "{seconds} vs {latency} ms"
+    );
+    assert_eq!(observe("seed000-print", check), "not-observed");
+    let results = f.checks(&format!(
+        "[[checks]]\nname = \"soon\"\n{check}\nexpect = \"< 2\"\n"
+    ));
+    assert_eq!(
+        results.last().unwrap().passed,
+        Some(true),
+        "{:?}",
+        results.last()
+    );
+    assert_eq!(results.last().unwrap().witness.len(), 2);
+}
+
+/// `{{@task-id:NAME}}` in a `where` value is the task id the CLI gave work NAME in this run,
+/// so "*bg's* notification reached worker" can be written, not just "a notification". On
+/// captured real runs of 2.1.332: in the session `worker` is told of `bg` and `main` of
+/// `worker`, never the other way round; in print mode `worker` is never told. A placeholder
+/// naming no work, or another kind, is refused at load.
+#[test]
+fn task_ids_in_where_name_one_works_notification() {
+    let told = |agent: &str, work: &str| {
+        format!(
+            r#"exists = {{ kind = "model_request", agent = "{agent}", where = [{{ path = "notifications[*].task_id", equals = "{{{{@task-id:{work}}}}}" }}] }}"#
+        )
+    };
+    assert_eq!(observe("seed000-session", &told("worker", "bg")), "yes");
+    assert_eq!(observe("seed000-session", &told("main", "worker")), "yes");
+    assert_eq!(observe("seed000-session", &told("worker", "worker")), "no");
+    assert_eq!(observe("seed000-session", &told("main", "bg")), "no");
+    assert_eq!(observe("seed000-print", &told("worker", "bg")), "no");
+    let f = load("seed000-session");
+    for (value, error) in [
+        (
+            "{{@task-id:nope}}",
+            "`{{@task-id:nope}}`: a `where` value names a task as",
+        ),
+        (
+            "{{@agent-id:worker}}",
+            "`{{@agent-id:worker}}`: a `where` value names a task as",
+        ),
+    ] {
+        let text = format!(
+            "{}\n[[checks]]\nname = \"c\"\nexists = {{ kind = \"model_request\", where = [{{ path = \"notifications[*].task_id\", contains = \"{value}\" }}] }}\n",
+            f.scenario
+        );
+        let err = Scenario::parse(Path::new("s.toml"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(error) && err.contains("(this variant has: bg, worker)"),
+            "{err}"
+        );
+    }
 }

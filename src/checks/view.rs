@@ -1,13 +1,15 @@
 //! How a selector sees an event: the event as `timeline.json` writes it, plus the hook's raw
-//! payload under `payload` and, for a stop, `stop.by` and `stop.target`; and which events a
-//! selector picks.
+//! payload under `payload`, the stream-json line an event was read from under `line`, and, for
+//! a stop, `stop.by` and `stop.target`; and which events a selector picks.
+
+use std::collections::HashMap;
 
 use regex::Regex;
 use serde_json::Value;
 
-use super::Evidence;
 use super::stops::{Stop, stop_of};
-use crate::evidence::{Event, EventKind};
+use super::{Evidence, RawSources};
+use crate::evidence::{Event, EventKind, Source};
 use crate::scenario::MAIN_AGENT;
 use crate::scenario::query::{FieldPath, FieldTest, PathStep, Predicate, Selector};
 
@@ -22,14 +24,26 @@ pub struct EventView<'a> {
 
 impl<'a> EventView<'a> {
     pub fn all(ev: &'a Evidence) -> Vec<EventView<'a>> {
+        // Every event read from a stdout line carries that line's stamp, exactly.
+        let lines: HashMap<u64, &Value> = ev
+            .raw
+            .lines
+            .iter()
+            .map(|(t, line)| (t.to_bits(), line))
+            .collect();
         ev.timeline
             .iter()
             .enumerate()
-            .map(|(index, event)| EventView::of(event, index, ev.payloads))
+            .map(|(index, event)| EventView::of(event, index, ev.raw, &lines))
             .collect()
     }
 
-    fn of(event: &'a Event, index: usize, payloads: &[Value]) -> EventView<'a> {
+    fn of(
+        event: &'a Event,
+        index: usize,
+        raw: &RawSources,
+        lines: &HashMap<u64, &Value>,
+    ) -> EventView<'a> {
         let mut json = serde_json::to_value(event).unwrap_or(Value::Null);
         let stop = stop_of(event);
         if let Value::Object(map) = &mut json {
@@ -37,10 +51,15 @@ impl<'a> EventView<'a> {
             if let Some(route) = map.get("route").and_then(|r| r.get("route")).cloned() {
                 map.insert("route".into(), route);
             }
-            if let EventKind::Hook { raw, .. } = &event.kind
-                && let Some(payload) = payloads.get(*raw)
+            if let EventKind::Hook { raw: i, .. } = &event.kind
+                && let Some(payload) = raw.payloads.get(*i)
             {
                 map.insert("payload".into(), payload.clone());
+            }
+            if matches!(event.source, Source::Stream | Source::Sdk)
+                && let Some(line) = lines.get(&event.t_ms.to_bits())
+            {
+                map.insert("line".into(), (*line).clone());
             }
             if let Some(stop) = &stop {
                 map.insert(

@@ -79,8 +79,8 @@ pub struct Input<'a> {
     pub checks: &'a [Check],
     /// The folder's invariants: judged like checks, reported apart.
     pub invariants: &'a [Check],
-    /// Raw hook payloads, by the index hook events carry (for checks' `payload.` paths).
-    pub payloads: &'a [serde_json::Value],
+    /// Raw hook payloads and stream lines (for checks' `payload.` and `line.` paths).
+    pub raw: &'a checks::RawSources,
     pub settle_ms: f64,
 }
 
@@ -119,6 +119,15 @@ impl Judgement {
             .collect()
     }
 
+    /// The checks whose observation is not what the scenario wants of the CLI (`want`): each
+    /// a bug this run shows, whatever `expect` says of today's CLI.
+    pub fn unmet_wants(&self) -> Vec<&CheckResult> {
+        self.checks
+            .iter()
+            .filter(|c| c.meets_want == Some(false))
+            .collect()
+    }
+
     /// The names of the folder's invariants this run broke.
     pub fn broken_invariants(&self) -> Vec<&str> {
         self.invariants
@@ -152,7 +161,7 @@ pub fn judge(input: &Input) -> Judgement {
         });
     let evidence = checks::Evidence {
         timeline: input.timeline,
-        payloads: input.payloads,
+        raw: input.raw,
         end: *input.end,
     };
     let checks = checks::run_all(&evidence, input.checks);
@@ -184,7 +193,7 @@ pub fn judge_run(
     info: &RunInfo,
     timeline: &Timeline,
     plan: &Plan,
-    payloads: &[serde_json::Value],
+    raw: &checks::RawSources,
 ) -> Judgement {
     judge(&Input {
         timeline,
@@ -193,7 +202,7 @@ pub fn judge_run(
         watch: &plan.watch,
         checks: &plan.checks,
         invariants: &plan.invariants,
-        payloads,
+        raw,
         settle_ms: plan.driver.settle.as_secs_f64() * 1000.0,
     })
 }

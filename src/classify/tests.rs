@@ -151,7 +151,7 @@ fn judge_events(events: Vec<Event>, waiter: &str, end: EndReason) -> Judgement {
         watch: &watch,
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 2000.0,
     })
 }
@@ -266,7 +266,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
         watch: &watch,
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 2000.0,
     });
     assert_eq!(j.outcome, Outcome::Unknown);
@@ -313,7 +313,7 @@ fn no_background_work_is_unknown() {
         watch: &[],
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 1000.0,
     });
     assert_eq!(j.outcome, Outcome::Unknown);
@@ -678,7 +678,7 @@ proptest! {
         if !started {
             prop_assert_eq!(j.outcome, Outcome::Unknown);
         }
-        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], payloads: &[], settle_ms: 0.0 });
+        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], raw: &Default::default(), settle_ms: 0.0 });
     }
 }
 
@@ -877,6 +877,8 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         observed: "1".into(),
         expected: None,
         passed,
+        want: None,
+        meets_want: None,
         witness: vec![],
         explanation: String::new(),
         matched: vec![],
@@ -946,7 +948,7 @@ fn judge_run_holds_the_run_to_its_plans_settle_window() {
     let mut events = start("main", 100.0, 200.0);
     events.push(track_end(1000.0, ExitDesc::Code(0)));
     events.push(cli_exit(3500.0, ExitDesc::Code(0)));
-    let j = judge_run(&info, &Timeline::new(events), &plan, &[]);
+    let j = judge_run(&info, &Timeline::new(events), &plan, &Default::default());
     assert_eq!(j.outcome, Outcome::Unknown, "{:#?}", j.verdicts);
     assert_eq!(
         j.verdicts[0].reason.as_deref(),
@@ -956,7 +958,7 @@ fn judge_run_holds_the_run_to_its_plans_settle_window() {
     let mut events = start("main", 100.0, 200.0);
     events.push(track_end(1000.0, ExitDesc::Code(0)));
     events.push(cli_exit(4000.0, ExitDesc::Code(0)));
-    let j = judge_run(&info, &Timeline::new(events), &plan, &[]);
+    let j = judge_run(&info, &Timeline::new(events), &plan, &Default::default());
     assert_eq!(j.outcome, Outcome::NeverFired, "{:#?}", j.verdicts);
 }
 
@@ -1354,7 +1356,7 @@ fn another_works_hang_cuts_the_run_short_for_the_rest() {
         watch: &watch,
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 2000.0,
     });
     let bg = &j.verdicts[0];
@@ -1640,7 +1642,7 @@ fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
         watch: &watch,
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 3000.0,
     });
     let v = &j.verdicts[0];
@@ -1700,7 +1702,7 @@ fn a_crash_with_the_work_running_is_unknown() {
         watch: &watch,
         checks: &[],
         invariants: &[],
-        payloads: &[],
+        raw: &Default::default(),
         settle_ms: 2000.0,
     });
     assert_eq!(

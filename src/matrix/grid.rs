@@ -42,6 +42,49 @@ pub struct MatrixCell {
     /// Every verdict the runs gave, in outcome order (absent in older files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seen: Vec<Outcome>,
+    /// The checks that state a `want`, and whether the runs meet it (absent in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_checks: Vec<WantedCheck>,
+}
+
+/// A check with a `want` over a cell's runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WantedCheck {
+    pub name: String,
+    /// Every run observed what the check should (`true`), none did (`false`); `None` when the
+    /// runs disagree or some left it undecided.
+    pub meets_want: Option<bool>,
+}
+
+impl WantedCheck {
+    /// The checks with a `want` of a cell's runs, in the first run's order.
+    fn of(runs: &[&RunResult]) -> Vec<WantedCheck> {
+        let Some(first) = runs.first() else {
+            return Vec::new();
+        };
+        first
+            .judgement
+            .checks
+            .iter()
+            .filter(|c| c.want.is_some())
+            .map(|c| {
+                let each: Vec<Option<bool>> = runs
+                    .iter()
+                    .map(|r| {
+                        r.judgement
+                            .checks
+                            .iter()
+                            .find(|o| o.name == c.name)
+                            .and_then(|o| o.meets_want)
+                    })
+                    .collect();
+                WantedCheck {
+                    name: c.name.clone(),
+                    meets_want: each[0].filter(|_| each.iter().all(|e| *e == each[0])),
+                }
+            })
+            .collect()
+    }
 }
 
 impl MatrixCell {
@@ -156,6 +199,7 @@ impl Matrix {
                 latency_ms: stats.latency_ms,
                 want: first.run.want,
                 seen: stats.seen,
+                wanted_checks: WantedCheck::of(&runs),
             });
         }
         Matrix {
@@ -331,6 +375,9 @@ fn is_good(c: &MatrixCell) -> Option<bool> {
 /// between two verdicts neither of which is wanted, a regression. Without one, or when only
 /// the checks changed: matching the scenario's `expect` (or waking) is the good side.
 fn judge_change(before: &MatrixCell, after: &MatrixCell) -> (ChangeKind, String) {
+    if let Some(judged) = checks_toward_want(before, after) {
+        return judged;
+    }
     let want = after.want.or(before.want);
     if let Some(w) = want
         && before.outcome != after.outcome
@@ -374,6 +421,53 @@ fn judge_change(before: &MatrixCell, after: &MatrixCell) -> (ChangeKind, String)
             "it changed with nothing to say it is better (the scenario states no `want`)"
                 .to_string(),
         ),
+    }
+}
+
+/// A check with a `want` that moved: away from it is a regression, toward it an improvement
+/// (unless another moved away); `None` when none moved, or the verdict moved too (then the
+/// verdict's `want` or expectation decides).
+fn checks_toward_want(before: &MatrixCell, after: &MatrixCell) -> Option<(ChangeKind, String)> {
+    if before.outcome != after.outcome {
+        return None;
+    }
+    let moved = |from: bool, to: bool| -> Vec<&str> {
+        after
+            .wanted_checks
+            .iter()
+            .filter(|a| {
+                before.wanted_checks.iter().any(|b| {
+                    b.name == a.name && b.meets_want == Some(from) && a.meets_want == Some(to)
+                })
+            })
+            .map(|a| a.name.as_str())
+            .collect()
+    };
+    let names = |n: Vec<&str>| {
+        n.iter()
+            .map(|n| format!("“{n}”"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (away, toward) = (moved(true, false), moved(false, true));
+    if !away.is_empty() {
+        Some((
+            ChangeKind::Regression,
+            format!(
+                "check {} moved away from what the CLI should do (its `want`)",
+                names(away)
+            ),
+        ))
+    } else if !toward.is_empty() {
+        Some((
+            ChangeKind::Improvement,
+            format!(
+                "check {} now observes what the CLI should do (its `want`)",
+                names(toward)
+            ),
+        ))
+    } else {
+        None
     }
 }
 
@@ -568,7 +662,41 @@ mod tests {
             latency_ms: None,
             want: None,
             seen: vec![outcome],
+            wanted_checks: vec![],
         }
+    }
+
+    /// `cell`, with one check that states a `want` and met it or not.
+    fn with_wanted_check(mut c: MatrixCell, meets_want: bool) -> MatrixCell {
+        c.wanted_checks = vec![WantedCheck {
+            name: "idle".into(),
+            meets_want: Some(meets_want),
+        }];
+        c
+    }
+
+    /// A check that moves toward its `want` is an improvement, though it leaves the scenario's
+    /// `expect` (what the CLI did): the fixed CLI must never read as a regression. Away from
+    /// it is a regression, though it now matches `expect`.
+    #[test]
+    fn a_check_moving_toward_its_want_is_an_improvement_and_away_a_regression() {
+        use Outcome::*;
+        let today = with_wanted_check(cell("idle", "latest", Unknown, Some(true)), false);
+        let fixed = with_wanted_check(cell("idle", "latest", Unknown, Some(false)), true);
+        let c = Comparison::of(&matrix(vec![fixed.clone()]), &matrix(vec![today.clone()]));
+        assert_eq!(
+            c.lines(),
+            [
+                "improvement idle/print on latest: unknown 1/1 (latest) -> unknown 1/1 (latest): check “idle” now observes what the CLI should do (its `want`)"
+            ]
+        );
+        let c = Comparison::of(&matrix(vec![today]), &matrix(vec![fixed]));
+        assert_eq!(
+            c.lines(),
+            [
+                "REGRESSION idle/print on latest: unknown 1/1 (latest) -> unknown 1/1 (latest): check “idle” moved away from what the CLI should do (its `want`)"
+            ]
+        );
     }
 
     fn matrix(cells: Vec<MatrixCell>) -> Matrix {

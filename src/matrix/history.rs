@@ -53,6 +53,9 @@ pub struct CheckObservation {
     /// Whether it met the scenario's expectation; `None` when the scenario states none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
+    /// Whether it is what the check should observe (its `want`); `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meets_want: Option<bool>,
 }
 
 /// What one run showed, in the tracked terms: the verdict, and the tracked checks.
@@ -147,6 +150,44 @@ impl Agreed {
             Agreed::Flaky | Agreed::Race { .. } => None,
         }
     }
+
+    fn checks(&self) -> &[CheckObservation] {
+        match self {
+            Agreed::Stable { observation } => &observation.checks,
+            Agreed::Race { checks, .. } => checks,
+            Agreed::Flaky => &[],
+        }
+    }
+
+    /// The verdict is what the scenario expects (any verdict of a declared race is).
+    fn verdict_expected(&self, expect: Option<&Expected>) -> bool {
+        match (self, expect) {
+            (Agreed::Race { .. }, _) => true,
+            (Agreed::Flaky, _) => false,
+            (Agreed::Stable { observation }, Some(e)) => e.allows(observation.verdict),
+            (Agreed::Stable { observation }, None) => observation.verdict == Outcome::Woke,
+        }
+    }
+}
+
+/// How the tracked checks with a `want` moved between two sides: away from it (any check
+/// that met it no longer does), toward it (one that did not now does), or neither.
+fn toward_want(before: &Agreed, after: &Agreed) -> Option<ChangeKind> {
+    let moves: Vec<(bool, bool)> = after
+        .checks()
+        .iter()
+        .filter_map(|a| {
+            let b = before.checks().iter().find(|b| b.name == a.name)?;
+            Some((b.meets_want?, a.meets_want?))
+        })
+        .collect();
+    if moves.iter().any(|(b, a)| *b && !*a) {
+        Some(ChangeKind::Regression)
+    } else if moves.iter().any(|(b, a)| !*b && *a) {
+        Some(ChangeKind::Improvement)
+    } else {
+        None
+    }
 }
 
 /// One cell's runs on one version.
@@ -231,7 +272,16 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
+    /// A check moving toward or away from its `want` decides (what the CLI should do outranks
+    /// what it did), unless the verdict left what was expected at the same time; otherwise
+    /// leaving what the scenario expects is the regression.
     fn of(before: &Agreed, after: &Agreed, expect: Option<&Expected>) -> ChangeKind {
+        let verdict_worse = before.verdict_expected(expect) && !after.verdict_expected(expect);
+        match toward_want(before, after) {
+            Some(ChangeKind::Regression) => return ChangeKind::Regression,
+            Some(ChangeKind::Improvement) if !verdict_worse => return ChangeKind::Improvement,
+            _ => {}
+        }
         match (before.is_good(expect), after.is_good(expect)) {
             (true, false) => ChangeKind::Regression,
             (false, true) => ChangeKind::Improvement,
@@ -476,6 +526,58 @@ mod tests {
             reports: vec![],
             run_id: "r".into(),
         }
+    }
+
+    /// One run's observation: `verdict`, with a check `idle` that states a `want` and an
+    /// `expect`, meeting the one or the other.
+    fn with_idle_check(verdict: Outcome, meets_want: bool) -> Agreed {
+        Agreed::Stable {
+            observation: Observation {
+                verdict,
+                checks: vec![CheckObservation {
+                    name: "idle".into(),
+                    observed: if meets_want {
+                        "distinguishable"
+                    } else {
+                        "indistinguishable"
+                    }
+                    .into(),
+                    passed: Some(!meets_want),
+                    meets_want: Some(meets_want),
+                }],
+            },
+        }
+    }
+
+    /// A check moving toward its `want` is an improvement though it leaves `expect` (the fixed
+    /// CLI), away from it a regression though it now meets `expect`; and a verdict that leaves
+    /// what was expected at the same time still makes the change a regression.
+    #[test]
+    fn a_check_moving_toward_its_want_is_an_improvement_unless_the_verdict_got_worse() {
+        use Outcome::*;
+        let expect = Expected::One(Unknown);
+        let of = |b, a| ChangeKind::of(&b, &a, Some(&expect));
+        assert_eq!(
+            of(
+                with_idle_check(Unknown, false),
+                with_idle_check(Unknown, true)
+            ),
+            ChangeKind::Improvement
+        );
+        assert_eq!(
+            of(
+                with_idle_check(Unknown, true),
+                with_idle_check(Unknown, false)
+            ),
+            ChangeKind::Regression
+        );
+        assert_eq!(
+            of(
+                with_idle_check(Unknown, false),
+                with_idle_check(NeverFired, true)
+            ),
+            ChangeKind::Regression
+        );
     }
 
     #[test]

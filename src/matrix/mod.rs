@@ -383,9 +383,10 @@ async fn run_cell(
     .await
     .map_err(|e| e.to_string())?;
     let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
-    // Checks read the payloads as `hooks.jsonl` keeps them, so a saved run judges the same.
-    let payloads = report::hook_payloads(&output.raw.hooks, &redactor);
-    let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &payloads);
+    // Checks read the payloads and lines as the folder keeps them, so a saved run judges the
+    // same.
+    let raw = report::raw_sources(&output.raw, &redactor);
+    let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &raw);
     let result = RunResult::new(&output.info, judgement);
     let dir = opts.run_dir.join(folder);
     report::write_run(

@@ -9,6 +9,7 @@ use std::fmt::Write;
 
 use super::gfm::{self, cell, fence, tag};
 use super::mermaid;
+use crate::checks::CheckResult;
 use crate::classify::result::RunResult;
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::describe::{describe, is_notable};
@@ -89,43 +90,110 @@ pub fn title(d: &Draft, v: &Verdict) -> String {
 /// Whether a run has something to file upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Filing {
-    /// The real CLI's verdict is not the behaviour the scenario wants: a draft is offered.
+    /// The real CLI does not do what the scenario wants (its verdict, or a check with a
+    /// `want`): a draft is offered.
     Bug,
     /// Nothing to file, and why: the report is kept, but no title and no `gh` line.
     Nothing(String),
 }
 
-/// Only the real CLI's runs are filed, and only when the verdict shows the bug: the scenario
-/// says what the CLI should do (`want`) and this run, decided, did something else.
-pub fn filing(r: &RunResult) -> Filing {
-    let outcome = r.judgement.outcome;
-    match (&r.run.backend, r.run.want) {
-        (crate::backend::BackendKind::Sim { .. }, _) => Filing::Nothing(
-            "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
-        ),
-        (_, None) => Filing::Nothing(
-            "the scenario states no `want` (the behaviour the CLI should have), so no run of it is a bug report".into(),
-        ),
-        (_, Some(w)) if w == outcome => {
-            Filing::Nothing(format!("the CLI does what it should (`{w}`)"))
+/// What a run shows the CLI doing other than what the scenario wants of it: the verdict
+/// (decided, and not the `want`), the checks whose observation is not their `want`, or both.
+/// The draft speaks of these, whichever backend ran.
+struct Bugs<'a> {
+    verdict: bool,
+    checks: Vec<&'a CheckResult>,
+}
+
+impl Bugs<'_> {
+    fn of(r: &RunResult) -> Bugs<'_> {
+        let outcome = r.judgement.outcome;
+        Bugs {
+            verdict: r
+                .run
+                .want
+                .is_some_and(|w| w != outcome && outcome != Outcome::Unknown),
+            checks: r.judgement.unmet_wants(),
         }
-        (_, Some(_)) if outcome == Outcome::Unknown => {
-            Filing::Nothing("the verdict is undecided (`unknown`)".into())
-        }
-        _ => Filing::Bug,
+    }
+
+    fn any(&self) -> bool {
+        self.verdict || !self.checks.is_empty()
     }
 }
 
-/// The title of a run's draft (`title.txt`), from its primary verdict.
-pub fn draft_title(d: &Draft) -> String {
-    d.result
+/// Only the real CLI's runs are filed, and only when they show a bug: the scenario says what
+/// the CLI should do (`want`, of the verdict or of a check) and this run, decided, did
+/// something else.
+pub fn filing(r: &RunResult) -> Filing {
+    if let crate::backend::BackendKind::Sim { .. } = r.run.backend {
+        return Filing::Nothing(
+            "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
+        );
+    }
+    if Bugs::of(r).any() {
+        return Filing::Bug;
+    }
+    let wanted_checks: Vec<&CheckResult> = r
         .judgement
-        .primary()
-        .map(|v| title(d, v))
-        .unwrap_or_else(|| d.plan.title.clone())
+        .checks
+        .iter()
+        .filter(|c| c.want.is_some())
+        .collect();
+    if r.run.want.is_none() && wanted_checks.is_empty() {
+        return Filing::Nothing(
+            "the scenario states no `want` (the behaviour the CLI should have), so no run of it is a bug report".into(),
+        );
+    }
+    let mut why = Vec::new();
+    match r.run.want {
+        Some(_) if r.judgement.outcome == Outcome::Unknown => {
+            why.push("the verdict is undecided (`unknown`)".to_string())
+        }
+        Some(w) => why.push(format!("the CLI does what it should (`{w}`)")),
+        None => {}
+    }
+    for c in wanted_checks {
+        why.push(match c.meets_want {
+            Some(_) => format!(
+                "check “{}” observes what it should (`{}`)",
+                c.name, c.observed
+            ),
+            None => format!("check “{}” is undecided (vacuous, or left open)", c.name),
+        });
+    }
+    Filing::Nothing(join_and(&why))
 }
 
-fn expected(v: &Verdict) -> String {
+/// The title of a run's draft (`title.txt`): its primary verdict when that is the bug (or
+/// nothing else is), else the check that fails its `want`.
+pub fn draft_title(d: &Draft) -> String {
+    let bugs = Bugs::of(d.result);
+    let primary = d.result.judgement.primary();
+    match (primary, bugs.checks.first()) {
+        (Some(v), None) => title(d, v),
+        (Some(v), Some(c)) if bugs.verdict => {
+            format!("{}, and {}", title(d, v), check_headline(c)).replace(['\r', '\n'], " ")
+        }
+        (_, Some(c)) => {
+            format!("{}: {}", d.plan.title, check_headline(c)).replace(['\r', '\n'], " ")
+        }
+        (None, None) => d.plan.title.clone(),
+    }
+}
+
+/// What a check that fails its `want` shows, in a clause: `` check “idle” observes
+/// `indistinguishable` where the CLI should give `distinguishable` ``.
+fn check_headline(c: &CheckResult) -> String {
+    format!(
+        "check “{}” observes `{}` where the CLI should give `{}`",
+        c.name,
+        c.observed,
+        c.want.as_deref().unwrap_or_default()
+    )
+}
+
+fn expected_text(v: &Verdict) -> String {
     let (w, k) = (&v.waiter, &v.work);
     format!(
         "When `{k}` ends, `{w}` receives its completion notification in a model request soon after, with no further input: `{w}` is held (or re-invoked) until its background work reports, or the CLI refuses to finalize `{w}` while `{k}` is still running. A failure or hang of `{k}` is reported to `{w}` too."
@@ -279,13 +347,13 @@ fn compose(d: &Draft, detail: Detail) -> String {
         .primary()
         .cloned()
         .expect("a judgement always has a verdict");
+    let bugs = Bugs::of(d.result);
     let mut s = String::new();
-    let _ = writeln!(s, "# {}\n", title(d, &primary));
+    let _ = writeln!(s, "# {}\n", draft_title(d));
     let _ = writeln!(s, "**Version:** {}\n", version(d));
-    summary(&mut s, d, &primary);
+    summary(&mut s, d, &primary, &bugs);
     repro(&mut s, d, detail);
-    let _ = writeln!(s, "## Expected\n\n{}\n", expected(&primary));
-    let _ = writeln!(s, "## Actual\n\n{}\n", primary.explanation);
+    expected_and_actual(&mut s, &primary, &bugs);
     sub_facts(&mut s, d);
     verdict(&mut s, d);
     checks(&mut s, d);
@@ -403,9 +471,22 @@ fn join_and(items: &[String]) -> String {
 
 /// The verdict in one sentence, how it stands against the scenario's `expect` and `want`,
 /// the agreement of repeated runs, and how the run was cut short.
-fn summary(s: &mut String, d: &Draft, primary: &Verdict) {
+fn summary(s: &mut String, d: &Draft, primary: &Verdict, bugs: &Bugs) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Summary\n");
+    for c in &bugs.checks {
+        let _ = writeln!(
+            s,
+            "**The CLI does not do what it should:** {} (it gives `{}` today{}).\n",
+            check_headline(c),
+            c.observed,
+            match (c.expected.as_deref(), c.passed) {
+                (Some(e), Some(true)) => format!(", as the scenario expects (`{e}`)"),
+                (Some(e), _) => format!(", where the scenario expects `{e}`"),
+                (None, _) => String::new(),
+            }
+        );
+    }
     let _ = writeln!(
         s,
         "The verdict is **{}** ({}): {}.{}\n",
@@ -535,6 +616,36 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
     }
 }
 
+/// Expected and Actual: of the verdict unless only checks show the bug, then of each check
+/// that fails its `want` (with its witness); of both when both do.
+fn expected_and_actual(s: &mut String, primary: &Verdict, bugs: &Bugs) {
+    let of_verdict = bugs.verdict || bugs.checks.is_empty();
+    let mut expected = Vec::new();
+    let mut actual = Vec::new();
+    if of_verdict {
+        expected.push(expected_text(primary));
+        actual.push(primary.explanation.clone());
+    }
+    for c in &bugs.checks {
+        expected.push(format!(
+            "Check “{}” ({}) observes `{}`.",
+            c.name,
+            c.kind,
+            c.want.as_deref().unwrap_or_default()
+        ));
+        let mut text = format!(
+            "Check “{}” observes `{}`: {}",
+            c.name, c.observed, c.explanation
+        );
+        for w in &c.witness {
+            text.push_str(&format!("\n- {}", super::witness_line(w)));
+        }
+        actual.push(text);
+    }
+    let _ = writeln!(s, "## Expected\n\n{}\n", expected.join("\n\n"));
+    let _ = writeln!(s, "## Actual\n\n{}\n", actual.join("\n\n"));
+}
+
 fn sub_facts(s: &mut String, d: &Draft) {
     let j = &d.result.judgement;
     let _ = writeln!(s, "## Confirmed sub-facts\n");
@@ -579,9 +690,13 @@ fn checks(s: &mut String, d: &Draft) {
     if j.checks.is_empty() {
         return;
     }
+    // The `want` column only where a check states what the CLI should observe.
+    let wants = j.checks.iter().any(|c| c.want.is_some());
     let _ = writeln!(
         s,
-        "### Checks\n\n| check | observed | expected | result |\n|---|---|---|---|"
+        "### Checks\n\n| check | observed | expected |{} result |\n|---|---|---|{}---|",
+        if wants { " want |" } else { "" },
+        if wants { "---|" } else { "" }
     );
     for c in &j.checks {
         let result = match (c.passed, &c.expected) {
@@ -591,9 +706,15 @@ fn checks(s: &mut String, d: &Draft) {
             (None, Some(_)) => "open (the run was cut short)",
             (None, None) => "recorded",
         };
+        let want = match (&c.want, c.meets_want) {
+            _ if !wants => String::new(),
+            (None, _) => " - |".into(),
+            (Some(w), Some(false)) => format!(" {} (**not met**) |", cell(w)),
+            (Some(w), _) => format!(" {} |", cell(w)),
+        };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {result} |",
+            "| `{}` | {} | {} |{want} {result} |",
             cell(&c.name),
             cell(&c.observed),
             cell(c.expected.as_deref().unwrap_or("-"))

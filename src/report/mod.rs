@@ -126,16 +126,20 @@ pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), 
     store::end_run(dir, redactor, &run.result.run)
 }
 
-/// Hook payloads as `hooks.jsonl` keeps them (redacted; text that is not JSON as a string), in
-/// the order hook events index them.
-pub fn hook_payloads(hooks: &[(f64, String)], redactor: &Redactor) -> Vec<serde_json::Value> {
-    hooks
-        .iter()
-        .map(|(_, payload)| {
-            let text = redactor.text(payload.trim());
-            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
-        })
-        .collect()
+/// Hook payloads and stream lines as `hooks.jsonl` and `stream.jsonl` keep them (redacted; text
+/// that is not JSON as a string), hooks in the order hook events index them.
+pub fn raw_sources(
+    raw: &crate::evidence::run::RawEvidence,
+    redactor: &Redactor,
+) -> crate::checks::RawSources {
+    let value = |text: &str| {
+        let text = redactor.text(text.trim());
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+    };
+    crate::checks::RawSources {
+        payloads: raw.hooks.iter().map(|(_, p)| value(p)).collect(),
+        lines: raw.stream.iter().map(|(t, l)| (*t, value(l))).collect(),
+    }
 }
 
 /// `check `NAME` (query:count): observed 2, expected >= 1: pass`, the same in every exporter.

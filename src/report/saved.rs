@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::redact::Redactor;
+use crate::checks::RawSources;
 use crate::classify;
 use crate::classify::result::RunResult;
 use crate::evidence::Timeline;
@@ -33,8 +34,9 @@ pub struct SavedRun {
     pub timeline: Timeline,
     pub plan: Plan,
     pub scenario_source: Option<String>,
-    /// The hook payloads of `hooks.jsonl`, in order (empty when it is missing).
-    pub payloads: Vec<serde_json::Value>,
+    /// The hook payloads of `hooks.jsonl` and the lines of `stream.jsonl`, in order (empty
+    /// where missing).
+    pub raw: RawSources,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SavedError> {
@@ -60,19 +62,14 @@ impl SavedRun {
             timeline: read_json(&dir.join("timeline.json"))?,
             plan: read_json(&dir.join("plan.json"))?,
             scenario_source: std::fs::read_to_string(dir.join("scenario.toml")).ok(),
-            payloads: read_payloads(&dir.join("hooks.jsonl")),
+            raw: read_raw_sources(dir),
         })
     }
 
-    /// The CLI's stdout lines of `stream.jsonl`, each as it was printed, in order (a line that
-    /// is not JSON is left out).
+    /// The CLI's stdout lines of `stream.jsonl`, each as it was printed, in order (a line
+    /// printed as text is a string).
     pub fn stream_lines(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.dir.join("stream.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|row| row.get("line").cloned().unwrap_or(row))
-            .collect()
+        self.raw.lines.iter().map(|(_, l)| l.clone()).collect()
     }
 
     /// The body of model request `seq` (`requests/NNNN.json`), where it was kept.
@@ -83,7 +80,7 @@ impl SavedRun {
 
     /// Judges the saved timeline with the saved plan's watch list and checks.
     pub fn judge(&self) -> RunResult {
-        let judgement = classify::judge_run(&self.info, &self.timeline, &self.plan, &self.payloads);
+        let judgement = classify::judge_run(&self.info, &self.timeline, &self.plan, &self.raw);
         RunResult::new(&self.info, judgement)
     }
 
@@ -106,6 +103,25 @@ impl SavedRun {
         )?;
         Ok(())
     }
+}
+
+/// The hook payloads and stream lines of a run folder, as checks read them.
+pub fn read_raw_sources(dir: &Path) -> RawSources {
+    RawSources {
+        payloads: read_payloads(&dir.join("hooks.jsonl")),
+        lines: read_stream_lines(&dir.join("stream.jsonl")),
+    }
+}
+
+/// The stamped lines of a saved `stream.jsonl` (`{"t_ms":..,"line":..}`), in order; a line
+/// the CLI printed as text is kept as a string.
+fn read_stream_lines(path: &Path) -> Vec<(f64, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|row| Some((row.get("t_ms")?.as_f64()?, row.get("line")?.clone())))
+        .collect()
 }
 
 /// The payloads of a saved `hooks.jsonl` (`{"t_ms":..,"payload":..}` lines), in order; a line

@@ -41,20 +41,26 @@ pub(super) fn resolve_check(
         (None, []) => {
             return Err(at.error(
                 check.span(),
-                "a check needs a preset (`kind = \"...\"`) or a relation: count, exists, absent, before, within, pairs, while, value or followed".into(),
+                "a check needs a preset (`kind = \"...\"`) or a relation: count, exists, absent, before, within, pairs, while, value, followed or gap".into(),
             ));
         }
     };
-    let expect = match &c.expect {
-        None => None,
-        Some(e) => expectation(at, e, query.as_ref(), src)?,
+    let expectation_of = |key: &'static str, value: &Option<Spanned<toml::Value>>| {
+        value
+            .as_ref()
+            .map(|e| expectation(at, key, e, query.as_ref(), src))
+            .transpose()
+            .map(Option::flatten)
     };
+    let expect = expectation_of("expect", &c.expect)?;
+    let want = expectation_of("want", &c.want)?;
     Ok(Check {
         name: c.name.clone(),
         kind,
         agent,
         query,
         expect,
+        want,
         allow_empty: c.allow_empty,
     })
 }
@@ -86,6 +92,7 @@ fn relations(c: &RawCheck) -> Vec<(&'static str, std::ops::Range<usize>)> {
         ("while", c.while_.as_ref().map(|x| x.span())),
         ("value", c.value.as_ref().map(|x| x.span())),
         ("followed", c.followed.as_ref().map(|x| x.span())),
+        ("gap", c.gap.as_ref().map(|x| x.span())),
     ]
     .into_iter()
     .filter_map(|(n, s)| s.map(|s| (n, s)))
@@ -144,6 +151,12 @@ fn query(at: &Locator, c: &RawCheck, names: &Names) -> Result<Query, Located> {
             count: sel(&w.count)?,
             from: sel(&w.from)?,
             until: opt(&w.until)?,
+        }
+    } else if let Some(g) = &c.gap {
+        let g = g.get_ref();
+        Query::Gap {
+            from: sel(&g.from)?,
+            to: sel(&g.to)?,
         }
     } else if let Some(v) = &c.value {
         let v = v.get_ref();
@@ -227,7 +240,7 @@ fn selector(
             .predicates
             .iter()
             .flatten()
-            .map(|p| predicate(at, p))
+            .map(|p| predicate(at, p, names))
             .collect::<Result<_, _>>()?,
     };
     super::reach::check(at, raw, &resolved, names)?;
@@ -249,6 +262,29 @@ fn agent_name(at: &Locator, a: &Spanned<String>, names: &Names) -> Result<String
     }
 }
 
+/// Every `{{@...}}` in a `where` value is `{{@task-id:NAME}}`, NAME a work of this variant.
+fn task_id_placeholders(
+    at: &Locator,
+    text: &str,
+    span: std::ops::Range<usize>,
+    names: &Names,
+) -> Result<(), ScenarioError> {
+    for inner in placeholders(text) {
+        let name = inner.strip_prefix(TASK_ID);
+        if name.is_some_and(|n| names.is_work(n)) {
+            continue;
+        }
+        return Err(at.error(
+            span,
+            format!(
+                "`{{{{@{inner}}}}}`: a `where` value names a task as `{{{{@task-id:NAME}}}}`, NAME a spawned agent or tracked command (this variant has: {})",
+                names.works()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn work_name(at: &Locator, w: &Spanned<String>, names: &Names) -> Result<String, ScenarioError> {
     if names.is_work(w.get_ref()) {
         Ok(w.get_ref().clone())
@@ -264,8 +300,20 @@ fn work_name(at: &Locator, w: &Spanned<String>, names: &Names) -> Result<String,
     }
 }
 
-fn predicate(at: &Locator, raw: &Spanned<RawPredicate>) -> Result<Predicate, ScenarioError> {
+fn predicate(
+    at: &Locator,
+    raw: &Spanned<RawPredicate>,
+    names: &Names,
+) -> Result<Predicate, ScenarioError> {
     let p = raw.get_ref();
+    for text in [&p.contains, &p.matches].into_iter().flatten() {
+        task_id_placeholders(at, text.get_ref(), text.span(), names)?;
+    }
+    if let Some(v) = &p.equals
+        && let toml::Value::String(text) = v.get_ref()
+    {
+        task_id_placeholders(at, text, v.span(), names)?;
+    }
     let path = FieldPath::parse(p.path.get_ref()).map_err(|m| at.error(p.path.span(), m))?;
     let number = |n: &Spanned<NumExpr>| -> Result<f64, ScenarioError> {
         match n.get_ref() {
@@ -355,10 +403,12 @@ fn capture(at: &Locator, c: &Spanned<String>) -> Result<String, ScenarioError> {
     Ok(c.get_ref().clone())
 }
 
-/// This variant's expectation (a string, or a table of strings by variant), each value checked
-/// against what the query observes, and each variant named checked to exist.
+/// This variant's expectation (`key` is `expect` or `want`: a string, or a table of strings by
+/// variant), each value checked against what the query observes, and each variant named
+/// checked to exist.
 fn expectation(
     at: &Locator,
+    key: &str,
     expect: &Spanned<toml::Value>,
     query: Option<&Query>,
     src: &VariantSource,
@@ -366,7 +416,7 @@ fn expectation(
     let wrong = || {
         at.error(
             expect.span(),
-            "`expect` is a string, or a table of strings by variant such as `{ print = \"0\", session = \"1\" }`".into(),
+            format!("`{key}` is a string, or a table of strings by variant such as `{{ print = \"0\", session = \"1\" }}`"),
         )
     };
     let values: Vec<(Option<&String>, &String)> = match expect.get_ref() {
@@ -387,7 +437,7 @@ fn expectation(
             return Err(at.error(
                 expect.span(),
                 format!(
-                    "`expect` names no variant: `{v}` (variants: {})",
+                    "`{key}` names no variant: `{v}` (variants: {})",
                     src.variants.join(", ")
                 ),
             ));

@@ -32,6 +32,18 @@ pub const TASK_STATUSES: &[&str] = &[
 /// Who stopped work, as `stop.by` reads (see `checks::stops::StopSource`).
 pub const STOP_BY: &[&str] = &["model", "stop-task", "interrupt", "session-end", "ceiling"];
 
+/// The kinds read from a stream-json line (of the CLI, or of an SDK host): their selectors
+/// reach the line itself under `line.`.
+pub const STREAM_KINDS: &[&str] = &[
+    "stream_line",
+    "turn_result",
+    "task_started",
+    "task_updated",
+    "task_notified",
+    "control_response",
+    "permission_asked",
+];
+
 /// The kinds an event of which can be a stop (`kind = "stop"`).
 pub const STOP_KINDS: &[&str] = &[
     "tool_call",
@@ -146,6 +158,13 @@ fn add_view_fields(kind: &str, fields: &mut Fields) {
                 ..Values::default()
             },
         );
+    }
+    if STREAM_KINDS.contains(&kind) {
+        let any = Values {
+            free: true,
+            ..Values::default()
+        };
+        fields.insert("line".into(), any);
     }
     if STOP_KINDS.contains(&kind) {
         fields.insert("stop".into(), Values::default());

@@ -276,6 +276,10 @@ pub struct Check {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<super::query::Query>,
     pub expect: Option<String>,
+    /// What the check should observe (`want`): a failed `want` is a bug to file, and a move
+    /// toward it across versions an improvement, while `expect` stays what the CLI does today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub want: Option<String>,
     /// The query's selectors may match nothing (`allow_empty`): an empty match is then an
     /// observation, not a vacuous check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

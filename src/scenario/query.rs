@@ -249,6 +249,9 @@ pub enum Query {
         by: Selector,
         unless: Option<Selector>,
     },
+    /// Seconds from the first `from` to the first `to` after it: a number; `not-observed`
+    /// when either never happens.
+    Gap { from: Selector, to: Selector },
 }
 
 impl Query {
@@ -263,6 +266,7 @@ impl Query {
             Query::While { .. } => "while",
             Query::Value { .. } => "value",
             Query::Followed { .. } => "followed",
+            Query::Gap { .. } => "gap",
         }
     }
 
@@ -281,6 +285,7 @@ impl Query {
                 all
             }
             Query::Value { at, .. } => vec![("at", at)],
+            Query::Gap { from, to } => vec![("from", from), ("to", to)],
             Query::Followed { each, by, unless } => {
                 let mut all = vec![("each", each), ("by", by)];
                 all.extend(unless.as_ref().map(|u| ("unless", u)));
@@ -289,11 +294,55 @@ impl Query {
         }
     }
 
+    /// Every selector of the relation, to change in place (the order of [`Query::selectors`]).
+    pub fn selectors_mut(&mut self) -> Vec<&mut Selector> {
+        match self {
+            Query::Count { of } | Query::Exists { of } | Query::Absent { of } => vec![of],
+            Query::Before { first, then } => vec![first, then],
+            Query::Within { after, then, .. } => vec![after, then],
+            Query::Pairs { each, with, .. } => vec![each, with],
+            Query::While { count, from, until } => {
+                let mut all = vec![count, from];
+                all.extend(until.as_mut());
+                all
+            }
+            Query::Value { at, .. } => vec![at],
+            Query::Followed { each, by, unless } => {
+                let mut all = vec![each, by];
+                all.extend(unless.as_mut());
+                all
+            }
+            Query::Gap { from, to } => vec![from, to],
+        }
+    }
+
+    /// The query with every `{{@task-id:NAME}}` of its `where` values filled from `id_of`
+    /// (a regex gets the id escaped); `Err(NAME)` for the first work with no id.
+    pub fn with_task_ids(&self, id_of: &dyn Fn(&str) -> Option<String>) -> Result<Query, String> {
+        let mut q = self.clone();
+        for s in q.selectors_mut() {
+            for p in &mut s.predicates {
+                match &mut p.test {
+                    FieldTest::Equals(serde_json::Value::String(t)) | FieldTest::Contains(t) => {
+                        *t = fill_task_ids(t, &|name: &str| id_of(name))?;
+                    }
+                    FieldTest::Matches(t) => {
+                        *t = fill_task_ids(t, &|name: &str| {
+                            id_of(name).map(|id| regex::escape(&id))
+                        })?;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(q)
+    }
+
     /// Whether the relation observes a number (so `expect` may be a comparison).
     pub fn is_numeric(&self) -> bool {
         matches!(
             self,
-            Query::Count { .. } | Query::While { .. } | Query::Followed { .. }
+            Query::Count { .. } | Query::While { .. } | Query::Followed { .. } | Query::Gap { .. }
         )
     }
 
@@ -308,6 +357,45 @@ impl Query {
                 | Query::Pairs { .. }
         )
     }
+}
+
+/// The prefix of a `where` placeholder naming a work's task id: `{{@task-id:job}}`.
+pub const TASK_ID: &str = "task-id:";
+
+/// The inner text of every `{{@...}}` placeholder in `text` (`task-id:job`), in order.
+pub fn placeholders(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{@") {
+        let after = &rest[open + 3..];
+        let Some(close) = after.find("}}") else {
+            break;
+        };
+        found.push(after[..close].trim());
+        rest = &after[close + 2..];
+    }
+    found
+}
+
+/// `text` with each `{{@task-id:NAME}}` replaced by `id_of(NAME)`; `Err(NAME)` where that is
+/// `None`. Other text, and other placeholders, stay as they are.
+pub fn fill_task_ids(text: &str, id_of: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("{{@") {
+        let after = &rest[open + 3..];
+        let Some(close) = after.find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        match after[..close].trim().strip_prefix(TASK_ID) {
+            Some(name) => out.push_str(&id_of(name).ok_or_else(|| name.to_string())?),
+            None => out.push_str(&rest[open..open + 3 + close + 2]),
+        }
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// An expectation on a number: `>= 2`, `== 0`, `< 3`.

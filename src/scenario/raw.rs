@@ -237,6 +237,9 @@ pub struct RawCheck {
     pub agent: Option<Spanned<String>>,
     /// A string, or a table of strings by variant (see `scenario::checks`).
     pub expect: Option<Spanned<toml::Value>>,
+    /// What the check should observe (beside `expect`, what the pinned CLI gives today); the
+    /// same forms as `expect`.
+    pub want: Option<Spanned<toml::Value>>,
     /// The selectors may match nothing without the check being vacuous.
     #[serde(default)]
     pub allow_empty: bool,
@@ -250,6 +253,7 @@ pub struct RawCheck {
     pub while_: Option<Spanned<RawWhile>>,
     pub value: Option<Spanned<RawValue>>,
     pub followed: Option<Spanned<RawFollowed>>,
+    pub gap: Option<Spanned<RawGap>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -285,6 +289,14 @@ pub struct RawPredicate {
     pub ge: Option<Spanned<NumExpr>>,
     pub lt: Option<Spanned<NumExpr>>,
     pub le: Option<Spanned<NumExpr>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a table { from = { ... }, to = { ... } } of two selectors")]
+pub struct RawGap {
+    pub from: Spanned<RawSelector>,
+    pub to: Spanned<RawSelector>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

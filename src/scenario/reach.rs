@@ -105,12 +105,15 @@ pub(super) fn check(
     Ok(())
 }
 
-/// Whether events of `kind` can have a value at `path` (anything under a hook's `payload`).
+/// Whether events of `kind` can have a value at `path` (anything under a hook's `payload`, or
+/// under the stream-json `line` of an event read from one).
 fn carries(kind: &str, path: &str) -> bool {
     let Some(fields) = fields_of(kind) else {
         return false;
     };
-    (kind == "hook" && (path == "payload" || path.starts_with("payload.")))
+    let under = |root: &str| path == root || path.starts_with(&format!("{root}."));
+    (kind == "hook" && under("payload"))
+        || (super::fields::STREAM_KINDS.contains(&kind) && under("line"))
         || fields.contains_key(path)
 }
 

@@ -441,6 +441,38 @@ fn a_check_may_expect_one_value_per_variant() {
     assert!(bad("3").contains("`expect` is a string, or a table of strings by variant"));
 }
 
+/// A check's `want` takes the forms of its `expect` and is checked the same way, each mistake
+/// located and named as `want`.
+#[test]
+fn a_checks_want_is_checked_like_its_expect() {
+    let with = |want: &str| {
+        Scenario::parse(
+            Path::new("t.toml"),
+            format!(
+                "{GOOD}\n[[checks]]\nname = \"r\"\nexists = {{ type = \"result\" }}\nexpect = \"no\"\nwant = {want}\n"
+            ),
+        )
+    };
+    let s = with("{ print = \"yes\" }").unwrap();
+    let want = |v: &str| s.plan(v, &[]).unwrap().checks[0].want.clone();
+    assert_eq!(
+        (want("print").as_deref(), want("session")),
+        (Some("yes"), None)
+    );
+    let bad = |w: &str| with(w).unwrap_err().to_string();
+    assert!(
+        bad("\"maybe\"").contains("`exists` observes `yes`, `no` or `not-observed`, not `maybe`")
+    );
+    assert!(bad("{ batch = \"yes\" }").contains("`want` names no variant: `batch`"));
+    assert!(bad("3").contains("`want` is a string, or a table of strings by variant"));
+    let line = GOOD.lines().count() + 6;
+    assert!(
+        bad("3").contains(&format!("t.toml:{line}:8:")),
+        "{}",
+        bad("3")
+    );
+}
+
 /// The README's TOML blocks are what a user copies: the scenario example and the check
 /// example of "Writing checks" load as they are written.
 #[test]
@@ -465,6 +497,26 @@ fn the_readme_examples_load() {
     let s = parse(&with_check).unwrap_or_else(|e| panic!("the README's check example: {e}"));
     let plan = s.plan("session", &[]).unwrap();
     assert_eq!(plan.checks[0].expect.as_deref(), Some("1"));
+    // The `want` example is the library's teammate-idle check, as that file loads.
+    let want = block_after("\n**`want`** is what the CLI");
+    let library =
+        Scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/teammate-idle.toml"))
+            .unwrap();
+    let plan = library.plan("pty", &[]).unwrap();
+    let name = "an idle teammate is distinguishable in Stop payloads";
+    let check = plan.checks.iter().find(|c| c.name == name).unwrap();
+    assert_eq!(check.want.as_deref(), Some("distinguishable"));
+    let without_comments = |t: &str| {
+        t.lines()
+            .map(|l| l.split(" #").next().unwrap().trim_end().to_string())
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        without_comments(&library.source).contains(&without_comments(&want)),
+        "the README's `want` example is not the library's check:\n{want}"
+    );
 }
 
 /// A crash needs a session to resume: in a file with print and session variants it hits the

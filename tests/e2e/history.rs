@@ -551,7 +551,8 @@ fn a_value_outside_a_declared_range_is_refused_unless_explored() {
 
 /// A check is tracked as well as the verdict (`--check all` names every check of the chosen
 /// scenarios): the teammate's listing changes at 1.0.2 while the verdict stays `unknown`, and
-/// that change is found, between the right releases, in the check's terms.
+/// that change is found, between the right releases, in the check's terms; it moves toward
+/// the check's `want` (though away from its `expect`), so it is an improvement.
 #[test]
 fn history_tracks_a_check_whose_observation_changes_while_the_verdict_does_not() {
     // No CLI slot: the simulator costs little CPU, and the listing comes from the profiles.
@@ -606,10 +607,11 @@ fn history_tracks_a_check_whose_observation_changes_while_the_verdict_does_not()
         assert_eq!(o["checks"][0]["name"], CHECK);
         assert_eq!(o["checks"][0]["observed"], observed, "{c}");
     }
+    assert_eq!(c["kind"], "improvement", "{c}");
     assert!(
         stdout.contains(&format!(
             "teammate-idle/pty from 1.0.2: `unknown, check \"{CHECK}\": distinguishable` (was \
-             `unknown, check \"{CHECK}\": indistinguishable`) [REGRESSION]"
+             `unknown, check \"{CHECK}\": indistinguishable`) [improvement]"
         )),
         "{stdout}"
     );
