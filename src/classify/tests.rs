@@ -1946,8 +1946,15 @@ fn a_crash_while_the_work_runs_decides_before_the_waiters_finalization() {
         "{}",
         v.explanation
     );
-    let short = [events, vec![end, cli_exit(12500.0, ExitDesc::Code(0))]].concat();
+    let short = [
+        events.clone(),
+        vec![end.clone(), cli_exit(12500.0, ExitDesc::Code(0))],
+    ]
+    .concat();
     assert_eq!(judge(short).verdicts[0].outcome, Outcome::Unknown);
+    // A run that went on exactly the settle window (2 s) after the work's end has waited it.
+    let exactly = [events, vec![end, cli_exit(14000.0, ExitDesc::Code(0))]].concat();
+    assert_eq!(judge(exactly).verdicts[0].outcome, Outcome::NeverFired);
 }
 
 /// A child that failed on its own and whose waiter was told: the latency counts from the
