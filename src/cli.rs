@@ -69,6 +69,8 @@ pub enum Command {
     Run(RunArgs),
     /// List the scenarios with their one-line summary and seed.
     List(ListArgs),
+    /// Check scenario files without running them: what does not load, and keys that are stale.
+    Lint(LintArgs),
     /// Re-render every report of saved runs, without running anything.
     Report(ReportArgs),
     /// Write a browsable, self-contained `index.html` into saved run folders (no server needed).
@@ -285,6 +287,13 @@ pub struct ListArgs {
     pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Scenario files, or folders of them (each `*.toml` but `invariants.toml`).
+    #[arg(required = true, value_name = "FILE")]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

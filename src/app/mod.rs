@@ -17,6 +17,7 @@ mod import;
 mod init;
 mod installs;
 mod invocation;
+mod lint;
 mod list;
 mod matrix;
 mod merge;
@@ -134,6 +135,7 @@ async fn run_subcommand(command: cli::Command) -> AppResult {
     match command {
         Command::Run(args) => run::run(args).await,
         Command::List(args) => list::list(&args),
+        Command::Lint(args) => lint::lint(&args),
         Command::Cache(command) => cache::cache(command),
         Command::Report(args) => report::report(&args),
         Command::View(args) => view::view(&args),

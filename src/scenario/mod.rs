@@ -12,6 +12,7 @@ pub mod fields;
 mod hook;
 mod invariants;
 pub mod library;
+pub mod lint;
 pub mod mode;
 mod names;
 mod outcome;

@@ -193,7 +193,7 @@ fn each_kind_of_query_mistake_is_one_located_line_and_exit_2() {
     let cases = [
         (
             r#"countt = { kind = "hook" }"#,
-            "broken.toml:20:1: unknown field `countt`, expected one of `name`, `kind`, `agent`, `expect`, `allow_empty`, `count`",
+            "broken.toml:20:1: unknown field `countt`, expected one of `name`, `kind`, `agent`, `expect`, `want`, `allow_empty`, `count`",
         ),
         (
             "count = { kind = \"hook\" }\nexists = { kind = \"hook\" }",

@@ -21,6 +21,7 @@ mod import;
 mod install;
 mod invocation_folder;
 mod library;
+mod lint;
 mod matrix;
 mod minimize;
 mod outputs;

@@ -1,0 +1,168 @@
+//! `wakeprobe lint`: what a scenario file says that the tool no longer needs. The static checks
+//! are the loader's own (a file that does not load, or a variant that does not plan, is an
+//! error); on top of them, keys that still load but mean nothing today: a `seed` naming none of
+//! the project's source reports, a script step calling `ToolSearch` (the fake API loads a
+//! deferred tool itself, and on versions that offer the tool directly the step loads nothing),
+//! and an `allowed_tools` that repeats what the CLI gets without it.
+
+use std::collections::BTreeSet;
+
+use regex::Regex;
+
+use super::{Scenario, ScenarioError};
+
+/// The project's source reports a `seed` names (`seeds/000_...` to `seeds/004_...`).
+pub const SEEDS: [&str; 5] = ["000", "001", "002", "003", "004"];
+
+/// What the CLI may run when a scenario gives no `allowed_tools`: these, and every tool the
+/// script calls (see `resolve`).
+const DEFAULT_TOOLS: [&str; 3] = ["Bash", "Agent", "SendMessage"];
+
+/// One stale key, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+/// Every stale key of a loaded scenario, in file order; an error where a variant does not plan
+/// with its default parameters (a mistake the loader leaves to the plan).
+pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
+    let mut found = Vec::new();
+    if let Some(seed) = s.seed.as_deref().filter(|seed| !SEEDS.contains(seed)) {
+        found.push(s.stale_at(
+            r"(?m)^\s*seed\s*=",
+            format!(
+                "`seed = \"{seed}\"` names none of the project's source reports ({}); say what the scenario reproduces in `reproduces`",
+                SEEDS.join(", ")
+            ),
+        ));
+    }
+    let mut tool_search_lines = BTreeSet::new();
+    let mut repeated_default = false;
+    for variant in s.variants() {
+        let plan = s.plan(&variant, &[])?;
+        let calls: Vec<&str> = plan
+            .agents
+            .values()
+            .flatten()
+            .filter_map(|step| step.call.as_ref().map(|c| (step.line, c.tool.as_str())))
+            .inspect(|(line, tool)| {
+                if *tool == "ToolSearch" {
+                    tool_search_lines.insert(*line);
+                }
+            })
+            .map(|(_, tool)| tool)
+            .collect();
+        if let Some(given) = s.given_allowed_tools(&variant) {
+            let default: BTreeSet<&str> = DEFAULT_TOOLS.into_iter().chain(calls).collect();
+            repeated_default |=
+                given.iter().map(String::as_str).collect::<BTreeSet<_>>() == default;
+        }
+    }
+    for line in tool_search_lines {
+        found.push(Stale {
+            line,
+            col: 1,
+            message: "a step calls `ToolSearch`: the fake API loads a deferred tool itself when the script calls it (and on versions that offer the tool directly, this step loads nothing); call the tool".into(),
+        });
+    }
+    if repeated_default {
+        found.push(s.stale_at(
+            r"(?m)^\s*allowed_tools\s*=",
+            "`allowed_tools` repeats what the CLI may run without it (Bash, Agent, SendMessage and every tool the script calls); leave it out, or list only what the CLI may run".into(),
+        ));
+    }
+    found.sort_by_key(|f| (f.line, f.col));
+    Ok(found)
+}
+
+impl Scenario {
+    /// A stale key at the first match of `pattern` in the file (its first line if none).
+    fn stale_at(&self, pattern: &str, message: String) -> Stale {
+        let at = Regex::new(pattern)
+            .ok()
+            .and_then(|re| re.find(&self.source))
+            .map(|m| m.start() + (m.as_str().len() - m.as_str().trim_start().len()))
+            .unwrap_or(0);
+        let (line, col) = self.locator().line_col(at);
+        Stale { line, col, message }
+    }
+
+    /// The `allowed_tools` the file gives for `variant` (its own, else `[driver]`'s).
+    fn given_allowed_tools(&self, variant: &str) -> Option<&Vec<String>> {
+        self.raw
+            .variants
+            .get(variant)
+            .and_then(|v| v.get_ref().allowed_tools.as_ref())
+            .or(self.raw.driver.get_ref().allowed_tools.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const BASE: &str = r#"name = "t"
+title = "t"
+summary = "s"
+
+[driver]
+mode = "print"
+prompt = "go"
+ceiling_seconds = 10
+
+[[agents.main.steps]]
+call = "Monitor"
+input = { command = "true" }
+
+[[agents.main.steps]]
+say = "done"
+"#;
+
+    fn stale_of(text: &str) -> Vec<usize> {
+        let s = Scenario::parse(Path::new("t.toml"), text.to_string()).expect("loads");
+        stale(&s).expect("plans").iter().map(|f| f.line).collect()
+    }
+
+    #[test]
+    fn allowed_tools_is_stale_only_when_it_equals_the_default_with_the_called_tools() {
+        let with = |tools: &str| {
+            BASE.replace(
+                "ceiling_seconds = 10",
+                &format!("ceiling_seconds = 10\nallowed_tools = {tools}"),
+            )
+        };
+        assert_eq!(stale_of(BASE), Vec::<usize>::new());
+        assert_eq!(
+            stale_of(&with(r#"["SendMessage", "Bash", "Monitor", "Agent"]"#)),
+            [9]
+        );
+        // Narrower than the default, or wider: each says something.
+        assert_eq!(
+            stale_of(&with(r#"["Bash", "Monitor"]"#)),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            stale_of(&with(
+                r#"["Bash", "Agent", "SendMessage", "Monitor", "Read"]"#
+            )),
+            Vec::<usize>::new()
+        );
+    }
+
+    #[test]
+    fn a_seed_of_the_project_is_not_stale_and_any_other_is() {
+        let with = |seed: &str| {
+            BASE.replace(
+                "summary = \"s\"",
+                &format!("summary = \"s\"\nseed = \"{seed}\""),
+            )
+        };
+        assert_eq!(stale_of(&with("004")), Vec::<usize>::new());
+        assert_eq!(stale_of(&with("005")), [4]);
+    }
+}
