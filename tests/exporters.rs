@@ -7,6 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use wakeprobe::checks::CheckResult;
 use wakeprobe::classify::result::{RunResult, Summary};
 use wakeprobe::report::saved::SavedRun;
 use wakeprobe::report::{junit, markdown, mermaid, svg, terminal};
@@ -253,6 +254,80 @@ fn junit_errors_for_undecided_and_crashed_runs_and_names_what_failed() {
         .replace('"', "&quot;");
     assert!(
         case.contains(&format!("woke: {}", escaped.split('<').next().unwrap())),
+        "{case}"
+    );
+}
+
+/// A missed check or a broken invariant is a `<failure>` in its own words (its name, what it
+/// observed and expected, its explanation and witness, not the verdict's prose); a declared
+/// break fails nothing; each suite has its `time` and each case the scenario's `file`.
+#[test]
+fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
+    let (_, sr) = load("seed000-session");
+    let mut broke = sr.clone();
+    broke.run.scenario_file = Some("scenarios/subagent-bg-turn-end.toml".into());
+    let invariant = CheckResult {
+        name: "every SubagentStart has exactly one SubagentStop".into(),
+        kind: "query:pairs".into(),
+        agent: None,
+        observed: "no".into(),
+        expected: Some("yes".into()),
+        passed: Some(false),
+        want: None,
+        meets_want: None,
+        witness: vec![],
+        explanation: "worker started and never stopped".into(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+    };
+    broke.judgement.invariants = vec![invariant.clone()];
+    let broke = RunResult::new(&broke.run, broke.judgement);
+    assert_eq!(broke.matches_expect, Some(false));
+    let sum = summary(&[(&broke, "session")]);
+    let xml = junit::render(&sum, &[&broke], &[]);
+    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains(r#"file="scenarios/subagent-bg-turn-end.toml""#),
+        "{case}"
+    );
+    assert!(
+        case.contains(r#"type="invariant""#)
+            && case.contains("invariant `every SubagentStart has exactly one SubagentStop` broke: observed no, expected yes")
+            && case.contains("worker started and never stopped"),
+        "{case}"
+    );
+    let suite = &xml[xml.find("<testsuite ").unwrap()..];
+    let suite = &suite[..suite.find('>').unwrap()];
+    assert!(suite.contains(" time=\""), "{suite}");
+
+    // Declared by the scenario: reported, and the run passes.
+    let mut declared = sr.clone();
+    declared.judgement.invariants = vec![CheckResult {
+        may_break: Some("measured".into()),
+        ..invariant
+    }];
+    let declared = RunResult::new(&declared.run, declared.judgement);
+    assert_eq!(declared.matches_expect, Some(true));
+
+    // A failed check beside it: `check`, in the check's words.
+    let mut checked = broke.clone();
+    checked.judgement.checks = vec![CheckResult {
+        name: "told".into(),
+        observed: "0".into(),
+        expected: Some("1".into()),
+        explanation: "no notification reached main".into(),
+        ..checked.judgement.invariants[0].clone()
+    }];
+    let sum = summary(&[(&checked, "session")]);
+    let xml = junit::render(&sum, &[&checked], &[]);
+    let case = junit_case(&xml, "subagent-bg-turn-end/session");
+    assert!(
+        case.contains(r#"type="check""#)
+            && case
+                .contains("check `told`: observed 0, expected 1; invariant `every SubagentStart")
+            && case.contains("check `told`: no notification reached main"),
         "{case}"
     );
 }
@@ -543,7 +618,6 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
 #[test]
 fn a_draft_speaks_of_the_check_that_fails_its_want() {
     use markdown::Filing;
-    use wakeprobe::checks::CheckResult;
     use wakeprobe::classify::Outcome;
     let (saved, mut result) = load("seed000-session");
     assert_eq!(result.judgement.outcome, Outcome::Woke);
@@ -561,6 +635,7 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         explanation: "No Stop payload lists the teammate as idle.".into(),
         matched: vec![("exists".into(), 0)],
         vacuous: false,
+        may_break: None,
     };
     let mut unmet = result.clone();
     unmet.judgement.checks = vec![check(false)];

@@ -129,6 +129,7 @@ pub fn finish_against(
             path,
             crate::report::junit::render(&summary, &results, out.extra_cases).as_bytes(),
         )?;
+        super::aborted::junit_written();
     }
     if out.table {
         print_table(&summary, ran);
@@ -232,6 +233,7 @@ pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_c
         matrix: matrix.map(|m| m.display().to_string()),
         summary,
         exit_code,
+        error: None,
     });
 }
 

@@ -3,6 +3,7 @@
 //! invocation leaves at its end in [`invocation`]. Errors come back typed with the exit code
 //! they map to.
 
+mod aborted;
 mod baseline;
 mod bisect;
 mod cache;
@@ -127,7 +128,19 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     }
     .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
     crate::report::messages::set_json(json);
-    folder::seal_folder(run_subcommand(command).await)
+    let closes = match &command {
+        Command::Run(a) => Some(("run", a.exec.junit.clone())),
+        Command::Matrix(a) => Some(("matrix", a.exec.junit.clone())),
+        Command::Merge(a) => Some(("merge", a.junit.clone())),
+        _ => None,
+    };
+    let result = folder::seal_folder(run_subcommand(command).await);
+    if let (Err(e), Some((name, junit))) = (&result, closes)
+        && e.code == exit::SETUP
+    {
+        aborted::close_outputs(name, junit.as_deref(), e);
+    }
+    result
 }
 
 async fn run_subcommand(command: cli::Command) -> AppResult {

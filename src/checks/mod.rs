@@ -56,6 +56,9 @@ pub struct CheckResult {
     /// nothing, so it neither passes nor fails (`passed` is empty).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub vacuous: bool,
+    /// For an invariant the scenario may break: why. A break is then no failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_break: Option<String>,
 }
 
 /// What a relation observed.
@@ -234,6 +237,7 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
         explanation,
         matched: vec![],
         vacuous: false,
+        may_break: check.may_break.clone(),
     }
 }
 

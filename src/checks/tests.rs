@@ -711,7 +711,7 @@ proptest! {
         end in end_reason(),
         expect in prop::option::of(prop_oneof![Just("yes".to_string()), Just(">= 1".to_string()), Just("0".to_string())]),
     ) {
-        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, want: None, allow_empty: false };
+        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, want: None, allow_empty: false, may_break: None };
         let ev = Evidence { timeline: &tl, raw: &Default::default(), end };
         let r = &run_all(&ev, std::slice::from_ref(&check))[0];
         prop_assert!(!r.explanation.is_empty());
@@ -871,6 +871,7 @@ fn a_want_the_unseen_rest_could_change_is_left_open() {
         expect: Some(expect.into()),
         want: Some(want.into()),
         allow_empty: false,
+        may_break: None,
     };
     let r = run(&ev, &check(">= 1", "<= 3"));
     assert_eq!((r.passed, r.meets_want), (Some(true), None), "{r:?}");

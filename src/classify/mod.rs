@@ -136,6 +136,15 @@ impl Judgement {
             .map(|c| c.name.as_str())
             .collect()
     }
+
+    /// The invariants this run broke that its scenario does not say it may break: each fails
+    /// the run.
+    pub fn failing_invariants(&self) -> Vec<&CheckResult> {
+        self.invariants
+            .iter()
+            .filter(|c| c.passed == Some(false) && c.may_break.is_none())
+            .collect()
+    }
 }
 
 pub fn judge(input: &Input) -> Judgement {

@@ -42,7 +42,8 @@ pub struct RunResult {
     pub judgement: Judgement,
     /// The scenario's expected verdict for this variant.
     pub expect: Option<Expected>,
-    /// `None` without an expectation; checks with expectations count too.
+    /// `None` without an expectation; checks with expectations count too, and a broken
+    /// invariant the scenario does not say it may break is a miss.
     pub matches_expect: Option<bool>,
 }
 
@@ -55,9 +56,10 @@ impl RunResult {
             .iter()
             .any(|c| c.passed.is_some() || c.vacuous)
             .then(|| judgement.checks_pass());
+        let invariants_ok = judgement.failing_invariants().is_empty();
         let matches_expect = match (verdict_ok, checks_ok) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true)),
+            (None, None) if invariants_ok => None,
+            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && invariants_ok),
         };
         RunResult {
             schema: RESULT_SCHEMA,
@@ -194,6 +196,9 @@ pub struct InvariantCell {
     /// before it was settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holds: Option<bool>,
+    /// Why the scenario's runs may break it (`may_break`): a break then fails nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_break: Option<String>,
 }
 
 impl InvariantCell {
@@ -232,6 +237,7 @@ impl InvariantCell {
                     name: inv.name.clone(),
                     observed,
                     holds,
+                    may_break: inv.may_break.clone(),
                 }
             })
             .collect()

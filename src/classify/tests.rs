@@ -883,6 +883,7 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         explanation: String::new(),
         matched: vec![],
         vacuous: false,
+        may_break: None,
     }
 }
 
@@ -1994,4 +1995,46 @@ fn a_request_before_the_work_started_is_never_its_delivery() {
     let v = &j.verdicts[0];
     assert_ne!(v.outcome, Outcome::Woke, "{}", v.explanation);
     assert_eq!(v.latency_ms, None, "{}", v.explanation);
+}
+
+/// A broken invariant fails the run, with or without an expected verdict, unless the scenario
+/// declares the break (`may_break`); a held one changes nothing.
+#[test]
+fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs/seed000-print/run.json");
+    let info: crate::evidence::run::RunInfo =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let expecting = |expect: Option<Outcome>| {
+        let mut info = info.clone();
+        info.expect = expect.map(crate::scenario::Expected::One);
+        info
+    };
+    let judged = |invariant: crate::checks::CheckResult| Judgement {
+        outcome: Outcome::Woke,
+        verdicts: vec![verdict_of("a", Outcome::Woke)],
+        checks: vec![],
+        invariants: vec![invariant],
+    };
+    let declared = crate::checks::CheckResult {
+        may_break: Some("measured".into()),
+        ..check_that(Some(false))
+    };
+    let matches = |expect, invariant| {
+        crate::classify::result::RunResult::new(&expecting(expect), judged(invariant))
+            .matches_expect
+    };
+    assert_eq!(
+        matches(Some(Outcome::Woke), check_that(Some(false))),
+        Some(false)
+    );
+    assert_eq!(matches(None, check_that(Some(false))), Some(false));
+    assert_eq!(matches(Some(Outcome::Woke), declared.clone()), Some(true));
+    assert_eq!(matches(None, declared), None);
+    assert_eq!(
+        matches(Some(Outcome::Woke), check_that(Some(true))),
+        Some(true)
+    );
+    assert_eq!(matches(None, check_that(Some(true))), None);
+    assert_eq!(matches(Some(Outcome::Woke), check_that(None)), Some(true));
 }

@@ -317,6 +317,7 @@ fn run_info(
             .collect(),
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
+        scenario_file: plan.scenario_file.clone(),
         expect: plan.expect.clone(),
         want: plan.want,
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),

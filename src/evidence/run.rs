@@ -144,6 +144,9 @@ pub struct RunInfo {
     pub unsent_inputs: Vec<String>,
     /// The command that reproduces this run.
     pub command: String,
+    /// The scenario file the run was planned from, as it was named (JUnit's `file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
     pub expect: Option<Expected>,
     /// The verdict the CLI should give (the scenario's `want`), if it states one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

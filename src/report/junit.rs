@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::checks::CheckResult;
 use crate::classify::Outcome;
 use crate::classify::result::{CellSummary, RunResult, SetupError, Summary};
 
@@ -89,6 +90,11 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
     let mut case = TestCase::new(name, case_status(cell, runs));
     case.set_classname(format!("wakeprobe.{}", cell.scenario))
         .set_time(time);
+    // Where a reporter (dorny/test-reporter, GitLab) points its annotation.
+    if let Some(file) = runs.iter().find_map(|r| r.run.scenario_file.as_deref()) {
+        case.extra.insert("file".into(), file.into());
+    }
+    suite.set_time(time);
     case.set_system_out(system_out(cell, runs));
     suite.add_test_case(case);
     suite
@@ -136,11 +142,18 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
             ))
             .set_description(reason);
     } else {
-        let failed = first.map(|r| failed_checks(r)).unwrap_or_default();
+        // What failed is a check, or a broken invariant: the text is its own, not the verdict's.
+        let missed: Vec<Missed> = first.map(|r| missed(r)).unwrap_or_default();
+        let kind = match missed.iter().all(|m| matches!(m, Missed::Invariant(_))) {
+            true => "invariant",
+            false => "check",
+        };
+        let lines: Vec<String> = missed.iter().map(Missed::line).collect();
+        let texts: Vec<String> = missed.iter().map(Missed::text).collect();
         status
-            .set_type("check")
-            .set_message(failed.join("; "))
-            .set_description(reason);
+            .set_type(kind)
+            .set_message(lines.join("; "))
+            .set_description(texts.join("\n"));
     }
     status
 }
@@ -236,26 +249,68 @@ fn error_status(cell: &CellSummary, runs: &[&&RunResult]) -> Option<TestCaseStat
     Some(status)
 }
 
-/// `check `NAME`: observed X, expected Y`, for each failed check of a run.
-fn failed_checks(run: &RunResult) -> Vec<String> {
-    run.judgement
+/// What made a run miss besides its verdict.
+enum Missed<'a> {
+    /// A check that failed, or observed nothing where it expects something.
+    Check(&'a CheckResult),
+    /// An invariant the run broke that its scenario does not say it may break.
+    Invariant(&'a CheckResult),
+}
+
+/// Each check a run failed, then each invariant it broke unannounced.
+fn missed(run: &RunResult) -> Vec<Missed<'_>> {
+    let checks = run
+        .judgement
         .checks
         .iter()
-        .filter(|c| c.passed == Some(false) || c.vacuous)
-        .map(|c| {
-            format!(
-                "check `{}`{}: observed {}, expected {}",
-                c.name,
-                if c.vacuous {
-                    " is vacuous (no selector matched any event)"
-                } else {
-                    ""
-                },
-                c.observed,
-                c.expected.as_deref().unwrap_or("-")
-            )
-        })
-        .collect()
+        .filter(|c| c.passed == Some(false) || (c.vacuous && c.expected.is_some()))
+        .map(Missed::Check);
+    let invariants = run
+        .judgement
+        .failing_invariants()
+        .into_iter()
+        .map(Missed::Invariant);
+    checks.chain(invariants).collect()
+}
+
+impl Missed<'_> {
+    fn result(&self) -> &CheckResult {
+        match self {
+            Missed::Check(c) | Missed::Invariant(c) => c,
+        }
+    }
+
+    /// `check `NAME`: observed X, expected Y` (or `invariant `NAME` broke: ...`).
+    fn line(&self) -> String {
+        let c = self.result();
+        let what = match self {
+            Missed::Invariant(_) => "invariant `{}` broke",
+            Missed::Check(c) if c.vacuous => {
+                "check `{}` is vacuous (no selector matched any event)"
+            }
+            Missed::Check(_) => "check `{}`",
+        }
+        .replace("{}", &c.name);
+        format!(
+            "{what}: observed {}, expected {}",
+            c.observed,
+            c.expected.as_deref().unwrap_or("-")
+        )
+    }
+
+    /// Its own explanation and witness, for the failure's text.
+    fn text(&self) -> String {
+        let c = self.result();
+        let kind = match self {
+            Missed::Check(_) => "check",
+            Missed::Invariant(_) => "invariant",
+        };
+        let mut text = format!("{kind} `{}`: {}", c.name, c.explanation);
+        for w in &c.witness {
+            text.push_str(&format!("\n  {}", super::witness_line(w)));
+        }
+        text
+    }
 }
 
 /// The verdict's prose and where each run's report is.
@@ -281,6 +336,21 @@ fn system_out(cell: &CellSummary, runs: &[&&RunResult]) -> String {
         out.push_str(&format!("report: {dir}/report.md\n"));
     }
     out
+}
+
+/// The JUnit file of an invocation that failed before it ran anything: one `<error>` saying
+/// why (a CI reporter shows it, instead of a missing file).
+pub fn render_aborted(command: &str, message: &str) -> String {
+    let mut report = Report::new(format!("wakeprobe {command}"));
+    let name = format!("wakeprobe {command}: setup");
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_type("setup").set_message(message);
+    let mut case = TestCase::new(name.clone(), status);
+    case.set_classname("wakeprobe.setup");
+    let mut suite = TestSuite::new(name);
+    suite.add_test_case(case).set_time(Duration::ZERO);
+    report.add_test_suite(suite);
+    report.to_string().unwrap_or_default()
 }
 
 /// A cell whose CLI could not start: an error, not a verdict.

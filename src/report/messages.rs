@@ -93,11 +93,25 @@ pub enum Message<'a> {
         matrix: Option<String>,
         summary: &'a Summary,
         exit_code: i32,
+        /// Why the invocation ended before it ran what it was asked to (exit 3).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
+}
+
+/// Set once the invocation's closing `summary` message went out.
+static SUMMARY_EMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the invocation's closing `summary` message went out.
+pub fn summary_emitted() -> bool {
+    SUMMARY_EMITTED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Writes one message line on stdout in the JSON format; nothing in the human format.
 pub fn emit(message: &Message) {
+    if matches!(message, Message::Summary { .. }) {
+        SUMMARY_EMITTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
     if !json() {
         return;
     }

@@ -406,13 +406,34 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
             .filter_map(|c| c.invariants.iter().find(|i| i.name == name).map(|i| (c, i)))
             .collect();
         let held = cells.iter().filter(|(_, i)| i.holds == Some(true)).count();
-        let broke: Vec<String> = cells
+        let cell_name = |c: &CellSummary| match many_clis {
+            true => format!("{}/{} on {}", c.scenario, c.variant, c.cli),
+            false => format!("{}/{}", c.scenario, c.variant),
+        };
+        let broke: Vec<&(&CellSummary, &InvariantCell)> = cells
             .iter()
             .filter(|(_, i)| i.holds == Some(false))
-            .map(|(c, _)| match many_clis {
-                true => format!("{}/{} on {}", c.scenario, c.variant, c.cli),
-                false => format!("{}/{}", c.scenario, c.variant),
-            })
+            .collect();
+        // A break the scenario declares (`may_break`) is reported with its reason, not failed.
+        let failing: Vec<String> = broke
+            .iter()
+            .filter(|(_, i)| i.may_break.is_none())
+            .map(|(c, _)| cell_name(c))
+            .collect();
+        // Cells that break it for the same declared reason are named together, the reason once.
+        let mut declared: Vec<(&str, Vec<String>)> = Vec::new();
+        for (c, i) in &broke {
+            let Some(why) = i.may_break.as_deref() else {
+                continue;
+            };
+            match declared.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, cells)) => cells.push(cell_name(c)),
+                None => declared.push((why, vec![cell_name(c)])),
+            }
+        }
+        let declared: Vec<String> = declared
+            .into_iter()
+            .map(|(why, cells)| format!("{} ({why})", cells.join(", ")))
             .collect();
         let moot = cells
             .iter()
@@ -421,7 +442,7 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
         let open = cells.len() - held - broke.len() - moot;
         text.push_str(&format!(
             "\n  {} {name}: holds in {held} of {} cells",
-            if broke.is_empty() { "✓" } else { "✗" },
+            if failing.is_empty() { "✓" } else { "✗" },
             cells.len()
         ));
         if moot > 0 {
@@ -430,8 +451,14 @@ pub fn invariant_lines(summary: &Summary) -> Option<String> {
         if open > 0 {
             text.push_str(&format!(", {open} not settled"));
         }
-        if !broke.is_empty() {
-            text.push_str(&format!("; breaks in {}", broke.join(", ")));
+        if !failing.is_empty() {
+            text.push_str(&format!("; breaks in {}", failing.join(", ")));
+        }
+        if !declared.is_empty() {
+            text.push_str(&format!(
+                "; breaks, as declared, in {}",
+                declared.join(", ")
+            ));
         }
     }
     Some(text)
@@ -500,5 +527,35 @@ mod tests {
             cell("b", "claude-2.1.332", "no", Some(false)),
         ]);
         assert!(one_cli.ends_with("breaks in s/b"), "{one_cli}");
+    }
+
+    /// A break the scenario declares is named with its reason and does not mark the invariant
+    /// failed; an undeclared one beside it still does.
+    #[test]
+    fn a_declared_break_is_named_with_its_reason_and_fails_nothing() {
+        let mut declared = cell("b", "claude-2.1.332", "no", Some(false));
+        declared["invariants"][0]["may_break"] = "stopped by the model".into();
+        let text = lines(vec![
+            cell("a", "claude-2.1.332", "yes", Some(true)),
+            declared.clone(),
+        ]);
+        assert_eq!(
+            text,
+            "invariants:\n  ✓ pairs: holds in 1 of 2 cells; breaks, as declared, in s/b (stopped by the model)"
+        );
+        let mut again = declared.clone();
+        again["variant"] = "b2".into();
+        let both = lines(vec![
+            declared,
+            cell("c", "claude-2.1.332", "no", Some(false)),
+            again,
+        ]);
+        assert!(both.starts_with("invariants:\n  ✗ pairs"), "{both}");
+        assert!(
+            both.ends_with(
+                "; breaks in s/c; breaks, as declared, in s/b, s/b2 (stopped by the model)"
+            ),
+            "{both}"
+        );
     }
 }

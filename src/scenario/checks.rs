@@ -62,6 +62,7 @@ pub(super) fn resolve_check(
         expect,
         want,
         allow_empty: c.allow_empty,
+        may_break: None,
     })
 }
 

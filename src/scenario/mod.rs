@@ -431,6 +431,7 @@ impl Scenario {
         }
         plan.param_ranges = ranges;
         plan.outside_range = outside;
+        plan.scenario_file = Some(shown_path(&self.path));
         Ok(plan)
     }
 
@@ -575,6 +576,18 @@ impl Scenario {
             known: self.variants().join(", "),
         }
     }
+}
+
+/// A scenario file's path as reports name it: relative to the working folder when it is
+/// inside it (a repository's `scenarios/x.toml`), else as it was named.
+fn shown_path(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| absolute.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 /// A scenario file's text (or an `invariants.toml`'s): a regular file within

@@ -43,6 +43,9 @@ pub struct Plan {
     /// What the fake API breaks (`[[faults]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
+    /// The scenario file, as it was named (a built-in library's path is in the cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -284,6 +287,10 @@ pub struct Check {
     /// observation, not a vacuous check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_empty: bool,
+    /// For an invariant: why this scenario's runs may break it (`may_break`). A break is then
+    /// reported with the reason, and does not fail the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_break: Option<String>,
 }
 
 /// Durations as seconds (a float) in `plan.json`.

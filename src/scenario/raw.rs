@@ -41,6 +41,9 @@ pub struct RawScenario {
     /// What the fake API breaks, in every variant (see `scenario::fault`).
     #[serde(default)]
     pub faults: Vec<Spanned<RawFault>>,
+    /// The folder's invariants this scenario's runs may break, each with why (a scenario that
+    /// measures the break): a break is reported, and does not fail the run.
+    pub may_break: Option<Spanned<IndexMap<String, String>>>,
 }
 
 /// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race).

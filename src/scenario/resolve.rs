@@ -69,6 +69,7 @@ pub(super) fn plan(
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
     };
+    let invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
     let faults = src
         .raw
         .faults
@@ -91,6 +92,7 @@ pub(super) fn plan(
         want: src.want,
         watch,
         checks,
+        scenario_file: None,
     })
 }
 
@@ -781,4 +783,37 @@ fn check_track(
         ));
     }
     Ok(())
+}
+
+/// The invariants with the scenario's `may_break` reasons on those it names: each name must be
+/// an invariant of the folder, and each reason say something. A scenario with no invariants
+/// beside it (copied away, a `minimize` candidate) has nothing to break: `may_break` is moot.
+fn allow_breaks(
+    at: &Locator,
+    may_break: Option<&Spanned<IndexMap<String, String>>>,
+    mut invariants: Vec<Check>,
+) -> Result<Vec<Check>, ScenarioError> {
+    let Some(may_break) = may_break.filter(|_| !invariants.is_empty()) else {
+        return Ok(invariants);
+    };
+    for (name, why) in may_break.get_ref() {
+        let known: Vec<String> = invariants.iter().map(|i| format!("`{}`", i.name)).collect();
+        let Some(invariant) = invariants.iter_mut().find(|i| &i.name == name) else {
+            return Err(at.error(
+                may_break.span(),
+                format!(
+                    "`may_break` names `{name}`, which is none of this folder's invariants: {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        if why.trim().is_empty() {
+            return Err(at.error(
+                may_break.span(),
+                format!("`may_break` gives no reason for `{name}`: say why this scenario's runs may break it"),
+            ));
+        }
+        invariant.may_break = Some(why.clone());
+    }
+    Ok(invariants)
 }

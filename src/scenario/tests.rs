@@ -416,6 +416,46 @@ fn a_mistake_in_an_invariant_is_located_in_the_invariants_file() {
     );
 }
 
+/// `may_break` marks the invariants it names with its reason; a name the folder does not have,
+/// or no reason, is a located error.
+#[test]
+fn may_break_names_an_invariant_of_the_folder_with_a_reason() {
+    let dir = folder_with_invariants(
+        "[[invariants]]\nname = \"paired\"\npairs = { each = { hook = \"SubagentStart\" }, with = { hook = \"SubagentStop\" }, by = \"agent\" }\nexpect = \"yes\"\n",
+    );
+    let path = dir.path().join("tiny.toml");
+    let with = |table: &str| {
+        let text = GOOD.replace(
+            "summary = \"one line\"\n",
+            &format!("summary = \"one line\"\nmay_break = {table}\n"),
+        );
+        std::fs::write(&path, text).unwrap();
+        Scenario::load(&path).and_then(|s| {
+            let variant = s.variants()[0].clone();
+            s.plan(&variant, &[])
+        })
+    };
+    let plan = with(r#"{ paired = "the scenario measures the break" }"#).unwrap();
+    assert_eq!(
+        plan.invariants[0].may_break.as_deref(),
+        Some("the scenario measures the break")
+    );
+    let err = with(r#"{ pairs = "typo" }"#).unwrap_err().to_string();
+    assert!(
+        err.ends_with("tiny.toml:5:13: `may_break` names `pairs`, which is none of this folder's invariants: `paired`"),
+        "{err}"
+    );
+    let err = with(r#"{ paired = " " }"#).unwrap_err().to_string();
+    assert!(
+        err.contains("tiny.toml:5:13: `may_break` gives no reason for `paired`"),
+        "{err}"
+    );
+    // Copied away from its invariants (a `minimize` candidate), the scenario has none to break.
+    std::fs::remove_file(dir.path().join(invariants::FILE)).unwrap();
+    let plan = with(r#"{ pairs = "typo" }"#).unwrap();
+    assert!(plan.invariants.is_empty());
+}
+
 #[test]
 fn a_check_may_expect_one_value_per_variant() {
     let text = format!(

@@ -398,31 +398,10 @@ fn an_unpublished_version_names_the_nearest_and_exits_2() {
 }
 
 /// A registry that cannot be reached is a setup failure (exit 3) naming each channel that did
-/// not answer: npm is pointed at a closed loopback port through its own configuration
-/// (`npm_config_registry`, which wakeprobe leaves to npm), with a cache of its own so nothing
-/// is answered from npm's cache.
+/// not answer.
 #[test]
 fn an_unreachable_registry_exits_3_naming_the_channels() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port(); // closed again as the listener drops
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let mut cmd = wakeprobe(&[
-        "run",
-        "top-level-control",
-        "--claude-version",
-        "latest",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    cmd.env("WAKEPROBE_CACHE", dir.path().join("cache"))
-        .env("npm_config_registry", format!("http://127.0.0.1:{port}/"))
-        .env("npm_config_fetch_retries", "0");
-    let output = output_within(cmd, Duration::from_secs(200));
+    let (output, port, dir) = with_an_unreachable_registry(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     for channel in [
@@ -436,7 +415,73 @@ fn an_unreachable_registry_exits_3_naming_the_channels() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(!out.exists(), "nothing was written");
+    assert!(!dir.path().join("out").exists(), "nothing was written");
+}
+
+/// Exit 3 before anything ran still closes the machine outputs: the JSON stream ends with its
+/// `summary` line (the exit code and the error), and `--junit` holds one `<error>` saying why.
+#[test]
+fn a_setup_failure_still_ends_the_json_stream_and_writes_a_junit_error() {
+    let junit = tempfile::tempdir().unwrap();
+    let path = junit.path().join("junit.xml");
+    let (output, _, dir) = with_an_unreachable_registry(&[
+        "--message-format",
+        "json",
+        "--junit",
+        path.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(last["type"], "summary", "{last}");
+    assert_eq!(last["exit_code"], 3, "{last}");
+    assert!(
+        last["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("ECONNREFUSED")),
+        "{last}"
+    );
+    let xml = std::fs::read_to_string(&path).expect("the JUnit file is written");
+    crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    assert!(
+        xml.contains("<error ") && xml.contains(r#"type="setup""#) && xml.contains("ECONNREFUSED"),
+        "{xml}"
+    );
+    assert!(
+        !dir.path().join("out").exists(),
+        "no report folder was made"
+    );
+}
+
+/// `wakeprobe run top-level-control --claude-version latest ARGS` with npm pointed at a closed
+/// loopback port through its own configuration (`npm_config_registry`, which wakeprobe leaves
+/// to npm) and a cache of its own, so nothing is answered from a cache: the output, the port,
+/// and the folder holding `out` and the cache.
+fn with_an_unreachable_registry(args: &[&str]) -> (std::process::Output, u16, tempfile::TempDir) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port(); // closed again as the listener drops
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut all = vec![
+        "run",
+        "top-level-control",
+        "--claude-version",
+        "latest",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let mut cmd = wakeprobe(&all);
+    cmd.env("WAKEPROBE_CACHE", dir.path().join("cache"))
+        .env("npm_config_registry", format!("http://127.0.0.1:{port}/"))
+        .env("npm_config_fetch_retries", "0");
+    (output_within(cmd, Duration::from_secs(200)), port, dir)
 }
 
 /// A scenario with a parameter that is seconds, used in a command.
