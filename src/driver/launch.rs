@@ -120,6 +120,10 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         .transpose()
         .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?;
     let spawn_t = clock.now_ms();
+    // `start` holds from the spawn on. Noted here, before the CLI can make its first request:
+    // the session loop notes triggers after events, and on a loaded machine the first request
+    // could come before it looked (a fault `after = "start"` then hit request 2, not 1).
+    triggers.record(&crate::scenario::Trigger::Start, spawn_t);
     let spawned = netns::bind_and_spawn(req.network, |addr| {
         spawn_supervised(
             req,
