@@ -86,9 +86,7 @@ fn collect_scenarios(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), AppErro
     for path in listed.filter_map(|e| e.ok().map(|e| e.path())) {
         if path.is_dir() {
             collect_scenarios(&path, found)?;
-        } else if path.extension().is_some_and(|x| x == "toml")
-            && path.file_name().is_none_or(|n| n != "invariants.toml")
-        {
+        } else if scenario::is_scenario_file(&path) {
             found.push(path);
         }
     }

@@ -755,15 +755,9 @@ pub fn scenario_reference(scenario: &Scenario) -> String {
     }
     // Outside the working folder: the file's own name, as the draft's scenario-file block
     // (and the run folder's scenario.toml) hands it over.
-    let own_name = format!("{}.toml", scenario.name);
-    let cwd = std::env::current_dir().ok().and_then(|d| canonical(&d));
-    match (cwd, canonical(&scenario.path)) {
-        (Some(cwd), Some(path)) => path
-            .strip_prefix(&cwd)
-            .map(|rel| rel.display().to_string())
-            .unwrap_or(own_name),
-        _ => own_name,
-    }
+    crate::scenario::in_working_folder(&scenario.path)
+        .map(|rel| rel.display().to_string())
+        .unwrap_or_else(|| format!("{}.toml", scenario.name))
 }
 
 /// A new run-id folder under `out`, created exclusively (no two invocations share one) and

@@ -111,11 +111,18 @@ impl Judgement {
 
     /// The names of the checks that did not meet their expectation.
     pub fn failed_checks(&self) -> Vec<&str> {
+        self.missed_checks()
+            .into_iter()
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// The checks that did not meet their expectation.
+    pub fn missed_checks(&self) -> Vec<&CheckResult> {
         // A vacuous check with an expectation observed nothing: it does not meet it.
         self.checks
             .iter()
             .filter(|c| c.passed == Some(false) || (c.vacuous && c.expected.is_some()))
-            .map(|c| c.name.as_str())
             .collect()
     }
 

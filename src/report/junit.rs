@@ -144,9 +144,10 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
     } else {
         // What failed is a check, or a broken invariant: the text is its own, not the verdict's.
         let missed: Vec<Missed> = first.map(|r| missed(r)).unwrap_or_default();
-        let kind = match missed.iter().all(|m| matches!(m, Missed::Invariant(_))) {
-            true => "invariant",
-            false => "check",
+        // `invariant` only when nothing else failed: a failed check names the case's type.
+        let kind = match missed.iter().any(|m| matches!(m, Missed::Check(_))) {
+            true => "check",
+            false => "invariant",
         };
         let lines: Vec<String> = missed.iter().map(Missed::line).collect();
         let texts: Vec<String> = missed.iter().map(Missed::text).collect();
@@ -259,12 +260,7 @@ enum Missed<'a> {
 
 /// Each check a run failed, then each invariant it broke unannounced.
 fn missed(run: &RunResult) -> Vec<Missed<'_>> {
-    let checks = run
-        .judgement
-        .checks
-        .iter()
-        .filter(|c| c.passed == Some(false) || (c.vacuous && c.expected.is_some()))
-        .map(Missed::Check);
+    let checks = run.judgement.missed_checks().into_iter().map(Missed::Check);
     let invariants = run
         .judgement
         .failing_invariants()
@@ -280,19 +276,26 @@ impl Missed<'_> {
         }
     }
 
+    /// `check` or `invariant`: the failure's type, and the first word of its lines.
+    fn kind(&self) -> &'static str {
+        match self {
+            Missed::Check(_) => "check",
+            Missed::Invariant(_) => "invariant",
+        }
+    }
+
     /// `check `NAME`: observed X, expected Y` (or `invariant `NAME` broke: ...`).
     fn line(&self) -> String {
         let c = self.result();
         let what = match self {
-            Missed::Invariant(_) => "invariant `{}` broke",
-            Missed::Check(c) if c.vacuous => {
-                "check `{}` is vacuous (no selector matched any event)"
-            }
-            Missed::Check(_) => "check `{}`",
-        }
-        .replace("{}", &c.name);
+            Missed::Invariant(_) => " broke",
+            Missed::Check(c) if c.vacuous => " is vacuous (no selector matched any event)",
+            Missed::Check(_) => "",
+        };
         format!(
-            "{what}: observed {}, expected {}",
+            "{} `{}`{what}: observed {}, expected {}",
+            self.kind(),
+            c.name,
             c.observed,
             c.expected.as_deref().unwrap_or("-")
         )
@@ -301,11 +304,7 @@ impl Missed<'_> {
     /// Its own explanation and witness, for the failure's text.
     fn text(&self) -> String {
         let c = self.result();
-        let kind = match self {
-            Missed::Check(_) => "check",
-            Missed::Invariant(_) => "invariant",
-        };
-        let mut text = format!("{kind} `{}`: {}", c.name, c.explanation);
+        let mut text = format!("{} `{}`: {}", self.kind(), c.name, c.explanation);
         for w in &c.witness {
             text.push_str(&format!("\n  {}", super::witness_line(w)));
         }
@@ -342,33 +341,32 @@ fn system_out(cell: &CellSummary, runs: &[&&RunResult]) -> String {
 /// why (a CI reporter shows it, instead of a missing file).
 pub fn render_aborted(command: &str, message: &str) -> String {
     let mut report = Report::new(format!("wakeprobe {command}"));
-    let name = format!("wakeprobe {command}: setup");
-    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status.set_type("setup").set_message(message);
-    let mut case = TestCase::new(name.clone(), status);
-    case.set_classname("wakeprobe.setup")
-        .set_time(Duration::ZERO);
-    let mut suite = TestSuite::new(name);
-    suite.add_test_case(case).set_time(Duration::ZERO);
-    report.add_test_suite(suite);
+    report.add_test_suite(untimed_suite(
+        format!("wakeprobe {command}: setup"),
+        "wakeprobe.setup".into(),
+        setup_error(message),
+        None,
+    ));
     report.to_string().unwrap_or_default()
 }
 
 /// A cell whose CLI could not start: an error, not a verdict.
 fn setup_suite(error: &SetupError) -> TestSuite {
-    let name = format!("{}/{} on {}", error.scenario, error.variant, error.cli);
-    let mut suite = TestSuite::new(name.clone());
+    untimed_suite(
+        format!("{}/{} on {}", error.scenario, error.variant, error.cli),
+        format!("wakeprobe.{}", error.scenario),
+        setup_error(&error.message),
+        None,
+    )
+}
+
+fn setup_error(message: &str) -> TestCaseStatus {
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status.set_type("setup").set_message(error.message.clone());
-    let mut case = TestCase::new(name, status);
-    case.set_classname(format!("wakeprobe.{}", error.scenario))
-        .set_time(Duration::ZERO);
-    suite.add_test_case(case).set_time(Duration::ZERO);
-    suite
+    status.set_type("setup").set_message(message);
+    status
 }
 
 fn extra_suite(extra: &ExtraCase) -> TestSuite {
-    let mut suite = TestSuite::new(extra.name.clone());
     let status = match &extra.failure {
         None => TestCaseStatus::success(),
         Some((kind, message)) => {
@@ -377,11 +375,29 @@ fn extra_suite(extra: &ExtraCase) -> TestSuite {
             status
         }
     };
-    let mut case = TestCase::new(extra.name.clone(), status);
-    // Its runs are timed in their own cells; a reporter still needs a time to add up.
-    case.set_classname(extra.classname.clone())
-        .set_time(Duration::ZERO);
-    case.set_system_out(extra.system_out.clone());
+    untimed_suite(
+        extra.name.clone(),
+        extra.classname.clone(),
+        status,
+        Some(&extra.system_out),
+    )
+}
+
+/// A suite of one case that times no run of its own (a setup error; a comparison, whose runs
+/// are timed in their cells). Its time is written as zero: reporters add the times up, and a
+/// missing one became NaN in dorny/test-reporter.
+fn untimed_suite(
+    name: String,
+    classname: String,
+    status: TestCaseStatus,
+    system_out: Option<&str>,
+) -> TestSuite {
+    let mut case = TestCase::new(name.clone(), status);
+    case.set_classname(classname).set_time(Duration::ZERO);
+    if let Some(out) = system_out {
+        case.set_system_out(out);
+    }
+    let mut suite = TestSuite::new(name);
     suite.add_test_case(case).set_time(Duration::ZERO);
     suite
 }

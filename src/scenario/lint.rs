@@ -9,14 +9,11 @@ use std::collections::BTreeSet;
 
 use regex::Regex;
 
+use super::plan::DEFAULT_ALLOWED_TOOLS;
 use super::{Scenario, ScenarioError};
 
 /// The project's source reports a `seed` names (`seeds/000_...` to `seeds/004_...`).
 pub const SEEDS: [&str; 5] = ["000", "001", "002", "003", "004"];
-
-/// What the CLI may run when a scenario gives no `allowed_tools`: these, and every tool the
-/// script calls (see `resolve`).
-const DEFAULT_TOOLS: [&str; 3] = ["Bash", "Agent", "SendMessage"];
 
 /// One stale key, located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,20 +40,21 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
     let mut repeated_default = false;
     for variant in s.variants() {
         let plan = s.plan(&variant, &[])?;
-        let calls: Vec<&str> = plan
+        let calls: Vec<(usize, &str)> = plan
             .agents
             .values()
             .flatten()
             .filter_map(|step| step.call.as_ref().map(|c| (step.line, c.tool.as_str())))
-            .inspect(|(line, tool)| {
-                if *tool == "ToolSearch" {
-                    tool_search_lines.insert(*line);
-                }
-            })
-            .map(|(_, tool)| tool)
             .collect();
+        tool_search_lines.extend(
+            calls
+                .iter()
+                .filter(|(_, tool)| *tool == "ToolSearch")
+                .map(|(line, _)| *line),
+        );
         if let Some(given) = s.given_allowed_tools(&variant) {
-            let default: BTreeSet<&str> = DEFAULT_TOOLS.into_iter().chain(calls).collect();
+            let called = calls.iter().map(|(_, tool)| *tool);
+            let default: BTreeSet<&str> = DEFAULT_ALLOWED_TOOLS.into_iter().chain(called).collect();
             repeated_default |=
                 given.iter().map(String::as_str).collect::<BTreeSet<_>>() == default;
         }
@@ -71,7 +69,10 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
     if repeated_default {
         found.push(s.stale_at(
             r"(?m)^\s*allowed_tools\s*=",
-            "`allowed_tools` repeats what the CLI may run without it (Bash, Agent, SendMessage and every tool the script calls); leave it out, or list only what the CLI may run".into(),
+            format!(
+                "`allowed_tools` repeats what the CLI may run without it ({} and every tool the script calls); leave it out, or list only what the CLI may run",
+                DEFAULT_ALLOWED_TOOLS.join(", ")
+            ),
         ));
     }
     found.sort_by_key(|f| (f.line, f.col));

@@ -581,13 +581,17 @@ impl Scenario {
 /// A scenario file's path as reports name it: relative to the working folder when it is
 /// inside it (a repository's `scenarios/x.toml`), else as it was named.
 fn shown_path(path: &Path) -> String {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| absolute.strip_prefix(cwd).ok().map(Path::to_path_buf))
+    in_working_folder(path)
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string()
+}
+
+/// `path` relative to the working folder, when it is inside it (both resolved, links and all).
+pub fn in_working_folder(path: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let path = path.canonicalize().ok()?;
+    path.strip_prefix(cwd).ok().map(Path::to_path_buf)
 }
 
 /// A scenario file's text (or an `invariants.toml`'s): a regular file within
@@ -605,6 +609,13 @@ pub(crate) fn read_source(path: &Path) -> Result<String, ScenarioError> {
     })
 }
 
+/// Whether a file in a scenario folder is a scenario: a `*.toml`, but not the folder's
+/// `invariants.toml` (it loads with every scenario beside it).
+pub fn is_scenario_file(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "toml")
+        && path.file_name().is_none_or(|n| n != invariants::FILE)
+}
+
 /// Loads every `*.toml` in a folder, sorted by file name.
 pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let entries = std::fs::read_dir(dir).map_err(|e| ScenarioError::File {
@@ -613,8 +624,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter(|p| p.file_name().is_none_or(|n| n != invariants::FILE))
+        .filter(|p| is_scenario_file(p))
         .collect();
     paths.sort();
     paths.iter().map(|p| Scenario::load(p)).collect()

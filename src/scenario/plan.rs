@@ -48,6 +48,10 @@ pub struct Plan {
     pub scenario_file: Option<String>,
 }
 
+/// What the CLI may run when a scenario gives no `allowed_tools`, besides every tool its script
+/// calls.
+pub const DEFAULT_ALLOWED_TOOLS: [&str; 3] = ["Bash", "Agent", "SendMessage"];
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Driver {
     pub mode: DriverMode,

@@ -347,7 +347,7 @@ fn resolve_driver(
         allowed_tools: raw
             .allowed_tools
             .clone()
-            .unwrap_or_else(|| vec!["Bash".into(), "Agent".into(), "SendMessage".into()]),
+            .unwrap_or_else(|| DEFAULT_ALLOWED_TOOLS.map(String::from).to_vec()),
         env,
         guard: raw.guard.unwrap_or(false),
         inputs,
