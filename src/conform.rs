@@ -38,9 +38,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::evidence::lanes::{Lane as SharedLane, LaneMap};
 use crate::evidence::{Event, EventKind, ExitDesc, HookName, InputReason, Route, Timeline};
-use crate::report::lanes::{Lane as SharedLane, LaneMap};
-use crate::report::saved::SavedRun;
+use crate::store::saved::SavedRun;
 
 /// One run reduced to what conformance compares.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

@@ -3,7 +3,7 @@
 use clap::Parser;
 use wakeprobe::app::{self, AppError};
 use wakeprobe::cli::{Cli, Command, exit};
-use wakeprobe::report::messages::printable;
+use wakeprobe::console::printable;
 
 fn main() {
     let cli = Cli::parse();

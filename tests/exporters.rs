@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use wakeprobe::checks::CheckResult;
 use wakeprobe::classify::result::{RunResult, Summary};
-use wakeprobe::report::saved::SavedRun;
 use wakeprobe::report::{junit, markdown, mermaid, svg, terminal};
+use wakeprobe::store::saved::SavedRun;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -580,7 +580,7 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
     sim.run.backend = wakeprobe::backend::BackendKind::Sim {
         profile: "default".into(),
     };
-    let redactor = wakeprobe::report::redact::Redactor::basic();
+    let redactor = wakeprobe::store::redact::Redactor::basic();
     for (case, r, files) in [
         ("bug", &bug, true),
         ("fixed", &fixed, false),

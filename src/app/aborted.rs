@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::AppError;
 use crate::classify::result::Summary;
-use crate::report::{messages, store};
+use crate::console;
+use crate::store;
 
 /// Set once the invocation has written its JUnit file: nothing is written over it.
 static JUNIT_WRITTEN: AtomicBool = AtomicBool::new(false);
@@ -20,9 +21,9 @@ pub fn junit_written() {
 
 /// The machine outputs an invocation owes when it fails as `error` before writing them.
 pub fn close_outputs(command: &str, junit: Option<&Path>, error: &AppError) {
-    if !messages::summary_emitted() {
+    if !console::summary_emitted() {
         let summary = Summary::build("", &[], &[], false);
-        messages::emit(&messages::Message::Summary {
+        console::emit(&console::Message::Summary {
             dir: String::new(),
             matrix: None,
             summary: &summary,

@@ -7,7 +7,8 @@ use super::matrix::read_matrix;
 use super::{AppError, AppResult};
 use crate::cli::exit;
 use crate::matrix::grid::Comparison;
-use crate::report::{redact::Redactor, store};
+use crate::store;
+use crate::store::redact::Redactor;
 
 /// `wakeprobe baseline update MATRIX [--baseline FILE]`
 pub fn update(matrix: &Path, baseline: &Path) -> AppResult {

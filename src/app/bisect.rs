@@ -10,10 +10,10 @@ use super::matrix::{clis_for, published_versions};
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::cli::{self, exit};
+use crate::console::{self, Message};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
 use crate::report::junit::ExtraCase;
-use crate::report::messages::{self, Message};
 
 /// `wakeprobe bisect SCENARIO --good V1 --bad V2`
 pub async fn bisect(args: cli::BisectArgs) -> AppResult {
@@ -117,7 +117,7 @@ fn probe_of(version: &str, execution: &Execution, interrupted: bool) -> Result<P
         .collect();
     let (outcome, agreement) = crate::classify::agreement(&outcomes);
     eprintln!("wakeprobe: {version}: {agreement}");
-    messages::emit(&Message::BisectStep {
+    console::emit(&Message::BisectStep {
         version,
         verdict: outcome,
         agreement: &agreement,
@@ -151,17 +151,17 @@ fn bisect_case(title: &str, found: &Result<BisectReport, BisectError>) -> ExtraC
 }
 
 fn print_report(report: &BisectReport, title: &str) {
-    messages::say(format!(
+    console::say(format!(
         "first version whose verdict differs: {}",
         report.first_bad.version
     ));
-    messages::say("steps:");
+    console::say("steps:");
     for p in &report.steps {
-        messages::say(format!("  {} {}", p.version, p.agreement));
+        console::say(format!("  {} {}", p.version, p.agreement));
     }
-    messages::say("");
-    messages::say(report.paragraph(title));
-    messages::emit(&Message::Bisected {
+    console::say("");
+    console::say(report.paragraph(title));
+    console::emit(&Message::Bisected {
         scenario: title,
         last_good: &report.last_good,
         first_bad: &report.first_bad.version,

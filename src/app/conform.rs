@@ -8,7 +8,7 @@ use super::{AppError, AppResult, resolve};
 use crate::classify::result::RunResult;
 use crate::cli::{self, exit};
 use crate::report::junit::ExtraCase;
-use crate::report::store;
+use crate::store;
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
     let scenarios = resolve::scenarios(std::slice::from_ref(&args.scenario))?;

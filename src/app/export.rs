@@ -98,6 +98,6 @@ async fn resolve_version(spec: &str) -> Result<String, AppError> {
 /// Written whole (atomically), then made executable.
 fn write_executable(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    crate::report::store::write_atomic(path, bytes).map_err(|e| e.source)?;
+    crate::store::write_atomic(path, bytes).map_err(|e| e.source)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
 }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use super::{AppError, AppResult};
 use crate::classify::result::{INVOCATION_SCHEMA, InvocationMark};
-use crate::report::store;
+use crate::store;
 
 /// The folder this invocation made under `--out`, until it is sealed.
 static OPEN_FOLDER: Mutex<Option<OpenFolder>> = Mutex::new(None);

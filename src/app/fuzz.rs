@@ -27,9 +27,9 @@ use crate::fuzz::results::{
 use crate::fuzz::{generate, kinds};
 use crate::matrix::minimize::{self, Budget, Pass, Size, Subject};
 use crate::matrix::{self, ExecOptions, Job};
-use crate::report::store;
 use crate::scenario::edit::Editable;
 use crate::scenario::{RangePolicy, Scenario};
+use crate::store;
 
 /// Runs scenarios on both CLIs and compares each pair.
 struct Pairs {

@@ -25,7 +25,8 @@ use crate::matrix::history::{
     HistoryStats, Observation, ReadingMap,
 };
 use crate::matrix::{CellResult, Job};
-use crate::report::{redact::Redactor, store};
+use crate::store;
+use crate::store::redact::Redactor;
 
 /// Everything resolved before anything runs.
 struct Setup {

@@ -45,7 +45,7 @@ pub fn import(args: &ImportArgs) -> AppResult {
             .map_err(|e| AppError::setup(format!("cannot write the scenario: {e}")))?;
         return Ok(exit::OK);
     }
-    crate::report::store::write_atomic(&output, imported.text.as_bytes())?;
+    crate::store::write_atomic(&output, imported.text.as_bytes())?;
     let s = &imported.stats;
     eprintln!(
         "wrote {}: {} agent(s), {} step(s), {} input(s); run it with: wakeprobe run {}",

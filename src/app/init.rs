@@ -3,7 +3,7 @@
 
 use super::{AppError, AppResult};
 use crate::cli::{InitArgs, exit};
-use crate::report::messages;
+use crate::console;
 use crate::scenario::library::{self, WriteOutError};
 
 /// `wakeprobe init DIR [--force]`
@@ -15,7 +15,7 @@ pub fn init(args: &InitArgs) -> AppResult {
         }
     })?;
     let dir = args.dir.display();
-    messages::say(format!(
+    console::say(format!(
         "wrote {} files: {dir}/{}/ and {dir}/{}/\n\
          edit them, then run from {dir} (`cd {dir} && wakeprobe run`), or pass \
          --scenarios-dir {dir}/{}",

@@ -9,10 +9,14 @@ use std::sync::Arc;
 use super::{AppError, resolve};
 use crate::classify::result::{RunResult, SetupError, Summary};
 use crate::cli::{ExecArgs, exit};
+use crate::console;
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
-use crate::report::{html, messages, redact::Redactor, saved, store};
+use crate::report::html;
 use crate::scenario::Scenario;
+use crate::store;
+use crate::store::redact::Redactor;
+use crate::store::saved;
 
 /// One judged run of the invocation: its result, its timeline, its folder.
 pub struct Row {
@@ -109,7 +113,7 @@ pub fn finish_against(
             failure.scenario,
             failure.variant,
             failure.cli,
-            messages::printable(&failure.message)
+            console::printable(&failure.message)
         );
     }
     let mut summary = summarize(out.dir, ran, &errors);
@@ -190,18 +194,18 @@ fn rerender_repeated(out: &Outputs, summary: &Summary, ran: &Ran) -> Result<(), 
                 && r.dir.starts_with(out.dir)
         }) {
             let saved = saved::SavedRun::load(&row.dir)?;
-            saved.rerender(&row.result, Some(&cell.agreement))?;
+            crate::report::rerender(&saved, &row.result, Some(&cell.agreement))?;
         }
     }
     Ok(())
 }
 
 fn print_table(summary: &Summary, ran: &Ran) {
-    let color = messages::human_is_terminal();
+    let color = console::human_is_terminal();
     let pairs: Vec<(&RunResult, &Timeline)> =
         ran.rows.iter().map(|r| (&r.result, &r.timeline)).collect();
-    let width = messages::human_width().unwrap_or(crate::report::terminal::DEFAULT_WIDTH);
-    messages::say(crate::report::terminal::summary(
+    let width = console::human_width().unwrap_or(crate::report::terminal::DEFAULT_WIDTH);
+    console::say(crate::report::terminal::summary(
         summary, &pairs, color, width,
     ));
     let mut offered = std::collections::BTreeSet::new();
@@ -209,26 +213,26 @@ fn print_table(summary: &Summary, ran: &Ran) {
         if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
             // Check names and what they observed are the scenario's own text.
             let lines = crate::report::terminal::verdict_lines(&row.result);
-            messages::say(messages::printable_lines(&lines));
+            console::say(console::printable_lines(&lines));
         }
         // A draft only where there is something to file, and once per cell.
         if crate::report::markdown::filing(&row.result) == crate::report::markdown::Filing::Bug
             && offered.insert(row.result.cell_key())
         {
             let draft = format!("issue draft: {}", issue_command(&row.dir));
-            messages::say(messages::printable(&draft));
+            console::say(console::printable(&draft));
         }
     }
     if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
-        messages::say(messages::printable_lines(&lines));
+        console::say(console::printable_lines(&lines));
     }
 }
 
 /// The invocation's closing line ("N passed, N failed (N regressions)") for a human, and the
 /// `summary` message that ends its JSON output.
 pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_code: i32) {
-    messages::say(summary.closing_line());
-    messages::emit(&messages::Message::Summary {
+    console::say(summary.closing_line());
+    console::emit(&console::Message::Summary {
         dir: dir.display().to_string(),
         matrix: matrix.map(|m| m.display().to_string()),
         summary,
@@ -243,8 +247,8 @@ pub fn issue_command(dir: &Path) -> String {
         |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
     format!(
         "gh issue create -R anthropics/claude-code --title \"$(cat {})\" --body-file {}",
-        quoted(crate::report::TITLE_FILE),
-        quoted(crate::report::REPORT_FILE)
+        quoted(crate::store::TITLE_FILE),
+        quoted(crate::store::REPORT_FILE)
     )
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{AppError, AppResult};
 use crate::cli::{self, exit};
-use crate::report::messages::{self, printable};
+use crate::console::{self, printable};
 use crate::scenario::{self, Scenario};
 
 /// What lint found in one file: a line for each finding, already located.
@@ -37,7 +37,7 @@ pub fn lint(args: &cli::LintArgs) -> AppResult {
                 Finding::Error(_) => errors += 1,
                 Finding::Stale(_) => stale += 1,
             }
-            messages::say(printable(&line));
+            console::say(printable(&line));
         }
     }
     eprintln!(

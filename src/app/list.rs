@@ -2,7 +2,7 @@
 
 use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
-use crate::report::messages::{self, Message};
+use crate::console::{self, Message};
 use crate::scenario;
 
 /// `wakeprobe list`
@@ -26,9 +26,9 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
             s.name.clone(),
             s.seed.clone().unwrap_or_else(|| "-".into()),
             s.variants().join(", "),
-            messages::printable(&s.summary).into_owned(),
+            console::printable(&s.summary).into_owned(),
         ]);
-        messages::emit(&Message::Scenario {
+        console::emit(&Message::Scenario {
             name: &s.name,
             seed: s.seed.as_deref(),
             variants: s.variants(),
@@ -36,6 +36,6 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
             path: s.path.display().to_string(),
         });
     }
-    messages::say(table);
+    console::say(table);
     Ok(exit::OK)
 }

@@ -9,11 +9,13 @@ use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::cli::{self, exit};
+use crate::console;
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix, take_shard};
 use crate::matrix::shards::{CellKey, Identity, ShardPos};
-use crate::report::{messages, redact::Redactor, store};
 use crate::scenario::Scenario;
+use crate::store;
+use crate::store::redact::Redactor;
 
 /// `wakeprobe matrix`
 pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
@@ -75,7 +77,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         &ran,
     )?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
-        messages::say(lines);
+        console::say(lines);
     }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
@@ -172,9 +174,9 @@ fn finish_matrix(
 ) -> Result<Option<i32>, AppError> {
     let compared = comparison.map(comparison_code);
     write_matrix(dir, grid, comparison)?;
-    messages::say(grid.table(
-        messages::human_is_terminal(),
-        messages::human_width().unwrap_or(170),
+    console::say(grid.table(
+        console::human_is_terminal(),
+        console::human_width().unwrap_or(170),
         comparison,
     ));
     Ok(compared)
@@ -193,7 +195,7 @@ fn baseline_name(path: Option<&Path>) -> String {
 /// Prints the comparison's changed cells and maps it to the documented exit code.
 pub fn comparison_code(comparison: &Comparison) -> i32 {
     for line in comparison.lines() {
-        messages::say(line);
+        console::say(line);
     }
     if comparison.regressions() > 0 {
         exit::REGRESSION

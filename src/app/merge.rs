@@ -148,7 +148,7 @@ fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Matrix)>, AppError> {
 
 /// The merged folder: created, or an existing folder reused.
 fn create_out(out: &Path) -> Result<(), AppError> {
-    crate::report::store::create_exclusive(out).or_else(|e| {
+    crate::store::create_exclusive(out).or_else(|e| {
         if e.source.kind() == std::io::ErrorKind::AlreadyExists && out.is_dir() {
             Ok(())
         } else {

@@ -19,9 +19,9 @@ use crate::cli::{self, KeepChoice, exit};
 use crate::driver::Cancel;
 use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
 use crate::matrix::{self, ExecOptions, Job};
-use crate::report::store;
 use crate::scenario::edit::Editable;
 use crate::scenario::{RangePolicy, Scenario};
+use crate::store;
 
 /// A candidate scenario: an edited document that is known to be valid.
 #[derive(Debug, Clone)]

@@ -94,16 +94,16 @@ impl From<crate::matrix::ExecError> for AppError {
 }
 
 /// A file that could not be written is a setup failure.
-impl From<crate::report::store::StoreError> for AppError {
-    fn from(e: crate::report::store::StoreError) -> AppError {
+impl From<crate::store::StoreError> for AppError {
+    fn from(e: crate::store::StoreError) -> AppError {
         AppError::setup(e.to_string())
     }
 }
 
-impl From<crate::report::saved::SavedError> for AppError {
-    fn from(e: crate::report::saved::SavedError) -> AppError {
+impl From<crate::store::saved::SavedError> for AppError {
+    fn from(e: crate::store::saved::SavedError) -> AppError {
         match e {
-            crate::report::saved::SavedError::Store(s) => s.into(),
+            crate::store::saved::SavedError::Store(s) => s.into(),
             other => AppError::bad_input(other.to_string()),
         }
     }
@@ -127,7 +127,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
         _ => None,
     }
     .is_some_and(|o| o.message_format == cli::MessageFormat::Json);
-    crate::report::messages::set_json(json);
+    crate::console::set_json(json);
     let closes = match &command {
         Command::Run(a) => Some(("run", a.exec.junit.clone())),
         Command::Matrix(a) => Some(("matrix", a.exec.junit.clone())),

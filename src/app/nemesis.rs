@@ -18,8 +18,8 @@ use super::invocation::{self, Outputs, Ran};
 use super::{AppError, AppResult, resolve};
 use crate::cli::{self, exit};
 use crate::matrix::nemesis::{Observed, Row, effect, faults, render};
-use crate::report::store;
 use crate::scenario::{FaultKind, MAIN_AGENT, Scenario};
+use crate::store;
 
 /// `wakeprobe nemesis`
 pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {

@@ -6,7 +6,9 @@ use std::path::Path;
 use super::invocation::{self, Outputs, Ran, Row};
 use super::{AppError, AppResult};
 use crate::cli;
-use crate::report::{redact::Redactor, saved, store};
+use crate::store;
+use crate::store::redact::Redactor;
+use crate::store::saved;
 
 /// `wakeprobe report DIR...`
 pub fn report(args: &cli::ReportArgs) -> AppResult {
@@ -15,7 +17,7 @@ pub fn report(args: &cli::ReportArgs) -> AppResult {
         let ran = load_runs(dir, Judging::Again)?;
         for row in &ran.rows {
             let saved = saved::SavedRun::load(&row.dir)?;
-            saved.rerender(&row.result, None)?;
+            crate::report::rerender(&saved, &row.result, None)?;
         }
         let summary = invocation::finish(
             &Outputs {

@@ -766,7 +766,7 @@ pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
     for _ in 0..100 {
         let id = matrix::new_run_id();
         let dir = out.join(&id);
-        match crate::report::store::create_exclusive(&dir) {
+        match crate::store::create_exclusive(&dir) {
             Ok(()) => {
                 // Marked incomplete now; `OUT/latest` moves to it only once it is whole.
                 if let Err(e) = super::folder::open_folder(out, &id) {

@@ -6,8 +6,9 @@ use super::{AppError, AppResult, probe, resolve};
 use crate::cli::{self, exit};
 use crate::matrix::Job;
 use crate::matrix::threshold::{self, Settings, THRESHOLD_SCHEMA, ThresholdError, ThresholdFile};
-use crate::report::{redact::Redactor, store};
 use crate::scenario::{RangePolicy, params};
+use crate::store;
+use crate::store::redact::Redactor;
 
 /// `wakeprobe threshold`
 pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {

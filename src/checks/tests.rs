@@ -38,7 +38,7 @@ fn load(name: &str) -> Fixture {
     Fixture {
         info: serde_json::from_str(&read("run.json")).unwrap(),
         timeline: serde_json::from_str(&read("timeline.json")).unwrap(),
-        raw: crate::report::saved::read_raw_sources(&dir),
+        raw: crate::store::saved::read_raw_sources(&dir),
         scenario: read("scenario.toml"),
     }
 }

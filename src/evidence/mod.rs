@@ -8,6 +8,7 @@
 pub mod clock;
 pub mod describe;
 pub mod integration;
+pub mod lanes;
 pub mod normalize;
 pub mod recorder;
 pub mod run;

@@ -21,13 +21,13 @@ use tokio::sync::Semaphore;
 use crate::backend::Cli;
 use crate::classify;
 use crate::classify::result::RunResult;
+use crate::console::{self, Message};
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
 use crate::report;
-use crate::report::messages::{self, Message};
-use crate::report::redact::Redactor;
 use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
+use crate::store::redact::Redactor;
 
 /// One run to make.
 #[derive(Debug, Clone)]
@@ -233,7 +233,7 @@ pub async fn execute(
                 .lock()
                 .expect("status list")
                 .push((job.title(), status.clone()));
-            messages::emit(&Message::RunStarted {
+            console::emit(&Message::RunStarted {
                 scenario: &job.scenario.name,
                 variant: &job.variant,
                 cli: job.cli.label(),
@@ -308,7 +308,7 @@ fn longest_first(plans: &[Plan]) -> Vec<usize> {
 /// The `run-finished` (or `run-failed`) message of a cell.
 fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), String>) {
     let (scenario, variant, cli) = (&job.scenario.name, &job.variant, job.cli.label());
-    messages::emit(&match outcome {
+    console::emit(&match outcome {
         Ok((dir, result, _)) => Message::RunFinished {
             scenario,
             variant,
@@ -326,7 +326,7 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
             broken_invariants: result.judgement.broken_invariants(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),
-            report: dir.join(report::REPORT_FILE).display().to_string(),
+            report: dir.join(crate::store::REPORT_FILE).display().to_string(),
         },
         Err(message) => Message::RunFailed {
             scenario,

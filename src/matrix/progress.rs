@@ -136,7 +136,7 @@ fn detail(result: Result<&RunResult, &str>) -> String {
                 r.judgement.outcome, r.run.duration_s
             )
         }
-        Err(why) => format!("failed to run: {}", crate::report::messages::printable(why)),
+        Err(why) => format!("failed to run: {}", crate::console::printable(why)),
     }
 }
 

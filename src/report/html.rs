@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
 
-use super::redact::Redactor;
-use super::store::StoreError;
 use super::svg::esc;
 use crate::classify::result::{CellSummary, RunResult, Summary};
 use crate::evidence::Timeline;
+use crate::store::StoreError;
+use crate::store::redact::Redactor;
 
 pub const INDEX_FILE: &str = "index.html";
 
@@ -512,7 +512,7 @@ pub fn write_index(dir: &Path, summary: &Summary, runs: &[RunRef]) -> Result<(),
         .map(|f| f.to_string())
         .collect();
     let html = page(summary, &page_runs, &folder_files);
-    super::store::write_atomic(
+    crate::store::write_atomic(
         &dir.join(INDEX_FILE),
         Redactor::basic().text(&html).as_bytes(),
     )

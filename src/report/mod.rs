@@ -1,17 +1,12 @@
-//! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture) and
-//! redaction. Nothing here runs anything: every report is a function of saved evidence.
+//! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture, the page).
+//! Nothing here runs anything: every report is a function of saved evidence.
 
 pub mod export;
 pub mod gfm;
 pub mod html;
 pub mod junit;
-pub mod lanes;
 pub mod markdown;
 pub mod mermaid;
-pub mod messages;
-pub mod redact;
-pub mod saved;
-pub mod store;
 pub mod svg;
 pub mod terminal;
 
@@ -21,19 +16,30 @@ use crate::classify::result::RunResult;
 use crate::evidence::Timeline;
 use crate::evidence::run::RawEvidence;
 use crate::scenario::Plan;
-use redact::Redactor;
+use crate::store::saved::SavedRun;
+use crate::store::{self, PICTURE_FILE, REPORT_FILE, RESULT_FILE, TITLE_FILE, redact::Redactor};
 
 /// `1 run`, `2 runs`: a count with its noun in the right number.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// File names of a run's reports, next to its evidence.
-pub const RESULT_FILE: &str = "result.json";
-pub const REPORT_FILE: &str = "report.md";
-pub const PICTURE_FILE: &str = "timeline.svg";
-/// The issue title for `report.md`, one line (`gh issue create --title "$(cat title.txt)"`).
-pub const TITLE_FILE: &str = "title.txt";
+/// Writes a saved run's result.json, report.md and timeline.svg again.
+pub fn rerender(
+    saved: &SavedRun,
+    result: &RunResult,
+    agreement: Option<&str>,
+) -> Result<(), store::StoreError> {
+    write_run_reports(
+        &saved.dir,
+        &Redactor::basic(),
+        result,
+        &saved.timeline,
+        &saved.plan,
+        saved.scenario_source.as_deref(),
+        agreement,
+    )
+}
 
 /// Writes every per-run report next to the run's evidence: `result.json`, `report.md`,
 /// `title.txt` and `timeline.svg`, each redacted and written atomically.

@@ -8,9 +8,9 @@
 
 use std::fmt::Write;
 
-use super::lanes::{Lane, LaneMap};
 use crate::classify::result::RunResult;
 use crate::evidence::describe::describe;
+use crate::evidence::lanes::{Lane, LaneMap};
 use crate::evidence::{Event, EventKind, ExitDesc, Route, Timeline};
 
 const LEFT: f64 = 130.0;

@@ -596,6 +596,22 @@ fn queue_until_input_profile_delivers_only_after_an_input() {
                 Run::t(told[0]) > Run::t(inputs[0]),
                 "delivered only after the input"
             );
+            // The CLI took the input (main's request carrying its words) before it told the
+            // worker: the order the H3 rule reads for an agent the input never reaches.
+            let words = inputs[0]["text"].as_str().unwrap_or("?");
+            let taken = run
+                .kind("model_request", Some("main"))
+                .find(|r| {
+                    r["user_text"]
+                        .as_array()
+                        .is_some_and(|us| us.iter().any(|u| u.as_str() == Some(words)))
+                })
+                .unwrap_or_else(|| panic!("main took the input: {}", run.describe()));
+            assert!(
+                Run::t(taken) < Run::t(told[0]),
+                "the input was taken before the worker was told: {}",
+                run.describe()
+            );
             assert!(
                 Run::t(inputs[0]) > Run::t(seed.bg_end()) + 1000.0,
                 "the input came after a silent settle window"

@@ -409,6 +409,9 @@ struct State {
     held_results: Vec<Value>,
     last_result_at: Option<Instant>,
     parked: Vec<(usize, Notice)>,
+    /// Notices for other agents that an input released: delivered once the main agent's request
+    /// that carries the input has been answered (queue-until-input), so the input is taken first.
+    released: Vec<(usize, Notice)>,
     /// Teammate reports waiting for an input (queue-until-input).
     parked_reports: Vec<String>,
     prompt_id: Option<String>,
@@ -589,6 +592,7 @@ impl Sim {
                 held_results: Vec::new(),
                 last_result_at: None,
                 parked: Vec::new(),
+                released: Vec::new(),
                 parked_reports: Vec::new(),
                 prompt_id: None,
                 result_index: 0,
@@ -957,18 +961,32 @@ impl Sim {
 
     /// A user message arrived (stream-json or typed).
     pub fn user_input(self: &Arc<Self>, text: String) {
-        let parked = {
+        let for_main = {
             let mut st = self.state();
             st.inputs.push_back(text);
             let reports = std::mem::take(&mut st.parked_reports);
             st.agents[0].inbox.extend(reports);
-            std::mem::take(&mut st.parked)
+            let (for_main, others): (Vec<_>, Vec<_>) = std::mem::take(&mut st.parked)
+                .into_iter()
+                .partition(|(t, _)| *t == 0);
+            st.released.extend(others);
+            for_main
         };
-        // queue-until-input: an input releases everything that waited for one.
-        for (target, notice) in parked {
+        // queue-until-input: an input releases everything that waited for one. The main
+        // agent's notices ride in the input's own message; the others follow its request.
+        for (target, notice) in for_main {
             self.deliver_now(target, notice);
         }
         self.wake.notify_one();
+    }
+
+    /// The main agent's request carrying an input was answered: the notices the input released
+    /// for other agents go out now (after the CLI took the input, as the H3 shape has it).
+    pub(super) fn deliver_released(self: &Arc<Self>) {
+        let released = std::mem::take(&mut self.state().released);
+        for (target, notice) in released {
+            self.deliver_now(target, notice);
+        }
     }
 
     /// The input is over (stdin closed, or the terminal went away).

@@ -23,8 +23,13 @@ impl Sim {
             agent.turn_over = false;
             agent.cancel.clone()
         };
+        // The main agent's prompt is an input: what it released follows its request.
+        let mut input_pending = a == 0 && matches!(opening, Opening::Prompt(_));
         let origin = self.open_turn(a, &opening).await;
         let Some(origin) = origin else {
+            if input_pending {
+                self.deliver_released();
+            }
             self.end_turn(a, TurnEnd::Skipped, None).await;
             return;
         };
@@ -37,6 +42,9 @@ impl Sim {
                 _ = cancel.cancelled() => break TurnEnd::Interrupted(false),
             };
             self.state().api_ms += started.elapsed().as_millis() as u64;
+            if std::mem::take(&mut input_pending) {
+                self.deliver_released();
+            }
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => break TurnEnd::Failed(format!("API Error: {e}")),
@@ -71,6 +79,10 @@ impl Sim {
                 None => break TurnEnd::Done,
             }
         };
+        if input_pending {
+            // Cut short before its answer: the input was still taken.
+            self.deliver_released();
+        }
         self.end_turn(a, how, Some(origin)).await;
     }
 

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::redact::Redactor;
 use crate::checks::RawSources;
 use crate::classify;
 use crate::classify::result::RunResult;
@@ -24,7 +23,7 @@ pub enum SavedError {
     )]
     Incomplete(String),
     #[error(transparent)]
-    Store(#[from] super::store::StoreError),
+    Store(#[from] super::StoreError),
 }
 
 /// One saved run.
@@ -87,21 +86,7 @@ impl SavedRun {
     /// The result its reports were written from (`result.json`); judged afresh when the folder
     /// has none that this version reads.
     pub fn written_result(&self) -> RunResult {
-        read_json(&self.dir.join(super::RESULT_FILE)).unwrap_or_else(|_| self.judge())
-    }
-
-    /// Writes result.json, report.md and timeline.svg again.
-    pub fn rerender(&self, result: &RunResult, agreement: Option<&str>) -> Result<(), SavedError> {
-        super::write_run_reports(
-            &self.dir,
-            &Redactor::basic(),
-            result,
-            &self.timeline,
-            &self.plan,
-            self.scenario_source.as_deref(),
-            agreement,
-        )?;
-        Ok(())
+        read_json(&self.dir.join(crate::store::RESULT_FILE)).unwrap_or_else(|_| self.judge())
     }
 }
 

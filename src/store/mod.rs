@@ -1,19 +1,32 @@
+//! Run folders on disk: written here (and redacted on the way, `redact`), read back by
+//! `saved`.
+//!
 //! Writing files: every file atomically (a temp file in the same folder, fsynced, renamed over
 //! the target), and a run's folder in an order that tells a finished folder from a broken one:
 //! `run.json` first, marked incomplete, then the evidence and the reports, then `run.json`
 //! again, complete. A folder whose `run.json` stays incomplete (a full disk, say) is skipped by
 //! `report` and `merge`. An invocation's folder is marked alike, by its `invocation.json`.
 
+pub mod redact;
+pub mod saved;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::redact::Redactor;
 use crate::classify::result::InvocationMark;
 use crate::evidence::Timeline;
 use crate::evidence::run::{RawEvidence, RunInfo};
 use crate::scenario::Plan;
+use redact::Redactor;
+
+/// File names of a run's reports, next to its evidence.
+pub const RESULT_FILE: &str = "result.json";
+pub const REPORT_FILE: &str = "report.md";
+pub const PICTURE_FILE: &str = "timeline.svg";
+/// The issue title for `report.md`, one line (`gh issue create --title "$(cat title.txt)"`).
+pub const TITLE_FILE: &str = "title.txt";
 
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {source}")]
