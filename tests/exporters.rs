@@ -83,6 +83,85 @@ fn markdown_draft() {
     insta::assert_snapshot!("markdown_seed000_print", md);
 }
 
+/// The draft's Summary as a maintainer reads it: what happens first, the scenario's own
+/// contrast and workaround when it gives them, the stall guard only for a subagent left on its
+/// own background command, and the measurement after.
+#[test]
+fn the_summary_leads_with_what_happens_then_the_contrast_and_the_workaround() {
+    let summary_of = |plan: &wakeprobe::scenario::Plan, result: &RunResult, saved: &SavedRun| {
+        let md = markdown::render(&markdown::Draft {
+            result,
+            timeline: &saved.timeline,
+            plan,
+            scenario_source: None,
+            agreement: None,
+            picture: None,
+        });
+        md.split("## Summary\n")
+            .nth(1)
+            .unwrap()
+            .split("\n## ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let (saved, result) = load("seed000-print");
+    let text = summary_of(&saved.plan, &result, &saved);
+    let happens = text.find("The background subagent `worker` ends its turn while the `run_in_background` Bash command `bg`").expect(&text);
+    let guard = text
+        .find("**Workaround:** a `SubagentStop` hook")
+        .expect(&text);
+    let measured = text
+        .find("**Measured:** the verdict is **not-resumable**")
+        .expect(&text);
+    assert!(happens < guard && guard < measured, "{text}");
+    assert!(
+        !text.contains("The case that works"),
+        "no contrast given: {text}"
+    );
+
+    let mut plan = saved.plan.clone();
+    plan.contrast = Some("A top-level agent doing the same is re-invoked.".into());
+    plan.workaround = Some("Poll in the foreground.".into());
+    let text = summary_of(&plan, &result, &saved);
+    assert!(
+        text.contains("**The case that works:** A top-level agent doing the same is re-invoked."),
+        "{text}"
+    );
+    assert!(
+        text.contains("**Workaround:** Poll in the foreground."),
+        "{text}"
+    );
+    assert!(
+        !text.contains("SubagentStop"),
+        "the scenario's own workaround replaces the guard: {text}"
+    );
+
+    // Woken, the guard is not offered; nor for the main agent.
+    let (saved, result) = load("seed000-session");
+    let text = summary_of(&saved.plan, &result, &saved);
+    assert!(text.contains("and is woken"), "{text}");
+    assert!(!text.contains("**Workaround:**"), "{text}");
+    // The main agent left on a background command of its own, as the worker was.
+    let mut plan = saved.plan.clone();
+    plan.agents["main"] = plan.agents["worker"].clone();
+    let mut v = result.judgement.verdicts[0].clone();
+    v.waiter = "main".into();
+    v.work = "bg".into();
+    v.outcome = wakeprobe::classify::Outcome::NotResumable;
+    let mut main = result.clone();
+    main.judgement.verdicts = vec![v];
+    let text = summary_of(&plan, &main, &saved);
+    assert!(
+        text.starts_with("\nThe main agent ends its turn while the `run_in_background` Bash command `bg` (`sleep 8; echo bg-done`) it started"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("**Workaround:**"),
+        "the guard is for subagents: {text}"
+    );
+}
+
 #[test]
 fn mermaid_of_both_runs_parses() {
     for name in ["seed000-print", "seed000-session"] {

@@ -63,7 +63,7 @@ fn version(d: &Draft) -> String {
 }
 
 /// What happened, in a clause: `` `worker` is finalized while `bg` still runs ``.
-fn headline(v: &Verdict) -> String {
+pub(super) fn headline(v: &Verdict) -> String {
     let (w, k) = (&v.waiter, &v.work);
     match v.outcome {
         Outcome::Woke => format!(
@@ -100,9 +100,9 @@ pub enum Filing {
 /// What a run shows the CLI doing other than what the scenario wants of it: the verdict
 /// (decided, and not the `want`), the checks whose observation is not their `want`, or both.
 /// The draft speaks of these, whichever backend ran.
-struct Bugs<'a> {
-    verdict: bool,
-    checks: Vec<&'a CheckResult>,
+pub(super) struct Bugs<'a> {
+    pub(super) verdict: bool,
+    pub(super) checks: Vec<&'a CheckResult>,
 }
 
 impl Bugs<'_> {
@@ -184,7 +184,7 @@ pub fn draft_title(d: &Draft) -> String {
 
 /// What a check that fails its `want` shows, in a clause: `` check “idle” observes
 /// `indistinguishable` where the CLI should give `distinguishable` ``.
-fn check_headline(c: &CheckResult) -> String {
+pub(super) fn check_headline(c: &CheckResult) -> String {
     format!(
         "check “{}” observes `{}` where the CLI should give `{}`",
         c.name,
@@ -351,7 +351,7 @@ fn compose(d: &Draft, detail: Detail) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", draft_title(d));
     let _ = writeln!(s, "**Version:** {}\n", version(d));
-    summary(&mut s, d, &primary, &bugs);
+    super::summary::write(&mut s, d, &primary, &bugs);
     repro(&mut s, d, detail);
     expected_and_actual(&mut s, &primary, &bugs);
     sub_facts(&mut s, d);
@@ -471,79 +471,6 @@ fn join_and(items: &[String]) -> String {
 
 /// The verdict in one sentence, how it stands against the scenario's `expect` and `want`,
 /// the agreement of repeated runs, and how the run was cut short.
-fn summary(s: &mut String, d: &Draft, primary: &Verdict, bugs: &Bugs) {
-    let run = &d.result.run;
-    let _ = writeln!(s, "## Summary\n");
-    for c in &bugs.checks {
-        let _ = writeln!(
-            s,
-            "**The CLI does not do what it should:** {} (it gives `{}` today{}).\n",
-            check_headline(c),
-            c.observed,
-            match (c.expected.as_deref(), c.passed) {
-                (Some(e), Some(true)) => format!(", as the scenario expects (`{e}`)"),
-                (Some(e), _) => format!(", where the scenario expects `{e}`"),
-                (None, _) => String::new(),
-            }
-        );
-    }
-    let _ = writeln!(
-        s,
-        "The verdict is **{}** ({}): {}.{}\n",
-        primary.outcome,
-        primary.outcome.hypothesis(),
-        headline(primary),
-        standing(d)
-    );
-    if let Some(a) = d.agreement {
-        let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
-    }
-    if let Filing::Nothing(why) = filing(d.result) {
-        let _ = writeln!(
-            s,
-            "> **Not an issue draft:** {why}. This report records the run; there is nothing here to file.\n"
-        );
-    }
-    if run.end.cut_short() {
-        let _ = writeln!(
-            s,
-            "> **This run was cut short** ({}). Everything below is what it saw up to then: a verdict that needed the rest of the run is `unknown`, and nothing that happened after the cut is attributed to the CLI.\n",
-            run.end_detail.as_deref().unwrap_or(run.end.as_str())
-        );
-    }
-    for unsent in &run.unsent_inputs {
-        let _ = writeln!(s, "> Note: {unsent}.\n");
-    }
-}
-
-/// ` The scenario expects `x` of this CLI today: as expected. The behaviour it should have is
-/// `woke`.`
-fn standing(d: &Draft) -> String {
-    let r = d.result;
-    let expect = match (&r.expect, r.matches_expect) {
-        (Some(e), Some(true)) => {
-            format!(" The scenario expects `{e}` of the CLI today: as expected.")
-        }
-        (Some(e), Some(false)) if e.allows(r.judgement.outcome) => format!(
-            " The scenario expects `{e}` of the CLI today: the verdict is as expected, but **a check failed**."
-        ),
-        (Some(e), _) if e.allows(r.judgement.outcome) => {
-            format!(" The scenario expects `{e}` of the CLI today: as expected.")
-        }
-        (Some(e), _) => format!(" The scenario expects `{e}` of the CLI today: **this differs**."),
-        (None, Some(false)) => " A check the scenario states **failed**.".to_string(),
-        _ => String::new(),
-    };
-    let want = match r.run.want {
-        Some(w) if w == r.judgement.outcome => {
-            format!(" This is the behaviour the CLI should have (`{w}`).")
-        }
-        Some(w) => format!(" The behaviour the CLI should have is `{w}`."),
-        None => String::new(),
-    };
-    expect + &want
-}
-
 fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Repro\n");

@@ -7,6 +7,7 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod mermaid;
+mod summary;
 pub mod svg;
 pub mod terminal;
 

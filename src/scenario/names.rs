@@ -46,6 +46,14 @@ pub(super) fn check_file(at: &Locator, raw: &RawScenario) -> Result<(), Scenario
     for (name, param) in raw.params.iter().chain(variant_params) {
         check_param_name(at, name, param)?;
     }
+    for (key, prose) in [("contrast", &raw.contrast), ("workaround", &raw.workaround)] {
+        if let Some(p) = prose.as_ref().filter(|p| p.get_ref().trim().is_empty()) {
+            return Err(at.error(
+                p.span(),
+                format!("`{key}` is empty: write it for a maintainer reading the draft, or leave the key out"),
+            ));
+        }
+    }
     Ok(())
 }
 

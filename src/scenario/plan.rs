@@ -46,6 +46,12 @@ pub struct Plan {
     /// The scenario file, as it was named (a built-in library's path is in the cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_file: Option<String>,
+    /// The scenario's `contrast`: the case that works, for the draft's Summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contrast: Option<String>,
+    /// The scenario's `workaround`, for the draft's Summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workaround: Option<String>,
 }
 
 /// What the CLI may run when a scenario gives no `allowed_tools`, besides every tool its script

@@ -44,6 +44,10 @@ pub struct RawScenario {
     /// The folder's invariants this scenario's runs may break, each with why (a scenario that
     /// measures the break): a break is reported, and does not fail the run.
     pub may_break: Option<Spanned<IndexMap<String, String>>>,
+    /// For a maintainer reading the draft: the case that works, in the author's words.
+    pub contrast: Option<Spanned<String>>,
+    /// For a maintainer reading the draft: what users can do until it is fixed.
+    pub workaround: Option<Spanned<String>>,
 }
 
 /// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race).

@@ -93,6 +93,8 @@ pub(super) fn plan(
         watch,
         checks,
         scenario_file: None,
+        contrast: src.raw.contrast.as_ref().map(|c| c.get_ref().clone()),
+        workaround: src.raw.workaround.as_ref().map(|w| w.get_ref().clone()),
     })
 }
 
