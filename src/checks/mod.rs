@@ -291,4 +291,6 @@ fn conclusive(o: &Observation, stated: &str) -> bool {
 }
 
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod tests;

@@ -24,8 +24,9 @@ fn shorthand_kinds(shorthand: &str) -> &'static [&'static str] {
             "control_response",
             "stream_line",
         ],
-        "tool" => &["tool_call", "tool_unavailable", "permission_asked"],
-        "status" => &["task_updated", "task_notified"],
+        // What an integration showed carries the tool and the status it names, too.
+        "tool" => &["tool_call", "tool_unavailable", "permission_asked", "shown"],
+        "status" => &["task_updated", "task_notified", "shown"],
         "work" => &[
             "tool_call",
             "task_started",

@@ -186,3 +186,215 @@ fn single_continuation_parts(tl: &Timeline) -> (String, Vec<Witness>, String) {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    //! Small timelines at each edge of the two presets: which hook counts as going idle, the
+    //! window a Stop payload is read in, which entry is the idle teammate, and which later
+    //! turns repeat the first continuation's notification.
+
+    use super::*;
+    use crate::evidence::{BackgroundTask, Notification, Route, Source};
+
+    fn at(t_ms: f64, agent: Option<&str>, kind: EventKind) -> Event {
+        Event {
+            t_ms,
+            source: Source::Hook,
+            agent: agent.map(str::to_string),
+            kind,
+        }
+    }
+
+    fn hook(t_ms: f64, agent: Option<&str>, name: HookName, detail: Option<&str>) -> Event {
+        let mut kind = EventKind::hook(name, 0, None);
+        if let EventKind::Hook { detail: d, .. } = &mut kind {
+            *d = detail.map(str::to_string);
+        }
+        at(t_ms, agent, kind)
+    }
+
+    /// A Stop payload listing one background task.
+    fn stop(t_ms: f64, task_type: &str, status: &str, other: &[&str]) -> Event {
+        let mut kind = EventKind::hook(HookName::Stop, 0, None);
+        if let EventKind::Hook {
+            background_tasks, ..
+        } = &mut kind
+        {
+            *background_tasks = Some(vec![BackgroundTask {
+                id: "t1".into(),
+                task_type: task_type.into(),
+                status: status.into(),
+                description: None,
+                other_fields: other.iter().map(|s| s.to_string()).collect(),
+            }]);
+        }
+        at(t_ms, None, kind)
+    }
+
+    fn request(t_ms: f64, agent: &str, notified: &[&str]) -> Event {
+        at(
+            t_ms,
+            Some(agent),
+            EventKind::ModelRequest {
+                seq: 1,
+                route: Route::Turn,
+                step: None,
+                notifications: notified
+                    .iter()
+                    .map(|id| Notification {
+                        task_id: id.to_string(),
+                        status: None,
+                        tool_use_id: None,
+                        event: None,
+                    })
+                    .collect(),
+                injected: None,
+                tool_errors: vec![],
+                user_text: vec![],
+                answer_lost: false,
+            },
+        )
+    }
+
+    fn idle(events: Vec<Event>) -> (String, Vec<Witness>, String) {
+        idle_teammate_parts(&Timeline::new(events), "mate")
+    }
+
+    fn turn_end(t_ms: f64, agent: &str) -> Event {
+        at(
+            t_ms,
+            Some(agent),
+            EventKind::TurnEnded {
+                seq: 1,
+                text: "done".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn an_idle_teammate_listed_running_with_no_idle_flag_is_indistinguishable() {
+        let idle_at = || hook(1000.0, Some("mate"), HookName::TeammateIdle, None);
+        let (observed, witness, why) = idle(vec![
+            idle_at(),
+            stop(2000.0, "in_process_teammate", "running", &[]),
+        ]);
+        assert_eq!(observed, "indistinguishable", "{why}");
+        assert_eq!(witness.len(), 2);
+        assert!(
+            why.contains("went idle at 1.00 s, yet 1 of the 1 Stop"),
+            "{why}"
+        );
+        // An idle flag on the entry, another status, or another type tells it apart.
+        for listed in [
+            stop(2000.0, "in_process_teammate", "running", &["is_idle"]),
+            stop(2000.0, "in_process_teammate", "completed", &[]),
+            stop(2000.0, "local_bash", "running", &[]),
+        ] {
+            let (observed, witness, why) = idle(vec![idle_at(), listed]);
+            assert_eq!(observed, "distinguishable", "{why}");
+            assert_eq!(witness.len(), 2);
+            assert!(why.contains("none of the 1 Stop payloads"), "{why}");
+        }
+    }
+
+    #[test]
+    fn only_stops_while_the_teammate_is_idle_count() {
+        let running = |t| stop(t, "in_process_teammate", "running", &[]);
+        // Before it went idle, at the same moment, or once it works again: not read.
+        for t in [500.0, 1000.0, 3000.0, 3500.0] {
+            let (observed, _, why) = idle(vec![
+                hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
+                request(3000.0, "mate", &[]),
+                running(t),
+            ]);
+            assert_eq!(observed, "not-observed", "Stop at {t}: {why}");
+        }
+        let (observed, _, _) = idle(vec![
+            hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
+            request(3000.0, "mate", &[]),
+            running(2999.0),
+        ]);
+        assert_eq!(observed, "indistinguishable");
+    }
+
+    #[test]
+    fn going_idle_is_the_teammate_idle_hook_naming_it_else_its_turn_end() {
+        let running = || stop(2500.0, "in_process_teammate", "running", &[]);
+        // Named by its detail (the hook belongs to no agent), or by its agent.
+        for by in [
+            hook(2000.0, None, HookName::TeammateIdle, Some("mate")),
+            hook(2000.0, Some("mate"), HookName::TeammateIdle, None),
+        ] {
+            let (observed, witness, why) = idle(vec![turn_end(3000.0, "mate"), by, running()]);
+            assert_eq!(observed, "indistinguishable", "{why}");
+            assert_eq!(witness[0].t_ms, 2000.0);
+        }
+        // Another hook, or another teammate's idle: the turn's end, after the Stop.
+        for other in [
+            hook(2000.0, Some("mate"), HookName::Stop, None),
+            hook(2000.0, Some("other"), HookName::TeammateIdle, Some("other")),
+        ] {
+            let (observed, witness, _) = idle(vec![other, turn_end(3000.0, "mate"), running()]);
+            assert_eq!(observed, "not-observed");
+            assert_eq!(witness[0].t_ms, 3000.0);
+        }
+        let (observed, witness, why) = idle(vec![turn_end(1000.0, "someone"), running()]);
+        assert_eq!(
+            (observed.as_str(), witness.len()),
+            ("not-observed", 0),
+            "{why}"
+        );
+        assert!(why.contains("`mate` never went idle"), "{why}");
+    }
+
+    fn continuation(events: Vec<Event>) -> (String, Vec<Witness>, String) {
+        single_continuation_parts(&Timeline::new(events))
+    }
+
+    fn input(t_ms: f64) -> Event {
+        at(
+            t_ms,
+            Some(MAIN_AGENT),
+            EventKind::UserInput {
+                text: "next".into(),
+                why: InputReason::Scheduled,
+            },
+        )
+    }
+
+    #[test]
+    fn one_continuation_carries_the_notification_once() {
+        let (observed, witness, why) = continuation(vec![
+            request(500.0, MAIN_AGENT, &[]),
+            input(800.0),
+            request(1000.0, "worker", &["t9"]),
+            request(2000.0, MAIN_AGENT, &["t1"]),
+            input(2000.0),
+            request(3000.0, MAIN_AGENT, &["t2"]),
+        ]);
+        assert_eq!(observed, "one", "{why}");
+        assert_eq!(witness.len(), 1);
+        assert!(
+            why.contains("at 2.00 s (the last input before it was at 0.80 s)"),
+            "{why}"
+        );
+        let (_, _, why) = continuation(vec![request(2000.0, MAIN_AGENT, &["t1"])]);
+        assert!(why.ends_with("at 2.00 s."), "{why}");
+    }
+
+    #[test]
+    fn a_second_turn_with_the_same_notification_is_a_duplicate() {
+        let (observed, witness, why) = continuation(vec![
+            request(1000.0, MAIN_AGENT, &["t1", "t2"]),
+            request(1500.0, "worker", &["t1"]),
+            request(2000.0, MAIN_AGENT, &["t2"]),
+        ]);
+        assert_eq!(observed, "duplicate", "{why}");
+        assert_eq!(witness.len(), 2);
+        assert_eq!(witness[1].t_ms, 2000.0);
+        assert!(why.starts_with("2 turns"), "{why}");
+        let (observed, witness, why) = continuation(vec![request(1000.0, "worker", &["t1"])]);
+        assert_eq!((observed.as_str(), witness.len()), ("none", 0), "{why}");
+        assert!(why.contains("never received"), "{why}");
+    }
+}
