@@ -347,6 +347,24 @@ mod tests {
         assert!(why.contains("`mate` never went idle"), "{why}");
     }
 
+    /// The preset reaches its native rule (no query says it).
+    #[test]
+    fn the_idle_teammate_preset_is_observed_by_its_native_rule() {
+        let tl = Timeline::new(vec![
+            hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
+            stop(2000.0, "in_process_teammate", "running", &[]),
+        ]);
+        let raw = super::super::super::RawSources::default();
+        let ev = Evidence {
+            timeline: &tl,
+            raw: &raw,
+            end: crate::evidence::run::EndReason::Finished,
+        };
+        let seen = super::super::preset(crate::scenario::CheckKind::IdleTeammateDistinguishable)
+            .observe(&ev, "mate");
+        assert_eq!(seen.observed, "indistinguishable", "{}", seen.explanation);
+    }
+
     fn continuation(events: Vec<Event>) -> (String, Vec<Witness>, String) {
         single_continuation_parts(&Timeline::new(events))
     }
