@@ -835,17 +835,9 @@ pub fn compare_cells(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::{BackgroundTask, Event, Notification, Source};
+    use crate::evidence::test_events::ev;
+    use crate::evidence::{BackgroundTask, Notification, Source};
     use serde_json::json;
-
-    fn ev(t: f64, source: Source, agent: Option<&str>, kind: EventKind) -> Event {
-        Event {
-            t_ms: t,
-            source,
-            agent: agent.map(str::to_string),
-            kind,
-        }
-    }
 
     fn timeline(stop_first: bool) -> Timeline {
         let started = ev(

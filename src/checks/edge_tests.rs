@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::*;
 use crate::evidence::run::EndReason;
+use crate::evidence::test_events::{ev, request};
 use crate::evidence::{Event, EventKind, InputReason, Source, Timeline};
 use crate::scenario::Scenario;
 
@@ -41,15 +42,15 @@ say = "done"
 
 /// An input to `main` at `t_ms` whose text is `text`: an event a selector can pick by its text.
 fn input(t_ms: f64, text: &str) -> Event {
-    Event {
+    ev(
         t_ms,
-        source: Source::Driver,
-        agent: Some("main".into()),
-        kind: EventKind::UserInput {
+        Source::Driver,
+        Some("main"),
+        EventKind::UserInput {
             text: text.into(),
             why: InputReason::Scheduled,
         },
-    }
+    )
 }
 
 /// Inputs at one-second steps, named by `texts`.
@@ -226,11 +227,9 @@ fn explanations_name_the_selectors_in_words() {
 /// past its bound, and what an integration showed.
 #[test]
 fn work_tool_and_status_reach_overdue_work_and_shown_lines() {
-    let shown = |t_ms: f64, line: serde_json::Value| Event {
-        t_ms,
-        source: Source::Integration,
-        agent: None,
-        kind: EventKind::Shown(serde_json::from_value(line).unwrap()),
+    let shown = |t_ms: f64, line: serde_json::Value| {
+        let line = serde_json::from_value(line).unwrap();
+        ev(t_ms, Source::Integration, None, EventKind::Shown(line))
     };
     let events = || {
         vec![
@@ -242,15 +241,15 @@ fn work_tool_and_status_reach_overdue_work_and_shown_lines() {
             shown(1500.0, json!({"shown": "tool_card", "tool": "Bash"})),
             shown(2000.0, json!({"shown": "status", "status": "idle"})),
             // Last: watched work past its bound ends what the run saw.
-            Event {
-                t_ms: 3000.0,
-                source: Source::Driver,
-                agent: None,
-                kind: EventKind::WorkOverdue {
+            ev(
+                3000.0,
+                Source::Driver,
+                None,
+                EventKind::WorkOverdue {
                     work: "bg".into(),
                     bound_s: 1.0,
                 },
-            },
+            ),
         ]
     };
     for (body, want) in [
@@ -269,21 +268,10 @@ fn work_tool_and_status_reach_overdue_work_and_shown_lines() {
 /// `contains` on a list is a whole item of it.
 #[test]
 fn equals_compares_numbers_and_contains_takes_whole_list_items() {
-    let request = Event {
-        t_ms: 2000.0,
-        source: Source::Api,
-        agent: Some("main".into()),
-        kind: EventKind::ModelRequest {
-            seq: 1,
-            route: crate::evidence::Route::Turn,
-            step: None,
-            notifications: vec![],
-            injected: None,
-            tool_errors: vec![],
-            user_text: vec!["hello there".into()],
-            answer_lost: false,
-        },
-    };
+    let mut request = request(2000.0, "main", 1, &[]);
+    if let EventKind::ModelRequest { user_text, .. } = &mut request.kind {
+        *user_text = vec!["hello there".into()];
+    }
     let events = || vec![input(1000.0, "a"), request.clone()];
     for (body, want) in [
         (

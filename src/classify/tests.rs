@@ -1,41 +1,7 @@
 use super::*;
+use crate::evidence::test_events::{ev, request};
 use crate::evidence::{BackgroundTask, Event, HookName, InputReason, Notification, Route, Source};
 use proptest::prelude::*;
-
-fn ev(t: f64, source: Source, agent: Option<&str>, kind: EventKind) -> Event {
-    Event {
-        t_ms: t,
-        source,
-        agent: agent.map(str::to_string),
-        kind,
-    }
-}
-
-fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
-    ev(
-        t,
-        Source::Api,
-        Some(agent),
-        EventKind::ModelRequest {
-            seq,
-            injected: None,
-            tool_errors: vec![],
-            user_text: vec![],
-            answer_lost: false,
-            route: Route::Turn,
-            step: Some(seq as usize),
-            notifications: notified
-                .iter()
-                .map(|id| Notification {
-                    task_id: id.to_string(),
-                    status: Some("completed".into()),
-                    tool_use_id: None,
-                    event: None,
-                })
-                .collect(),
-        },
-    )
-}
 
 fn track_end(t: f64, exit: ExitDesc) -> Event {
     ev(

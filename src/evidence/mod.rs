@@ -12,6 +12,8 @@ pub mod lanes;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
+#[cfg(test)]
+pub mod test_events;
 pub mod transcript;
 pub mod wire;
 

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::markdown::{Bugs, Draft, Filing, check_headline, filing, headline};
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::secs;
-use crate::scenario::{MAIN_AGENT, Plan};
+use crate::scenario::{MAIN_AGENT, Plan, Step};
 
 /// The guard wakeprobe ships and tests (`wakeprobe guard verify`), named in the workaround.
 const STALL_GUARD: &str = "sandbox-project/.claude/hooks/subagent-stall-guard.sh";
@@ -125,16 +125,7 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     if plan.agents.contains_key(work) {
         return agent_role(plan, work);
     }
-    let step = plan
-        .agents
-        .iter()
-        .flat_map(|(agent, steps)| steps.iter().map(move |s| (agent, s)))
-        .find(|(_, s)| {
-            s.call
-                .as_ref()
-                .is_some_and(|c| c.track.as_deref() == Some(work))
-        });
-    let Some((owner, step)) = step else {
+    let Some((owner, step)) = tracked_by(plan, work) else {
         return format!("`{work}`");
     };
     let call = step.call.as_ref();
@@ -148,12 +139,24 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     } else {
         "the Bash command"
     };
-    let whose = match owner.as_str() {
+    let whose = match owner {
         o if o == waiter => "it".to_string(),
         MAIN_AGENT => "the main agent".to_string(),
         o => format!("`{o}`"),
     };
     format!("{how} `{work}`{command} {whose} started")
+}
+
+/// The agent whose step tracks `work` as a command, and that step.
+fn tracked_by<'a>(plan: &'a Plan, work: &str) -> Option<(&'a str, &'a Step)> {
+    plan.agents
+        .iter()
+        .flat_map(|(agent, steps)| steps.iter().map(move |s| (agent.as_str(), s)))
+        .find(|(_, s)| {
+            s.call
+                .as_ref()
+                .is_some_and(|c| c.track.as_deref() == Some(work))
+        })
 }
 
 fn in_background(input: &serde_json::Value) -> bool {
@@ -167,13 +170,7 @@ fn workaround(plan: &Plan, v: &Verdict) -> Option<String> {
         return Some(w.trim().to_string());
     }
     let stalls = matches!(v.outcome, Outcome::NotResumable | Outcome::NeverFired);
-    let own_command = plan.agents.get(&v.waiter).is_some_and(|steps| {
-        steps.iter().any(|s| {
-            s.call
-                .as_ref()
-                .is_some_and(|c| c.track.as_deref() == Some(&v.work))
-        })
-    });
+    let own_command = tracked_by(plan, &v.work).is_some_and(|(owner, _)| owner == v.waiter);
     (stalls && v.waiter != MAIN_AGENT && own_command).then(|| format!(
         "a `SubagentStop` hook that blocks a final message promising a wake-up while the subagent's own background command still runs, and sends it back to poll the command's output in one foreground Bash call (seed 000's stall guard; `{STALL_GUARD}` in wakeprobe is one, checked by `wakeprobe guard verify`, and the scenario `guard-end-to-end` runs it on the CLI). Briefs that run long commands in the foreground with an explicit `timeout` avoid the handoff."
     ))

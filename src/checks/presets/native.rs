@@ -194,23 +194,15 @@ mod tests {
     //! turns repeat the first continuation's notification.
 
     use super::*;
-    use crate::evidence::{BackgroundTask, Notification, Route, Source};
-
-    fn at(t_ms: f64, agent: Option<&str>, kind: EventKind) -> Event {
-        Event {
-            t_ms,
-            source: Source::Hook,
-            agent: agent.map(str::to_string),
-            kind,
-        }
-    }
+    use crate::evidence::test_events::{ev, request};
+    use crate::evidence::{BackgroundTask, Source};
 
     fn hook(t_ms: f64, agent: Option<&str>, name: HookName, detail: Option<&str>) -> Event {
         let mut kind = EventKind::hook(name, 0, None);
         if let EventKind::Hook { detail: d, .. } = &mut kind {
             *d = detail.map(str::to_string);
         }
-        at(t_ms, agent, kind)
+        ev(t_ms, Source::Hook, agent, kind)
     }
 
     /// A Stop payload listing one background task.
@@ -228,32 +220,7 @@ mod tests {
                 other_fields: other.iter().map(|s| s.to_string()).collect(),
             }]);
         }
-        at(t_ms, None, kind)
-    }
-
-    fn request(t_ms: f64, agent: &str, notified: &[&str]) -> Event {
-        at(
-            t_ms,
-            Some(agent),
-            EventKind::ModelRequest {
-                seq: 1,
-                route: Route::Turn,
-                step: None,
-                notifications: notified
-                    .iter()
-                    .map(|id| Notification {
-                        task_id: id.to_string(),
-                        status: None,
-                        tool_use_id: None,
-                        event: None,
-                    })
-                    .collect(),
-                injected: None,
-                tool_errors: vec![],
-                user_text: vec![],
-                answer_lost: false,
-            },
-        )
+        ev(t_ms, Source::Hook, None, kind)
     }
 
     fn idle(events: Vec<Event>) -> (String, Vec<Witness>, String) {
@@ -261,8 +228,9 @@ mod tests {
     }
 
     fn turn_end(t_ms: f64, agent: &str) -> Event {
-        at(
+        ev(
             t_ms,
+            Source::Api,
             Some(agent),
             EventKind::TurnEnded {
                 seq: 1,
@@ -304,14 +272,14 @@ mod tests {
         for t in [500.0, 1000.0, 3000.0, 3500.0] {
             let (observed, _, why) = idle(vec![
                 hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
-                request(3000.0, "mate", &[]),
+                request(3000.0, "mate", 1, &[]),
                 running(t),
             ]);
             assert_eq!(observed, "not-observed", "Stop at {t}: {why}");
         }
         let (observed, _, _) = idle(vec![
             hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
-            request(3000.0, "mate", &[]),
+            request(3000.0, "mate", 1, &[]),
             running(2999.0),
         ]);
         assert_eq!(observed, "indistinguishable");
@@ -370,8 +338,9 @@ mod tests {
     }
 
     fn input(t_ms: f64) -> Event {
-        at(
+        ev(
             t_ms,
+            Source::Driver,
             Some(MAIN_AGENT),
             EventKind::UserInput {
                 text: "next".into(),
@@ -383,12 +352,12 @@ mod tests {
     #[test]
     fn one_continuation_carries_the_notification_once() {
         let (observed, witness, why) = continuation(vec![
-            request(500.0, MAIN_AGENT, &[]),
+            request(500.0, MAIN_AGENT, 1, &[]),
             input(800.0),
-            request(1000.0, "worker", &["t9"]),
-            request(2000.0, MAIN_AGENT, &["t1"]),
+            request(1000.0, "worker", 1, &["t9"]),
+            request(2000.0, MAIN_AGENT, 1, &["t1"]),
             input(2000.0),
-            request(3000.0, MAIN_AGENT, &["t2"]),
+            request(3000.0, MAIN_AGENT, 1, &["t2"]),
         ]);
         assert_eq!(observed, "one", "{why}");
         assert_eq!(witness.len(), 1);
@@ -396,22 +365,22 @@ mod tests {
             why.contains("at 2.00 s (the last input before it was at 0.80 s)"),
             "{why}"
         );
-        let (_, _, why) = continuation(vec![request(2000.0, MAIN_AGENT, &["t1"])]);
+        let (_, _, why) = continuation(vec![request(2000.0, MAIN_AGENT, 1, &["t1"])]);
         assert!(why.ends_with("at 2.00 s."), "{why}");
     }
 
     #[test]
     fn a_second_turn_with_the_same_notification_is_a_duplicate() {
         let (observed, witness, why) = continuation(vec![
-            request(1000.0, MAIN_AGENT, &["t1", "t2"]),
-            request(1500.0, "worker", &["t1"]),
-            request(2000.0, MAIN_AGENT, &["t2"]),
+            request(1000.0, MAIN_AGENT, 1, &["t1", "t2"]),
+            request(1500.0, "worker", 1, &["t1"]),
+            request(2000.0, MAIN_AGENT, 1, &["t2"]),
         ]);
         assert_eq!(observed, "duplicate", "{why}");
         assert_eq!(witness.len(), 2);
         assert_eq!(witness[1].t_ms, 2000.0);
         assert!(why.starts_with("2 turns"), "{why}");
-        let (observed, witness, why) = continuation(vec![request(1000.0, "worker", &["t1"])]);
+        let (observed, witness, why) = continuation(vec![request(1000.0, "worker", 1, &["t1"])]);
         assert_eq!((observed.as_str(), witness.len()), ("none", 0), "{why}");
         assert!(why.contains("never received"), "{why}");
     }
