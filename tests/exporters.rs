@@ -645,8 +645,8 @@ fn a_huge_timeline_fits_github_with_the_witness_kept() {
 /// the behaviour the scenario wants; otherwise the report says why there is nothing to file.
 #[test]
 fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
-    use markdown::Filing;
     use wakeprobe::classify::Outcome;
+    use wakeprobe::classify::filing::{Filing, filing};
     let (saved, result) = load("seed000-print");
     assert_eq!(result.judgement.outcome, Outcome::NotResumable);
     let mut bug = result.clone();
@@ -666,7 +666,7 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
         ("no want", &unstated, false),
         ("simulator", &sim, false),
     ] {
-        assert_eq!(markdown::filing(r) == Filing::Bug, files, "{case}");
+        assert_eq!(filing(r) == Filing::Bug, files, "{case}");
         let dir = tempfile::tempdir().unwrap();
         // A title left by an earlier rendering goes when there is nothing to file.
         std::fs::write(dir.path().join("title.txt"), "stale\n").unwrap();
@@ -696,8 +696,8 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
 /// too where both fail), and nothing says "differs" where the values match.
 #[test]
 fn a_draft_speaks_of_the_check_that_fails_its_want() {
-    use markdown::Filing;
     use wakeprobe::classify::Outcome;
+    use wakeprobe::classify::filing::{Filing, filing};
     let (saved, mut result) = load("seed000-session");
     assert_eq!(result.judgement.outcome, Outcome::Woke);
     result.run.want = Some(Outcome::Woke);
@@ -720,9 +720,9 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
     unmet.judgement.checks = vec![check(false)];
     let mut met = result.clone();
     met.judgement.checks = vec![check(true)];
-    assert_eq!(markdown::filing(&unmet), Filing::Bug);
+    assert_eq!(filing(&unmet), Filing::Bug);
     assert_eq!(
-        markdown::filing(&met),
+        filing(&met),
         Filing::Nothing(
             "the CLI does what it should (`woke`) and check “the stop lists the idle teammate as idle” observes what it should (`yes`)".into()
         )

@@ -9,11 +9,11 @@ use super::invocation::{self, Outputs, Ran};
 use super::matrix::{clis_for, published_versions};
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
+use crate::classify::result::ExtraCase;
 use crate::cli::{self, exit};
 use crate::console::{self, Message};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
-use crate::report::junit::ExtraCase;
 
 /// `wakeprobe bisect SCENARIO --good V1 --bad V2`
 pub async fn bisect(args: cli::BisectArgs) -> AppResult {

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
+use crate::classify::result::ExtraCase;
 use crate::classify::result::RunResult;
 use crate::cli::{self, exit};
-use crate::report::junit::ExtraCase;
 use crate::store;
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {

@@ -81,7 +81,7 @@ pub struct Outputs<'a> {
     /// to, and writes it once they are there).
     pub index: bool,
     /// JUnit cases beyond the cells (conformance comparisons, a bisection's finding).
-    pub extra_cases: &'a [crate::report::junit::ExtraCase],
+    pub extra_cases: &'a [crate::classify::result::ExtraCase],
 }
 
 /// A matrix compared with a baseline: every cell of the summary is marked against it.
@@ -161,10 +161,10 @@ pub fn summarize(dir: &Path, ran: &Ran, errors: &[SetupError]) -> Summary {
 
 /// Writes the folder's `index.html` (again, after files it links to were added).
 pub fn write_index(dir: &Path, summary: &Summary, ran: &Ran) -> Result<(), AppError> {
-    let runs: Vec<html::RunRef> = ran
+    let runs: Vec<crate::store::RunRef> = ran
         .rows
         .iter()
-        .map(|r| html::RunRef {
+        .map(|r| crate::store::RunRef {
             dir: &r.dir,
             result: &r.result,
             timeline: &r.timeline,
@@ -216,7 +216,7 @@ fn print_table(summary: &Summary, ran: &Ran) {
             console::say(console::printable_lines(&lines));
         }
         // A draft only where there is something to file, and once per cell.
-        if crate::report::markdown::filing(&row.result) == crate::report::markdown::Filing::Bug
+        if crate::classify::filing::filing(&row.result) == crate::classify::filing::Filing::Bug
             && offered.insert(row.result.cell_key())
         {
             let draft = format!("issue draft: {}", issue_command(&row.dir));

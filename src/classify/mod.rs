@@ -39,6 +39,7 @@
 
 mod explain;
 mod facts;
+pub mod filing;
 pub mod result;
 mod rules;
 

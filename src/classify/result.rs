@@ -387,3 +387,14 @@ impl Summary {
         line
     }
 }
+
+/// A test case beyond the cells: a conformance comparison, a bisection's finding.
+#[derive(Debug, Clone)]
+pub struct ExtraCase {
+    /// Its suite and case name, e.g. `conform subagent-bg-turn-end/print`.
+    pub name: String,
+    pub classname: String,
+    /// `Some((type, message))` when it failed.
+    pub failure: Option<(String, String)>,
+    pub system_out: String,
+}

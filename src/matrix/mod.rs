@@ -392,7 +392,7 @@ async fn run_cell(
     report::write_run(
         &dir,
         &redactor,
-        &report::RunFiles {
+        &crate::store::RunFiles {
             result: &result,
             timeline: &output.timeline,
             raw: &output.raw,

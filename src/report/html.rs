@@ -12,9 +12,8 @@ use std::path::Path;
 
 use super::svg::esc;
 use crate::classify::result::{CellSummary, RunResult, Summary};
-use crate::evidence::Timeline;
-use crate::store::StoreError;
 use crate::store::redact::Redactor;
+use crate::store::{RunRef, StoreError};
 
 pub const INDEX_FILE: &str = "index.html";
 
@@ -484,13 +483,6 @@ fn strip_xml_declaration(svg: &str) -> &str {
             .map_or(svg, |(_, body)| body.trim_start()),
         None => svg.trim_start(),
     }
-}
-
-/// One run to put on a folder's page: its folder, result and timeline.
-pub struct RunRef<'a> {
-    pub dir: &'a Path,
-    pub result: &'a RunResult,
-    pub timeline: &'a Timeline,
 }
 
 /// Writes `dir/index.html` for the folder's summary and its runs (folders below `dir`), through

@@ -12,18 +12,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use crate::checks::CheckResult;
 use crate::classify::Outcome;
-use crate::classify::result::{CellSummary, RunResult, SetupError, Summary};
-
-/// A test case beyond the cells: a conformance comparison, a bisection's finding.
-#[derive(Debug, Clone)]
-pub struct ExtraCase {
-    /// Its suite and case name, e.g. `conform subagent-bg-turn-end/print`.
-    pub name: String,
-    pub classname: String,
-    /// `Some((type, message))` when it failed.
-    pub failure: Option<(String, String)>,
-    pub system_out: String,
-}
+use crate::classify::result::{CellSummary, ExtraCase, RunResult, SetupError, Summary};
 
 /// The JUnit file for an invocation's summary, the runs behind it, and any extra cases.
 pub fn render(summary: &Summary, results: &[&RunResult], extra: &[ExtraCase]) -> String {

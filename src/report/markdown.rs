@@ -10,6 +10,7 @@ use std::fmt::Write;
 use super::gfm::{self, cell, fence, tag};
 use super::mermaid;
 use crate::checks::CheckResult;
+use crate::classify::filing::{Bugs, join_and};
 use crate::classify::result::RunResult;
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::describe::{describe, is_notable};
@@ -85,84 +86,6 @@ pub(super) fn headline(v: &Verdict) -> String {
 /// The issue's title (one line, plain text as GitHub shows titles).
 pub fn title(d: &Draft, v: &Verdict) -> String {
     format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
-}
-
-/// Whether a run has something to file upstream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Filing {
-    /// The real CLI does not do what the scenario wants (its verdict, or a check with a
-    /// `want`): a draft is offered.
-    Bug,
-    /// Nothing to file, and why: the report is kept, but no title and no `gh` line.
-    Nothing(String),
-}
-
-/// What a run shows the CLI doing other than what the scenario wants of it: the verdict
-/// (decided, and not the `want`), the checks whose observation is not their `want`, or both.
-/// The draft speaks of these, whichever backend ran.
-pub(super) struct Bugs<'a> {
-    pub(super) verdict: bool,
-    pub(super) checks: Vec<&'a CheckResult>,
-}
-
-impl Bugs<'_> {
-    fn of(r: &RunResult) -> Bugs<'_> {
-        let outcome = r.judgement.outcome;
-        Bugs {
-            verdict: r
-                .run
-                .want
-                .is_some_and(|w| w != outcome && outcome != Outcome::Unknown),
-            checks: r.judgement.unmet_wants(),
-        }
-    }
-
-    fn any(&self) -> bool {
-        self.verdict || !self.checks.is_empty()
-    }
-}
-
-/// Only the real CLI's runs are filed, and only when they show a bug: the scenario says what
-/// the CLI should do (`want`, of the verdict or of a check) and this run, decided, did
-/// something else.
-pub fn filing(r: &RunResult) -> Filing {
-    if let crate::backend::BackendKind::Sim { .. } = r.run.backend {
-        return Filing::Nothing(
-            "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
-        );
-    }
-    if Bugs::of(r).any() {
-        return Filing::Bug;
-    }
-    let wanted_checks: Vec<&CheckResult> = r
-        .judgement
-        .checks
-        .iter()
-        .filter(|c| c.want.is_some())
-        .collect();
-    if r.run.want.is_none() && wanted_checks.is_empty() {
-        return Filing::Nothing(
-            "the scenario states no `want` (the behaviour the CLI should have), so no run of it is a bug report".into(),
-        );
-    }
-    let mut why = Vec::new();
-    match r.run.want {
-        Some(_) if r.judgement.outcome == Outcome::Unknown => {
-            why.push("the verdict is undecided (`unknown`)".to_string())
-        }
-        Some(w) => why.push(format!("the CLI does what it should (`{w}`)")),
-        None => {}
-    }
-    for c in wanted_checks {
-        why.push(match c.meets_want {
-            Some(_) => format!(
-                "check “{}” observes what it should (`{}`)",
-                c.name, c.observed
-            ),
-            None => format!("check “{}” is undecided (vacuous, or left open)", c.name),
-        });
-    }
-    Filing::Nothing(join_and(&why))
 }
 
 /// The title of a run's draft (`title.txt`): its primary verdict when that is the bug (or
@@ -459,14 +382,6 @@ fn attachments(s: &mut String, d: &Draft, detail: Detail) {
         "**Attachments:** from the run's folder, attach {} to the issue (drag the files into it), or the whole folder as a zip.\n",
         join_and(&files)
     );
-}
-
-fn join_and(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 /// The verdict in one sentence, how it stands against the scenario's `expect` and `want`,

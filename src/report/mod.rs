@@ -15,10 +15,11 @@ use std::path::Path;
 
 use crate::classify::result::RunResult;
 use crate::evidence::Timeline;
-use crate::evidence::run::RawEvidence;
 use crate::scenario::Plan;
 use crate::store::saved::SavedRun;
-use crate::store::{self, PICTURE_FILE, REPORT_FILE, RESULT_FILE, TITLE_FILE, redact::Redactor};
+use crate::store::{
+    self, PICTURE_FILE, REPORT_FILE, RESULT_FILE, RunFiles, TITLE_FILE, redact::Redactor,
+};
 
 /// `1 run`, `2 runs`: a count with its noun in the right number.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
@@ -73,37 +74,30 @@ pub fn write_run_reports(
             .as_bytes(),
     )?;
     // A title (and with it the `gh` line) only where there is something to file.
-    match markdown::filing(result) {
-        markdown::Filing::Bug => store::write_atomic(
+    match crate::classify::filing::filing(result) {
+        crate::classify::filing::Filing::Bug => store::write_atomic(
             &dir.join(TITLE_FILE),
             redactor
                 .text(&(markdown::draft_title(&draft) + "\n"))
                 .as_bytes(),
         )?,
-        markdown::Filing::Nothing(_) => match std::fs::remove_file(dir.join(TITLE_FILE)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(store::StoreError {
-                    path: dir.join(TITLE_FILE).display().to_string(),
-                    source,
-                });
+        crate::classify::filing::Filing::Nothing(_) => {
+            match std::fs::remove_file(dir.join(TITLE_FILE)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(store::StoreError {
+                        path: dir.join(TITLE_FILE).display().to_string(),
+                        source,
+                    });
+                }
             }
-        },
+        }
     }
     store::write_atomic(
         &dir.join(REPORT_FILE),
         redactor.text(&markdown::render(&draft)).as_bytes(),
     )
-}
-
-/// What a finished run's folder is made of.
-pub struct RunFiles<'a> {
-    pub result: &'a RunResult,
-    pub timeline: &'a Timeline,
-    pub raw: &'a RawEvidence,
-    pub plan: &'a Plan,
-    pub scenario_source: &'a str,
 }
 
 /// Writes a finished run's folder: created exclusively, `run.json` marked incomplete until the

@@ -6,7 +6,8 @@
 
 use std::fmt::Write;
 
-use super::markdown::{Bugs, Draft, Filing, check_headline, filing, headline};
+use super::markdown::{Draft, check_headline, headline};
+use crate::classify::filing::{Bugs, Filing, filing};
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::secs;
 use crate::scenario::{MAIN_AGENT, Plan, Step};

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::classify::result::InvocationMark;
+use crate::classify::result::{InvocationMark, RunResult};
 use crate::evidence::Timeline;
 use crate::evidence::run::{RawEvidence, RunInfo};
 use crate::scenario::Plan;
@@ -379,4 +379,20 @@ mod tests {
         let again = create_exclusive(&run).unwrap_err();
         assert_eq!(again.source.kind(), std::io::ErrorKind::AlreadyExists);
     }
+}
+
+/// What a finished run's folder is made of.
+pub struct RunFiles<'a> {
+    pub result: &'a RunResult,
+    pub timeline: &'a Timeline,
+    pub raw: &'a RawEvidence,
+    pub plan: &'a Plan,
+    pub scenario_source: &'a str,
+}
+
+/// One run to put on a folder's page: its folder, result and timeline.
+pub struct RunRef<'a> {
+    pub dir: &'a Path,
+    pub result: &'a RunResult,
+    pub timeline: &'a Timeline,
 }

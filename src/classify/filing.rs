@@ -1,0 +1,95 @@
+//! Whether a run has something to file upstream (`Filing`), and what in it is the bug
+//! (`Bugs`): the real CLI did something other than the scenario's `want`, of its verdict or of
+//! a check. A decision about the result, read by the exporters (the draft, `title.txt`) and by
+//! the invocation (the `gh` line); it words nothing beyond the reason for filing nothing.
+
+use super::Outcome;
+use super::result::RunResult;
+use crate::checks::CheckResult;
+
+/// Whether a run has something to file upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filing {
+    /// The real CLI does not do what the scenario wants (its verdict, or a check with a
+    /// `want`): a draft is offered.
+    Bug,
+    /// Nothing to file, and why: the report is kept, but no title and no `gh` line.
+    Nothing(String),
+}
+
+/// What a run shows the CLI doing other than what the scenario wants of it: the verdict
+/// (decided, and not the `want`), the checks whose observation is not their `want`, or both.
+/// The draft speaks of these, whichever backend ran.
+pub struct Bugs<'a> {
+    pub verdict: bool,
+    pub checks: Vec<&'a CheckResult>,
+}
+
+impl Bugs<'_> {
+    pub fn of(r: &RunResult) -> Bugs<'_> {
+        let outcome = r.judgement.outcome;
+        Bugs {
+            verdict: r
+                .run
+                .want
+                .is_some_and(|w| w != outcome && outcome != Outcome::Unknown),
+            checks: r.judgement.unmet_wants(),
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        self.verdict || !self.checks.is_empty()
+    }
+}
+
+/// Only the real CLI's runs are filed, and only when they show a bug: the scenario says what
+/// the CLI should do (`want`, of the verdict or of a check) and this run, decided, did
+/// something else.
+pub fn filing(r: &RunResult) -> Filing {
+    if let crate::backend::BackendKind::Sim { .. } = r.run.backend {
+        return Filing::Nothing(
+            "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
+        );
+    }
+    if Bugs::of(r).any() {
+        return Filing::Bug;
+    }
+    let wanted_checks: Vec<&CheckResult> = r
+        .judgement
+        .checks
+        .iter()
+        .filter(|c| c.want.is_some())
+        .collect();
+    if r.run.want.is_none() && wanted_checks.is_empty() {
+        return Filing::Nothing(
+            "the scenario states no `want` (the behaviour the CLI should have), so no run of it is a bug report".into(),
+        );
+    }
+    let mut why = Vec::new();
+    match r.run.want {
+        Some(_) if r.judgement.outcome == Outcome::Unknown => {
+            why.push("the verdict is undecided (`unknown`)".to_string())
+        }
+        Some(w) => why.push(format!("the CLI does what it should (`{w}`)")),
+        None => {}
+    }
+    for c in wanted_checks {
+        why.push(match c.meets_want {
+            Some(_) => format!(
+                "check “{}” observes what it should (`{}`)",
+                c.name, c.observed
+            ),
+            None => format!("check “{}” is undecided (vacuous, or left open)", c.name),
+        });
+    }
+    Filing::Nothing(join_and(&why))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
