@@ -228,6 +228,22 @@ fn copy_redacted(from: &Path, to: &Path, r: &Redactor) -> Result<(), StoreError>
     Ok(())
 }
 
+/// What a finished run's folder is made of.
+pub struct RunFiles<'a> {
+    pub result: &'a RunResult,
+    pub timeline: &'a Timeline,
+    pub raw: &'a RawEvidence,
+    pub plan: &'a Plan,
+    pub scenario_source: &'a str,
+}
+
+/// One run to put on a folder's page: its folder, result and timeline.
+pub struct RunRef<'a> {
+    pub dir: &'a Path,
+    pub result: &'a RunResult,
+    pub timeline: &'a Timeline,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,20 +395,4 @@ mod tests {
         let again = create_exclusive(&run).unwrap_err();
         assert_eq!(again.source.kind(), std::io::ErrorKind::AlreadyExists);
     }
-}
-
-/// What a finished run's folder is made of.
-pub struct RunFiles<'a> {
-    pub result: &'a RunResult,
-    pub timeline: &'a Timeline,
-    pub raw: &'a RawEvidence,
-    pub plan: &'a Plan,
-    pub scenario_source: &'a str,
-}
-
-/// One run to put on a folder's page: its folder, result and timeline.
-pub struct RunRef<'a> {
-    pub dir: &'a Path,
-    pub result: &'a RunResult,
-    pub timeline: &'a Timeline,
 }
