@@ -122,6 +122,9 @@ pub enum Command {
     /// (internal) Supervise a CLI process tree.
     #[command(hide = true, name = "__supervise")]
     Supervise(SuperviseArgs),
+    /// (internal) Run the CLI for an integration, reporting every line between them.
+    #[command(hide = true)]
+    CliTap(CliTapArgs),
 }
 
 /// How results are printed.
@@ -718,6 +721,15 @@ pub struct TrackArgs {
     pub name: String,
     /// The command, run with bash -c.
     pub command: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CliTapArgs {
+    #[command(flatten)]
+    pub socket: HelperSocket,
+    /// The CLI and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

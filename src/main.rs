@@ -24,6 +24,16 @@ fn main() {
             );
             wakeprobe::evidence::recorder::exit_like(&status);
         }
+        Command::CliTap(args) => {
+            let (program, rest) = args.command.split_first().expect("clap requires a command");
+            let status = wakeprobe::evidence::tap::tap(
+                &args.socket.socket,
+                &args.socket.fallback,
+                program,
+                rest,
+            );
+            wakeprobe::evidence::recorder::exit_like(&status);
+        }
         Command::Supervise(args) => {
             let (program, rest) = args.command.split_first().expect("clap requires a command");
             std::process::exit(wakeprobe::driver::supervise::supervise(

@@ -5,7 +5,7 @@
 //! project/   copy of sandbox-project/, a git repo, .claude/settings.json with recorder hooks
 //! home/      the CLI's HOME: .claude.json with the workspace trust pre-accepted
 //! tmp/       the CLI's TMPDIR (background task output files land here)
-//! bin/       wp-track, first on the CLI's PATH
+//! bin/       wp-track, first on the CLI's PATH; wp-cli, the CLI under the line tap (mode command)
 //! events.sock, hooks-fallback.jsonl
 //! ```
 //! It knows nothing about any CLI beyond the files the CLI reads; the real HOME is never read
@@ -254,6 +254,35 @@ impl Sandbox {
         let path = self.bin().join("wp-track");
         write(&path, script.as_bytes())?;
         set_executable(&path)
+    }
+
+    /// Writes `bin/NAME`, a script that runs `command`, then the script's own arguments, then
+    /// `trailing`, under the line tap (`evidence::tap`): every line between its caller and the
+    /// command is reported on the events socket. Returns its path.
+    pub fn write_tapped_command(
+        &self,
+        helper: &Path,
+        name: &str,
+        command: &[String],
+        trailing: &[String],
+    ) -> Result<PathBuf, SandboxError> {
+        let quoted = |args: &[String]| -> String {
+            args.iter()
+                .map(|a| format!(" {}", crate::os::subprocess::shell_quoted(a)))
+                .collect()
+        };
+        let script = format!(
+            "#!/bin/sh\n# Runs the CLI under wakeprobe's line tap: every line to and from it is evidence.\nexec {} cli-tap --socket {} --fallback {} --{} \"$@\"{}\n",
+            quote(helper),
+            quote(&self.events_socket()),
+            quote(&self.fallback_log()),
+            quoted(command),
+            quoted(trailing),
+        );
+        let path = self.bin().join(name);
+        write(&path, script.as_bytes())?;
+        set_executable(&path)?;
+        Ok(path)
     }
 
     fn init_git(&self) -> Result<(), SandboxError> {

@@ -359,6 +359,7 @@ fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
         matched: vec![],
         vacuous: false,
         may_break: None,
+        layer: None,
     };
     broke.judgement.invariants = vec![invariant.clone()];
     let broke = RunResult::new(&broke.run, broke.judgement);
@@ -385,6 +386,7 @@ fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
     let mut declared = sr.clone();
     declared.judgement.invariants = vec![CheckResult {
         may_break: Some("measured".into()),
+        layer: None,
         ..invariant
     }];
     let declared = RunResult::new(&declared.run, declared.judgement);
@@ -715,6 +717,7 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         matched: vec![("exists".into(), 0)],
         vacuous: false,
         may_break: None,
+        layer: None,
     };
     let mut unmet = result.clone();
     unmet.judgement.checks = vec![check(false)];

@@ -174,7 +174,7 @@ async fn run_subcommand(command: cli::Command) -> AppResult {
             with_seed,
             seed_report,
         }) => guard::guard_verify(script, with_seed, seed_report),
-        Command::HookRecord(_) | Command::Track(_) | Command::Supervise(_) => {
+        Command::HookRecord(_) | Command::Track(_) | Command::Supervise(_) | Command::CliTap(_) => {
             unreachable!("helpers are handled before the runtime starts")
         }
     }

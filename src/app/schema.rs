@@ -33,6 +33,10 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             to_value(schema_for!(crate::evidence::integration::IntegrationLine)),
         ),
         (
+            "integration-input.schema.json",
+            to_value(schema_for!(crate::evidence::integration::InputLine)),
+        ),
+        (
             "threshold.schema.json",
             to_value(schema_for!(crate::matrix::threshold::ThresholdFile)),
         ),

@@ -59,6 +59,30 @@ pub struct CheckResult {
     /// For an invariant the scenario may break: why. A break is then no failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may_break: Option<String>,
+    /// Where the observation puts the fault, for a check of an integration under test: the
+    /// CLI (what the integration should show never reached it) or the integration (it did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Layer>,
+}
+
+/// The layer a fault is in, in a run of an integration under test (mode `command`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// Claude Code: what the integration should show never reached it.
+    Cli,
+    /// The program built on it: what reached it was dropped, shown twice or misread.
+    Integration,
+}
+
+impl Layer {
+    /// The layer in words: `the CLI`, `the integration`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Layer::Cli => "the CLI",
+            Layer::Integration => "the integration",
+        }
+    }
 }
 
 /// What a relation observed.
@@ -147,6 +171,7 @@ pub fn run(ev: &Evidence, check: &Check) -> CheckResult {
         ),
     };
     let mut result = judge(check, kind, observation, ev.end);
+    result.layer = check.kind.and_then(|k| preset(k).layer(&result.observed));
     if let Some(Ok(query)) = &query {
         result.matched = matched(ev, query);
         mark_vacuous(&mut result, check, query);
@@ -238,6 +263,7 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
         matched: vec![],
         vacuous: false,
         may_break: check.may_break.clone(),
+        layer: None,
     }
 }
 

@@ -414,7 +414,7 @@ fn the_two_native_presets_have_no_query_form() {
         let native = matches!(
             kind,
             CheckKind::IdleTeammateDistinguishable | CheckKind::SingleContinuation
-        );
+        ) || kind.is_on_integration();
         assert_eq!(
             preset(kind).query("worker").is_none(),
             native,

@@ -143,7 +143,9 @@ impl<'a> EventView<'a> {
     fn line_type(&self) -> Option<&str> {
         match &self.event.kind {
             EventKind::TurnResult { .. } => Some("result"),
-            EventKind::StreamLine { line_type, .. } => Some(line_type),
+            EventKind::StreamLine { line_type, .. } | EventKind::ToCli { line_type, .. } => {
+                Some(line_type)
+            }
             _ => None,
         }
     }
@@ -153,7 +155,9 @@ impl<'a> EventView<'a> {
             EventKind::TurnResult { subtype, .. }
             | EventKind::ControlRequest { subtype, .. }
             | EventKind::ControlResponse { subtype, .. } => Some(subtype),
-            EventKind::StreamLine { subtype, .. } => subtype.as_deref(),
+            EventKind::StreamLine { subtype, .. } | EventKind::ToCli { subtype, .. } => {
+                subtype.as_deref()
+            }
             _ => None,
         }
     }
@@ -162,7 +166,9 @@ impl<'a> EventView<'a> {
         match &self.event.kind {
             EventKind::ToolCall { tool, .. }
             | EventKind::ToolUnavailable { tool, .. }
-            | EventKind::PermissionAsked { tool, .. } => Some(tool),
+            | EventKind::PermissionAsked { tool, .. }
+            | EventKind::PermissionAnswered { tool, .. }
+            | EventKind::ApprovalGiven { tool, .. } => Some(tool),
             EventKind::Shown(line) => line.tool.as_deref(),
             _ => None,
         }

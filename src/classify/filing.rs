@@ -19,7 +19,9 @@ pub enum Filing {
 
 /// What a run shows the CLI doing other than what the scenario wants of it: the verdict
 /// (decided, and not the `want`), the checks whose observation is not their `want`, or both.
-/// The draft speaks of these, whichever backend ran.
+/// A check that puts the fault in an integration under test is that program's bug, not the
+/// CLI's: it is no part of a draft for Claude Code. The draft speaks of these, whichever
+/// backend ran.
 pub struct Bugs<'a> {
     pub verdict: bool,
     pub checks: Vec<&'a CheckResult>,
@@ -33,7 +35,12 @@ impl Bugs<'_> {
                 .run
                 .want
                 .is_some_and(|w| w != outcome && outcome != Outcome::Unknown),
-            checks: r.judgement.unmet_wants(),
+            checks: r
+                .judgement
+                .unmet_wants()
+                .into_iter()
+                .filter(|c| c.layer != Some(crate::checks::Layer::Integration))
+                .collect(),
         }
     }
 
@@ -75,6 +82,10 @@ pub fn filing(r: &RunResult) -> Filing {
     }
     for c in wanted_checks {
         why.push(match c.meets_want {
+            Some(false) => format!(
+                "check “{}” fails its `want` in the integration under test, not in Claude Code",
+                c.name
+            ),
             Some(_) => format!(
                 "check “{}” observes what it should (`{}`)",
                 c.name, c.observed

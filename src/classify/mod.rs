@@ -127,6 +127,21 @@ impl Judgement {
             .collect()
     }
 
+    /// The layers the checks that missed their expectation put the fault in (a run of an
+    /// integration under test), each once, the CLI first.
+    pub fn layers_at_fault(&self) -> Vec<crate::checks::Layer> {
+        use crate::checks::Layer;
+        let missed: Vec<Layer> = self
+            .missed_checks()
+            .iter()
+            .filter_map(|c| c.layer)
+            .collect();
+        [Layer::Cli, Layer::Integration]
+            .into_iter()
+            .filter(|l| missed.contains(l))
+            .collect()
+    }
+
     /// The checks whose observation is not what the scenario wants of the CLI (`want`): each
     /// a bug this run shows, whatever `expect` says of today's CLI.
     pub fn unmet_wants(&self) -> Vec<&CheckResult> {

@@ -850,6 +850,7 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         matched: vec![],
         vacuous: false,
         may_break: None,
+        layer: None,
     }
 }
 
@@ -1984,6 +1985,7 @@ fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
     };
     let declared = crate::checks::CheckResult {
         may_break: Some("measured".into()),
+        layer: None,
         ..check_that(Some(false))
     };
     let matches = |expect, invariant| {

@@ -53,6 +53,10 @@ pub enum Message<'a> {
         failed_checks: Vec<&'a str>,
         /// The folder's invariants this run broke, by name.
         broken_invariants: Vec<&'a str>,
+        /// Where the failed checks put the fault, in a run of an integration under test
+        /// (`cli`, `integration`); empty elsewhere.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        layers_at_fault: Vec<crate::checks::Layer>,
         duration_s: f64,
         dir: String,
         report: String,

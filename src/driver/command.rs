@@ -2,7 +2,9 @@
 //! CLI) runs in place of the CLI, in the sandbox's project folder, with the environment the
 //! README's "Testing your own integration" documents:
 //!
-//! - `WAKEPROBE_CLI`: the CLI of the run's version (a binary, or a `.js` entry Node runs);
+//! - `WAKEPROBE_CLI`: the CLI of the run's version, behind the line tap (`evidence::tap`): an
+//!   executable that takes the CLI's arguments, so every line between the integration and the
+//!   CLI is evidence on the run's clock (the CLI's stdout as the `stream` source);
 //! - `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`: the fake API (as every mode gets them);
 //! - `WAKEPROBE_SDK_ENTRY`: the TypeScript Agent SDK's entry module, so an integration written
 //!   on the SDK can `import()` it;
@@ -15,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use super::DriverError;
-use super::sdk::{CONFIG_ENV, ENTRY_ENV, HostLaunch, SIM_SPEAKS_NO_SDK};
+use super::sdk::{CONFIG_ENV, ENTRY_ENV, HostLaunch};
 use crate::backend::sdk::{self, SdkVersions};
 use crate::backend::{Cli, install};
 use crate::sandbox::Sandbox;
@@ -24,6 +26,8 @@ use crate::scenario::mode::Host;
 
 /// The environment variable naming the CLI the integration must drive.
 pub const CLI_ENV: &str = "WAKEPROBE_CLI";
+/// The tapped CLI's name in the sandbox's `bin/`.
+const TAPPED_CLI: &str = "wp-cli";
 
 /// The run's settings, as the integration's config file says them.
 #[derive(serde::Serialize)]
@@ -35,18 +39,17 @@ struct IntegrationConfig<'a> {
     persist_session: bool,
 }
 
-/// Finds the integration's program, installs the SDK it may import, writes its config, and
-/// says what to start. A program that is missing or not executable is a setup failure here,
-/// before anything runs.
+/// Finds the integration's program, installs the SDK it may import, writes its config and the
+/// tapped CLI, and says what to start. A program that is missing or not executable is a setup
+/// failure here, before anything runs. The simulator is allowed: an integration that speaks
+/// stream-json to the CLI runs on it (one on the Agent SDK fails to start there, and says so).
 pub fn prepare(
     versions: &SdkVersions,
     cli: &Cli,
+    cli_args: &[String],
     driver: &Driver,
     sandbox: &Sandbox,
 ) -> Result<HostLaunch, DriverError> {
-    if matches!(cli.kind, crate::backend::BackendKind::Sim { .. }) {
-        return Err(DriverError::Start(SIM_SPEAKS_NO_SDK.into()));
-    }
     let (first, rest) = driver
         .command
         .split_first()
@@ -61,7 +64,7 @@ pub fn prepare(
     .map_err(|e| DriverError::Start(e.to_string()))?;
     let dir = sandbox.root().join("integration");
     std::fs::create_dir_all(&dir).map_err(|e| start(&dir, e))?;
-    let cli_path = super::sdk::cli_path(cli);
+    let cli_path = tapped_cli(cli, cli_args, sandbox)?.display().to_string();
     let config = IntegrationConfig {
         cwd: sandbox.project().display().to_string(),
         cli_path: cli_path.clone(),
@@ -90,6 +93,19 @@ pub fn prepare(
         env,
         sdk: installed,
     })
+}
+
+/// Writes the run's CLI (its program, leading arguments, then `--cli-arg`s after the
+/// integration's own) as `bin/wp-cli` under the line tap.
+fn tapped_cli(cli: &Cli, cli_args: &[String], sandbox: &Sandbox) -> Result<PathBuf, DriverError> {
+    let wakeprobe = crate::backend::wakeprobe_binary()
+        .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
+    let helper = crate::backend::helper_binary(&wakeprobe);
+    let mut command = vec![cli.program.display().to_string()];
+    command.extend(cli.leading_args.iter().cloned());
+    sandbox
+        .write_tapped_command(&helper, TAPPED_CLI, &command, cli_args)
+        .map_err(|e| DriverError::Start(format!("integration: {e}")))
 }
 
 /// The program's path: as given when it names a path, else found on the harness's `PATH`;

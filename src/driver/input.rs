@@ -1,10 +1,11 @@
 //! Where the driver's input goes: nowhere (print mode), JSON lines on stdin (a kept-alive
 //! stream-json session), the integration protocol's lines on stdin (mode `command`:
-//! `{"type":"say","text":...}`), or typed keys (a pseudo-terminal).
+//! `evidence::integration::InputLine`), or typed keys (a pseudo-terminal).
 
 use tokio::io::AsyncWriteExt;
 
 use super::pty;
+use crate::evidence::integration::{Answer, InputLine};
 use crate::scenario::Control;
 
 pub enum InputSink {
@@ -35,20 +36,34 @@ impl InputSink {
                 write_line(stdin, &line).await
             }
             InputSink::Integration(stdin) => {
-                write_line(stdin, &serde_json::json!({"type": "say", "text": text})).await
+                write_input(stdin, &InputLine::Say { text: text.into() }).await
             }
             InputSink::Pty(writer) => writer.type_line(text).await,
         }
     }
 
-    /// Sends a stream-json control request (session mode only).
+    /// Sends a control request: a stream-json one, or the integration protocol's line for it
+    /// (`target` is the scenario's name of the task, `task_id` the CLI's).
     pub async fn control(
         &mut self,
         request_id: &str,
         subtype: Control,
+        target: Option<&str>,
         task_id: Option<&str>,
         message: Option<&str>,
     ) -> std::io::Result<()> {
+        if let InputSink::Integration(stdin) = self {
+            let line = match subtype {
+                Control::Interrupt => InputLine::Interrupt,
+                Control::StopTask => InputLine::StopTask {
+                    task: target.unwrap_or_default().to_string(),
+                    task_id: task_id.map(str::to_string),
+                },
+                // The mode's row offers no other control (`scenario::mode`).
+                Control::SendTaskMessage => return Ok(()),
+            };
+            return write_input(stdin, &line).await;
+        }
         let InputSink::Stdin(stdin) = self else {
             return Ok(());
         };
@@ -61,6 +76,24 @@ impl InputSink {
         }
         let line = serde_json::json!({"type": "control_request", "request_id": request_id, "request": request});
         write_line(stdin, &line).await
+    }
+
+    /// Answers an approval the integration showed (mode `command`; elsewhere nothing).
+    pub async fn approve(
+        &mut self,
+        tool: &str,
+        id: Option<&str>,
+        answer: Answer,
+    ) -> std::io::Result<()> {
+        let InputSink::Integration(stdin) = self else {
+            return Ok(());
+        };
+        let line = InputLine::Approve {
+            tool: tool.to_string(),
+            id: id.map(str::to_string),
+            answer,
+        };
+        write_input(stdin, &line).await
     }
 
     /// Ends the session: closes stdin, or types `/exit` in a pty.
@@ -86,4 +119,15 @@ async fn write_line(
     bytes.push(b'\n');
     stdin.write_all(&bytes).await?;
     stdin.flush().await
+}
+
+async fn write_input(
+    stdin: &mut tokio::process::ChildStdin,
+    line: &InputLine,
+) -> std::io::Result<()> {
+    write_line(
+        stdin,
+        &serde_json::to_value(line).expect("input lines serialize"),
+    )
+    .await
 }

@@ -104,6 +104,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         CliArgs::ByIntegration => Some(super::command::prepare(
             &req.sdk_versions,
             &req.cli,
+            &req.cli_args,
             &plan.driver,
             &sandbox,
         )?),

@@ -167,6 +167,7 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
         timeline: Timeline::new(std::mem::take(&mut rec.events)),
         raw: RawEvidence {
             stream: std::mem::take(&mut rec.stream_raw),
+            cli_lines: std::mem::take(&mut rec.cli_lines_raw),
             hooks: std::mem::take(&mut rec.hooks_raw),
             raw_dir: launched.raw_dir.clone(),
             transcripts: launched.sandbox.transcripts(),

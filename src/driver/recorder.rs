@@ -215,6 +215,8 @@ pub struct Recorder {
     pub stream_raw: Vec<(f64, String)>,
     /// Hook payloads as they came, for `hooks.jsonl`.
     pub hooks_raw: Vec<(f64, String)>,
+    /// Lines between an integration and its CLI (mode `command`), for `cli-stream.jsonl`.
+    pub cli_lines_raw: Vec<(f64, bool, String)>,
     /// Whose lines stdout carries: the CLI's (`Stream`) or an SDK host's (`Sdk`).
     stdout_source: Source,
 }
@@ -228,6 +230,7 @@ impl Recorder {
             normalizer: Normalizer::new(clock),
             stream_raw: Vec::new(),
             hooks_raw: Vec::new(),
+            cli_lines_raw: Vec::new(),
             stdout_source: Source::Stream,
         }
     }
@@ -281,6 +284,10 @@ impl Recorder {
             }
             WireMessage::SupervisorStopped { t_ns, signal } => {
                 self.live.supervisor_stopped.get_or_insert((*signal, *t_ns));
+            }
+            WireMessage::CliLine { t_ns, to_cli, line } => {
+                self.cli_lines_raw
+                    .push((self.clock.ms_at(*t_ns), *to_cli, line.clone()));
             }
             _ => {}
         }

@@ -155,6 +155,7 @@ mod tests {
             prompt_form: Default::default(),
             callback_hooks: vec![],
             command: vec![],
+            approve: Default::default(),
             inputs: inputs
                 .into_iter()
                 .map(|after| Input {

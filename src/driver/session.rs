@@ -98,7 +98,10 @@ pub async fn drive(
                 rec.wire(message);
             }
             line = run.line_rx.recv(), if stream_open => match line {
-                Some((t, line)) => rec.line(t, line),
+                Some((t, line)) => {
+                    rec.line(t, line);
+                    answer_approval(run, plan, rec).await;
+                }
                 None => stream_open = false,
             },
             Some(event) = vanish.recv() => rec.push(event),
@@ -193,6 +196,26 @@ async fn send_prompt(run: &mut Launched, plan: &Plan, rec: &mut Recorder) {
     );
 }
 
+/// An integration that just showed an approval gets its user's answer at once (the scenario's
+/// `approve`), recorded as the user's.
+async fn answer_approval(run: &mut Launched, plan: &Plan, rec: &mut Recorder) {
+    use crate::evidence::integration::Shown;
+    let Some(EventKind::Shown(line)) = rec.events.last().map(|e| &e.kind) else {
+        return;
+    };
+    if line.shown != Shown::ApprovalAsked {
+        return;
+    }
+    let tool = line.tool.clone().unwrap_or_default();
+    let id = line.id.clone();
+    let answer = plan.driver.approve;
+    let _ = run.input.approve(&tool, id.as_deref(), answer).await;
+    rec.driver(
+        EventKind::ApprovalGiven { tool, id, answer },
+        Some(MAIN_AGENT),
+    );
+}
+
 /// Sends one due item and records it.
 async fn send(run: &mut Launched, rec: &mut Recorder, due: Due<'_>) {
     match due {
@@ -230,6 +253,7 @@ async fn send(run: &mut Launched, rec: &mut Recorder, due: Due<'_>) {
                     .control(
                         &request_id,
                         *subtype,
+                        target.as_deref(),
                         task_id.as_deref(),
                         message.as_deref(),
                     )

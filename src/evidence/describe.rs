@@ -50,6 +50,9 @@ fn describe_shown(line: &super::integration::IntegrationLine) -> String {
 pub fn describe(e: &Event) -> String {
     match &e.kind {
         EventKind::CliSpawned { pid } => format!("CLI started (pid {pid})"),
+        EventKind::ApprovalGiven { tool, answer, .. } => {
+            format!("the user answers the {tool} approval: {}", answer.as_str())
+        }
         EventKind::UserInput { text, why } => {
             let what = match why {
                 InputReason::Prompt => "prompt",
@@ -100,9 +103,23 @@ pub fn describe(e: &Event) -> String {
                 .unwrap_or_else(|| "the CLI offers".into())
         ),
         EventKind::TurnResult { .. } => describe_result(&e.kind),
-        EventKind::PermissionAsked { tool, answer, .. } => {
+        EventKind::PermissionAsked {
+            tool,
+            answer: Some(answer),
+            ..
+        } => {
             format!("the SDK asks canUseTool for {tool} (answered {answer})")
         }
+        EventKind::PermissionAsked { tool, .. } => {
+            format!("the CLI asks the integration for permission to use {tool}")
+        }
+        EventKind::PermissionAnswered { tool, answer, .. } => {
+            format!("the integration answers the CLI's {tool} permission request: {answer}")
+        }
+        EventKind::ToCli { line_type, subtype } => match subtype {
+            Some(s) => format!("the integration writes a {line_type}/{s} line to the CLI"),
+            None => format!("the integration writes a {line_type} line to the CLI"),
+        },
         EventKind::Shown(line) => describe_shown(line),
         EventKind::RejectedLine { why, line } => {
             format!(

@@ -1,8 +1,13 @@
-//! The evidence source `integration`: what a program under test (driver mode `command`) says
-//! it showed its user, one JSON line on its stdout each, read on the run's one clock. The line
-//! format is `IntegrationLine` (`schema/integration-line.schema.json` is generated from it); a
-//! line that is not JSON or breaks the format is kept as a `rejected_line` event naming why,
-//! never dropped and never a panic.
+//! The integration protocol, both ways, for a program under test (driver mode `command`):
+//!
+//! - its stdin takes `InputLine`s, one JSON line each: what its user does (says something,
+//!   answers an approval, stops a task, interrupts), `schema/integration-input.schema.json`;
+//! - its stdout says what it showed its user, one `IntegrationLine` each, read on the run's
+//!   one clock as the evidence source `integration` (`schema/integration-line.schema.json`). A
+//!   line that is not JSON or breaks the format is kept as a `rejected_line` event naming why,
+//!   never dropped and never a panic.
+//!
+//! Both schemas are generated from these types.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +38,57 @@ pub struct IntegrationLine {
     /// The text shown, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// An approval asked: the integration's own id for it, which the user's `approve` line
+    /// echoes (and its `approval_answered` line may repeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// One line the harness writes to an integration's stdin: what its user does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum InputLine {
+    /// The user says `text`: the scenario's prompt first, then each of its inputs.
+    Say { text: String },
+    /// The user answers an approval the integration showed (`approval_asked`): `id` and `tool`
+    /// as that line gave them.
+    Approve {
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        answer: Answer,
+    },
+    /// The user stops a background task: `task` is the scenario's name for it, `task_id` the
+    /// CLI's id when the run has seen it.
+    StopTask {
+        task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task_id: Option<String>,
+    },
+    /// The user interrupts the turn in progress.
+    Interrupt,
+}
+
+/// A user's answer to an approval.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Let the tool run.
+    #[default]
+    Allow,
+    /// Refuse it.
+    Deny,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Allow => "allow",
+            Answer::Deny => "deny",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -90,7 +146,7 @@ mod tests {
         let good = [
             r#"{"shown":"turn","started_by":"cli","text":"Done."}"#,
             r#"{"shown":"tool_card","tool":"Bash"}"#,
-            r#"{"shown":"approval_asked","tool":"Bash"}"#,
+            r#"{"shown":"approval_asked","tool":"Bash","id":"a1"}"#,
             r#"{"shown":"approval_answered","tool":"Bash","answer":"allow"}"#,
             r#"{"shown":"status","status":"idle"}"#,
             r#"{"shown":"subagent_status","task":"a1","status":"running"}"#,
@@ -130,10 +186,45 @@ mod tests {
             "answer",
             "task",
             "text",
+            "id",
         ] {
             assert!(props.contains_key(field), "{field}");
         }
         assert_eq!(schema["required"], serde_json::json!(["shown"]));
         assert_eq!(schema["additionalProperties"], false);
+    }
+
+    /// The input lines are the README's: each kind, its fields, and nothing else is read.
+    #[test]
+    fn input_lines_are_the_documented_ones() {
+        let lines = [
+            (
+                InputLine::Say { text: "hi".into() },
+                r#"{"type":"say","text":"hi"}"#,
+            ),
+            (
+                InputLine::Approve {
+                    tool: "Write".into(),
+                    id: Some("a1".into()),
+                    answer: Answer::Deny,
+                },
+                r#"{"type":"approve","tool":"Write","id":"a1","answer":"deny"}"#,
+            ),
+            (
+                InputLine::StopTask {
+                    task: "worker".into(),
+                    task_id: Some("t9".into()),
+                },
+                r#"{"type":"stop_task","task":"worker","task_id":"t9"}"#,
+            ),
+            (InputLine::Interrupt, r#"{"type":"interrupt"}"#),
+        ];
+        for (line, text) in lines {
+            assert_eq!(serde_json::to_string(&line).unwrap(), text);
+            assert_eq!(serde_json::from_str::<InputLine>(text).unwrap(), line);
+        }
+        assert!(
+            serde_json::from_str::<InputLine>(r#"{"type":"say","text":"x","extra":1}"#).is_err()
+        );
     }
 }

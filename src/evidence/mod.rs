@@ -12,6 +12,7 @@ pub mod lanes;
 pub mod normalize;
 pub mod recorder;
 pub mod run;
+pub mod tap;
 #[cfg(test)]
 pub mod test_events;
 pub mod transcript;
@@ -75,6 +76,14 @@ pub enum EventKind {
     Shown(integration::IntegrationLine),
     /// A line on an integration's stdout that is not the protocol's, and why.
     RejectedLine { why: String, line: String },
+    /// The driver, as the integration's user, answered an approval it showed (the scenario's
+    /// `approve`).
+    ApprovalGiven {
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        answer: integration::Answer,
+    },
     /// The driver sent user input: the prompt, a scheduled input, or a probe.
     UserInput { text: String, why: InputReason },
     /// The fake API received a model request and decided how to answer it.
@@ -216,15 +225,35 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         origin: Option<String>,
     },
-    /// An Agent SDK asked the host's `canUseTool` whether a tool may run (the host allows
-    /// every call and says so in `answer`).
+    /// A tool needs permission: an Agent SDK asked the host's `canUseTool` (the host allows
+    /// every call and says so in `answer`), or the CLI asked the integration it runs under
+    /// (its `can_use_tool` control request, seen by the CLI tap: the answer, if any, is a
+    /// `permission_answered` event of the same `request_id`).
     PermissionAsked {
         tool: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_use_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+    },
+    /// An integration answered the CLI's permission request `request_id` (`allow`, `deny`,
+    /// or `error`), as the CLI tap saw it go to the CLI.
+    PermissionAnswered {
+        request_id: String,
+        tool: String,
         answer: String,
+    },
+    /// A line an integration wrote to the CLI's stdin other than a permission answer, by its
+    /// stream-json `type` (`user`: a prompt) and `subtype`, as the CLI tap saw it.
+    ToCli {
+        #[serde(rename = "type")]
+        line_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subtype: Option<String>,
     },
     /// Any other stream-json line, kept by type and subtype (for shape comparisons).
     StreamLine {

@@ -40,6 +40,8 @@ pub struct Normalizer {
     /// Teammate name (the Agent call's `name`) -> scenario agent.
     teammates: HashMap<String, String>,
     hooks_seen: usize,
+    /// The CLI's permission requests to an integration: request id -> (tool, asking agent).
+    permission_requests: HashMap<String, (String, Option<String>)>,
     /// The CLI version the `init` line reported.
     pub cli_version: Option<String>,
 }
@@ -54,6 +56,7 @@ impl Normalizer {
             track_owner: HashMap::new(),
             teammates: HashMap::new(),
             hooks_seen: 0,
+            permission_requests: HashMap::new(),
             cli_version: None,
         }
     }
@@ -154,6 +157,7 @@ impl Normalizer {
                     summary: str_field(&v, "summary").map(|s| truncate(&s, 200)),
                 }
             }),
+            ("control_request", _) => self.permission_request(&v),
             ("control_response", _) => {
                 let response = v.get("response").cloned().unwrap_or_default();
                 Some(EventKind::ControlResponse {
@@ -176,6 +180,10 @@ impl Normalizer {
                 self.tasks.get(task_id).and_then(|t| t.owner.clone())
             }
             Some(EventKind::TurnResult { .. }) => Some(MAIN_AGENT.to_string()),
+            Some(EventKind::PermissionAsked { request_id, .. }) => request_id
+                .as_ref()
+                .and_then(|id| self.permission_requests.get(id))
+                .and_then(|(_, agent)| agent.clone()),
             _ => None,
         };
         let kind = kind.unwrap_or(EventKind::StreamLine { line_type, subtype });
@@ -208,7 +216,8 @@ impl Normalizer {
                         tool: str_field(v, "tool_name").unwrap_or_else(|| "unknown".into()),
                         tool_use_id: str_field(v, "tool_use_id"),
                         agent_id,
-                        answer: str_field(v, "answer").unwrap_or_else(|| "allow".into()),
+                        answer: Some(str_field(v, "answer").unwrap_or_else(|| "allow".into())),
+                        request_id: None,
                     },
                 )]
             }
@@ -222,6 +231,83 @@ impl Normalizer {
                 },
             )],
         }
+    }
+
+    /// The CLI's `can_use_tool` control request to the program driving it: a permission
+    /// asked (other control requests stay stream lines).
+    fn permission_request(&mut self, v: &Value) -> Option<EventKind> {
+        let request = v.get("request")?;
+        if str_field(request, "subtype").as_deref() != Some("can_use_tool") {
+            return None;
+        }
+        let tool = str_field(request, "tool_name").unwrap_or_else(|| "unknown".into());
+        let agent_id = str_field(request, "agent_id");
+        let agent = match &agent_id {
+            Some(id) => self.agent_ids.get(id).cloned(),
+            None => Some(MAIN_AGENT.to_string()),
+        };
+        let request_id = str_field(v, "request_id");
+        if let Some(id) = &request_id {
+            self.permission_requests
+                .insert(id.clone(), (tool.clone(), agent));
+        }
+        Some(EventKind::PermissionAsked {
+            tool,
+            tool_use_id: str_field(request, "tool_use_id"),
+            agent_id,
+            answer: None,
+            request_id,
+        })
+    }
+
+    /// One line between an integration and its CLI, as the CLI tap passed it on: the CLI's
+    /// stdout is read as the `stream` source (a main-agent `assistant` line is the main
+    /// agent's, so a turn's start can be told); what the integration wrote to the CLI is a
+    /// permission answer or a `to_cli` line.
+    fn cli_line(&mut self, t_ms: f64, to_cli: bool, line: &str) -> Vec<Event> {
+        if !to_cli {
+            let main_assistant = serde_json::from_str::<Value>(line).is_ok_and(|v| {
+                v["type"] == "assistant" && v.get("parent_tool_use_id").is_none_or(Value::is_null)
+            });
+            let mut events = self.stream_line(t_ms, line, Source::Stream);
+            if main_assistant {
+                for e in &mut events {
+                    e.agent.get_or_insert_with(|| MAIN_AGENT.to_string());
+                }
+            }
+            return events;
+        }
+        let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+        let line_type = str_field(&v, "type").unwrap_or_else(|| "non-json".into());
+        let response = v.get("response").unwrap_or(&Value::Null);
+        let answered = str_field(response, "request_id")
+            .and_then(|id| Some((self.permission_requests.get(&id)?.clone(), id)));
+        let (agent, kind) = match (line_type.as_str(), answered) {
+            ("control_response", Some(((tool, agent), request_id))) => {
+                let answer = response
+                    .get("response")
+                    .and_then(|r| str_field(r, "behavior"))
+                    .or_else(|| str_field(response, "subtype").filter(|s| s == "error"))
+                    .unwrap_or_else(|| "unknown".into());
+                (
+                    agent,
+                    EventKind::PermissionAnswered {
+                        request_id,
+                        tool,
+                        answer,
+                    },
+                )
+            }
+            _ => (
+                (line_type == "user").then(|| MAIN_AGENT.to_string()),
+                EventKind::ToCli {
+                    subtype: str_field(&v, "subtype")
+                        .or_else(|| v.get("request").and_then(|r| str_field(r, "subtype"))),
+                    line_type,
+                },
+            ),
+        };
+        vec![self.event(t_ms, Source::Stream, agent, kind)]
     }
 
     fn task_started(&mut self, v: &Value) -> Option<EventKind> {
@@ -476,6 +562,7 @@ impl Normalizer {
             )],
             // The driver records the interruption itself, as the run's end.
             WireMessage::SupervisorStopped { .. } => vec![],
+            WireMessage::CliLine { to_cli, line, .. } => self.cli_line(t_ms, to_cli, &line),
         }
     }
 }

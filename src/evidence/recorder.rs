@@ -30,7 +30,7 @@ pub fn record_hook(socket: &Path, fallback: &Path) {
     }
 }
 
-fn append_line(path: &Path, message: &WireMessage) {
+pub(super) fn append_line(path: &Path, message: &WireMessage) {
     if let Ok(mut line) = serde_json::to_vec(message) {
         line.push(b'\n');
         if let Ok(mut file) = std::fs::OpenOptions::new()
@@ -98,12 +98,12 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
 /// This build of the sources: a helper of another build may speak another wire format.
 pub const BUILD_ID: &str = env!("WAKEPROBE_BUILD_ID");
 
-const HELPER_USAGE: &str =
-    "usage: wakeprobe-helper hook-record|track --socket PATH --fallback PATH ... | --build-id";
+const HELPER_USAGE: &str = "usage: wakeprobe-helper hook-record|track|cli-tap --socket PATH --fallback PATH ... [-- PROGRAM ARGS...] | --build-id";
 
-/// The helper binary's command line: `hook-record --socket S --fallback F` or `track --socket S
-/// --fallback F NAME COMMAND`, the same as `wakeprobe`'s hidden subcommands, or `--build-id`.
-/// Returns the exit code (the tracker exits as its command did and does not return).
+/// The helper binary's command line: `hook-record --socket S --fallback F`, `track --socket S
+/// --fallback F NAME COMMAND` or `cli-tap --socket S --fallback F -- PROGRAM ARGS...`, the same
+/// as `wakeprobe`'s hidden subcommands, or `--build-id`. Returns the exit code (the tracker and
+/// the tap exit as their command did and do not return).
 pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
     if args.len() == 1 && args[0] == "--build-id" {
         println!("{BUILD_ID}");
@@ -114,8 +114,11 @@ pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
     let mut socket = None;
     let mut fallback = None;
     let mut rest = Vec::new();
+    let mut verbatim = false;
     while let Some(arg) = args.next() {
         match arg.to_str() {
+            _ if verbatim => rest.push(arg),
+            Some("--") => verbatim = true,
             Some("--socket") => socket = args.next(),
             Some("--fallback") => fallback = args.next(),
             _ => rest.push(arg),
@@ -130,6 +133,18 @@ pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
         (Some("hook-record"), []) => {
             record_hook(socket, fallback);
             0
+        }
+        (Some("cli-tap"), [program, cli_args @ ..]) if verbatim => {
+            let cli_args: Vec<String> = cli_args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            exit_like(&super::tap::tap(
+                socket,
+                fallback,
+                &program.to_string_lossy(),
+                &cli_args,
+            ))
         }
         (Some("track"), [name, command]) => exit_like(&track(
             socket,
@@ -176,6 +191,8 @@ mod tests {
             args(&[&["track"][..], &paths[..], &["name"][..]].concat()),
             args(&[&["record"][..], &paths[..]].concat()),
             args(&[&["hook-record"][..], &paths[..], &["extra"][..]].concat()),
+            args(&[&["cli-tap"][..], &paths[..], &["claude"][..]].concat()),
+            args(&[&["cli-tap"][..], &paths[..], &["--"][..]].concat()),
         ] {
             assert_eq!(helper_main(bad.clone()), 2, "{bad:?}");
         }

@@ -199,6 +199,9 @@ fn complete_by_default() -> bool {
 pub struct RawEvidence {
     /// stdout lines (stream-json), with their time.
     pub stream: Vec<(f64, String)>,
+    /// In driver mode `command`, the lines between the integration and the CLI, as the CLI
+    /// tap passed them on: (time, written to the CLI, line). Empty in the other modes.
+    pub cli_lines: Vec<(f64, bool, String)>,
     /// Hook payloads, with their time.
     pub hooks: Vec<(f64, String)>,
     /// The sandbox's evidence folder (API journal, request bodies, stderr, pty bytes).

@@ -50,6 +50,14 @@ pub enum WireMessage {
     /// The supervisor was told to stop by a signal from outside the harness (a signal to the
     /// whole process tree, say); it is ending the run.
     SupervisorStopped { t_ns: u64, signal: i32 },
+    /// One line between an integration (driver mode `command`) and the CLI it drives, as the
+    /// CLI tap passed it on: `to_cli` for a line the integration wrote to the CLI's stdin,
+    /// else one the CLI printed on its stdout.
+    CliLine {
+        t_ns: u64,
+        to_cli: bool,
+        line: String,
+    },
 }
 
 impl WireMessage {
@@ -60,7 +68,8 @@ impl WireMessage {
             | WireMessage::TrackEnd { t_ns, .. }
             | WireMessage::Reaped { t_ns, .. }
             | WireMessage::CliRestarted { t_ns, .. }
-            | WireMessage::SupervisorStopped { t_ns, .. } => *t_ns,
+            | WireMessage::SupervisorStopped { t_ns, .. }
+            | WireMessage::CliLine { t_ns, .. } => *t_ns,
         }
     }
 

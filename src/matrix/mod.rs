@@ -324,6 +324,7 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
                 .unwrap_or_default(),
             failed_checks: result.judgement.failed_checks(),
             broken_invariants: result.judgement.broken_invariants(),
+            layers_at_fault: result.judgement.layers_at_fault(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),
             report: dir.join(crate::store::REPORT_FILE).display().to_string(),

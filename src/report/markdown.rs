@@ -564,7 +564,11 @@ fn checks(s: &mut String, d: &Draft) {
     }
     let _ = writeln!(s);
     for c in &j.checks {
-        let _ = writeln!(s, "`{}`: {}\n", c.name, c.explanation);
+        let layer = c
+            .layer
+            .map(|l| format!(" At fault: {}.", l.words()))
+            .unwrap_or_default();
+        let _ = writeln!(s, "`{}`: {}{layer}\n", c.name, c.explanation);
         for w in &c.witness {
             let _ = writeln!(s, "- {}", super::witness_line(w));
         }

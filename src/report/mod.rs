@@ -152,8 +152,12 @@ pub fn check_line(c: &crate::checks::CheckResult) -> String {
         (None, Some(e)) => format!(", expected {e}: open (the run was cut short)"),
         _ => String::new(),
     };
+    let layer = c
+        .layer
+        .map(|l| format!(" (at fault: {})", l.words()))
+        .unwrap_or_default();
     format!(
-        "check `{}` ({}): observed {}{verdict}",
+        "check `{}` ({}): observed {}{layer}{verdict}",
         c.name, c.kind, c.observed
     )
 }

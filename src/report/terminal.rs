@@ -376,6 +376,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
         text.push_str(&format!("\n  {unsent}"));
     }
     text.push_str(&format!("\n  {}", v.explanation));
+    if let Some(fault) = fault_line(result) {
+        text.push_str(&format!("\n  {fault}"));
+    }
     for c in &result.judgement.checks {
         text.push_str(&format!(
             "\n  {}\n    {}",
@@ -384,6 +387,38 @@ pub fn verdict_lines(result: &RunResult) -> String {
         ));
     }
     text
+}
+
+/// Where the failed checks of an integration under test put the fault: `at fault: the
+/// integration (the CLI sent what it should; 2 checks)`.
+fn fault_line(result: &RunResult) -> Option<String> {
+    use crate::checks::Layer;
+    let layers = result.judgement.layers_at_fault();
+    let count = |layer: Layer| {
+        result
+            .judgement
+            .missed_checks()
+            .iter()
+            .filter(|c| c.layer == Some(layer))
+            .count()
+    };
+    let said: Vec<String> = layers
+        .iter()
+        .map(|&l| {
+            let why = match l {
+                Layer::Cli => "what the integration should show never reached it",
+                Layer::Integration => {
+                    "the CLI sent what it should, and the integration dropped or misread it"
+                }
+            };
+            format!(
+                "{} ({why}; {})",
+                l.words(),
+                super::plural(count(l), "check", "checks")
+            )
+        })
+        .collect();
+    (!said.is_empty()).then(|| format!("at fault: {}", said.join("; and ")))
 }
 
 /// Each invariant at a glance: the cells where it held, and the ones where it broke.

@@ -100,6 +100,32 @@ fn relations(c: &RawCheck) -> Vec<(&'static str, std::ops::Range<usize>)> {
     .collect()
 }
 
+/// A preset on an integration under test reads the integration's lines: outside mode
+/// `command` there are none, and it would judge nothing.
+pub(super) fn refuse_integration_presets(
+    at: &Locator,
+    checks: &[Spanned<RawCheck>],
+    mode: super::DriverMode,
+) -> Result<(), ScenarioError> {
+    if mode == super::DriverMode::Command {
+        return Ok(());
+    }
+    let misplaced = checks
+        .iter()
+        .filter_map(|c| c.get_ref().kind.as_ref())
+        .find(|k| CheckKind::parse(k.get_ref()).is_some_and(CheckKind::is_on_integration));
+    match misplaced {
+        Some(kind) => Err(at.error(
+            kind.span(),
+            format!(
+                "check kind `{}` judges an integration under test: it applies to mode `command`, not `{mode}`",
+                kind.get_ref()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn preset(at: &Locator, kind: &Spanned<String>) -> Result<CheckKind, ScenarioError> {
     CheckKind::parse(kind.get_ref()).ok_or_else(|| {
         at.error(

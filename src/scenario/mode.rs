@@ -205,8 +205,8 @@ const TABLE: [ModeRow; 6] = [
         resumable: false,
         exportable: false,
     },
-    // The user's program: it takes `say` lines (the prompt, then inputs) and `stop_task`
-    // lines, and ends its session when its stdin closes.
+    // The user's program: it takes the protocol's lines (`say` for the prompt and inputs,
+    // `interrupt`, `stop_task`, `approve`) and ends its session when its stdin closes.
     ModeRow {
         mode: DriverMode::Command,
         stdin: Stdin::Integration,
@@ -215,7 +215,7 @@ const TABLE: [ModeRow; 6] = [
         args: CliArgs::ByIntegration,
         host: None,
         later_inputs: true,
-        controls: &[],
+        controls: &[Control::Interrupt, Control::StopTask],
         resumable: false,
         exportable: false,
     },

@@ -84,6 +84,9 @@ pub struct Driver {
     /// Mode `command`: the integration's program and arguments, paths made absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// Mode `command`: the user's answer to every approval the integration shows.
+    #[serde(default)]
+    pub approve: crate::evidence::integration::Answer,
 }
 
 fn yes() -> bool {
@@ -247,10 +250,18 @@ pub enum CheckKind {
     StopsUnblocked,
     ToolErrors,
     TranscriptStatus,
+    /// Mode `command`: each turn the CLI started by itself is shown once.
+    CliTurnShownOnce,
+    /// Mode `command`: each permission request of the CLI is shown and answered.
+    ApprovalsAnswered,
+    /// Mode `command`: the status returns to idle after the last notification.
+    IdleAfterNotification,
+    /// Mode `command`: a restored subagent has the status its transcript implies.
+    RestoredStatus,
 }
 
 impl CheckKind {
-    pub const ALL: [CheckKind; 7] = [
+    pub const ALL: [CheckKind; 11] = [
         CheckKind::IdleTeammateDistinguishable,
         CheckKind::SingleContinuation,
         CheckKind::SubagentStopOnInterrupt,
@@ -258,6 +269,10 @@ impl CheckKind {
         CheckKind::StopsUnblocked,
         CheckKind::ToolErrors,
         CheckKind::TranscriptStatus,
+        CheckKind::CliTurnShownOnce,
+        CheckKind::ApprovalsAnswered,
+        CheckKind::IdleAfterNotification,
+        CheckKind::RestoredStatus,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -269,11 +284,27 @@ impl CheckKind {
             CheckKind::StopsUnblocked => "stops-unblocked",
             CheckKind::ToolErrors => "tool-errors",
             CheckKind::TranscriptStatus => "transcript-status",
+            CheckKind::CliTurnShownOnce => "cli-turn-shown-once",
+            CheckKind::ApprovalsAnswered => "approvals-answered",
+            CheckKind::IdleAfterNotification => "idle-after-notification",
+            CheckKind::RestoredStatus => "restored-status",
         }
     }
 
     pub fn parse(s: &str) -> Option<CheckKind> {
         CheckKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// A preset on an integration under test (mode `command`): it reads the integration's
+    /// lines beside the CLI's, not one agent's events.
+    pub fn is_on_integration(self) -> bool {
+        matches!(
+            self,
+            CheckKind::CliTurnShownOnce
+                | CheckKind::ApprovalsAnswered
+                | CheckKind::IdleAfterNotification
+                | CheckKind::RestoredStatus
+        )
     }
 }
 

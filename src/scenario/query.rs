@@ -55,8 +55,11 @@ pub const KINDS: &[&str] = &[
     "screen",
     "tool_unavailable",
     "permission_asked",
+    "permission_answered",
+    "to_cli",
     "shown",
     "rejected_line",
+    "approval_given",
     "stop",
 ];
 

@@ -113,6 +113,9 @@ pub struct RawDriver {
     /// Mode `command`: the integration to run, program and arguments (`./` and `../`
     /// arguments are relative to the scenario file's folder).
     pub command: Option<Spanned<Vec<String>>>,
+    /// Mode `command`: how the user answers every approval the integration shows (`allow`,
+    /// the default, or `deny`).
+    pub approve: Option<Spanned<String>>,
     #[serde(default)]
     pub params: IndexMap<String, Spanned<RawParam>>,
     /// In a variant: agents whose script differs from `[agents]` in this variant.
@@ -162,6 +165,7 @@ impl RawDriver {
                 .clone()
                 .or_else(|| self.callback_hooks.clone()),
             command: patch.command.clone().or_else(|| self.command.clone()),
+            approve: patch.approve.clone().or_else(|| self.approve.clone()),
             params,
             agents,
         }

@@ -17,15 +17,23 @@ use super::source::{Locator, Names};
 fn shorthand_kinds(shorthand: &str) -> &'static [&'static str] {
     match shorthand {
         "hook" => &["hook"],
-        "type" => &["turn_result", "stream_line"],
+        "type" => &["turn_result", "stream_line", "to_cli"],
         "subtype" => &[
             "turn_result",
             "control_request",
             "control_response",
             "stream_line",
+            "to_cli",
         ],
         // What an integration showed carries the tool and the status it names, too.
-        "tool" => &["tool_call", "tool_unavailable", "permission_asked", "shown"],
+        "tool" => &[
+            "tool_call",
+            "tool_unavailable",
+            "permission_asked",
+            "permission_answered",
+            "approval_given",
+            "shown",
+        ],
         "status" => &["task_updated", "task_notified", "shown"],
         "work" => &[
             "tool_call",

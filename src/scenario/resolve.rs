@@ -65,6 +65,7 @@ pub(super) fn plan(
         .iter()
         .map(|c| super::checks::resolve_check(at, c, (&names, &src)))
         .collect::<Result<Vec<_>, _>>()?;
+    super::checks::refuse_integration_presets(at, &src.raw.checks, driver.mode)?;
     let invariants = match invariants {
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
@@ -338,6 +339,7 @@ fn resolve_driver(
         prompt_form,
         callback_hooks: resolve_callback_hooks(at, raw, mode)?,
         command: resolve_command(at, raw, table, mode)?,
+        approve: resolve_approve(at, raw, mode)?,
         mode,
         prompt,
         ceiling,
@@ -355,6 +357,35 @@ fn resolve_driver(
         inputs,
         probe,
     })
+}
+
+/// `approve`: the user's answer to the integration's approvals, in mode `command` only.
+fn resolve_approve(
+    at: &Locator,
+    raw: &RawDriver,
+    mode: DriverMode,
+) -> Result<crate::evidence::integration::Answer, ScenarioError> {
+    use crate::evidence::integration::Answer;
+    let Some(approve) = &raw.approve else {
+        return Ok(Answer::default());
+    };
+    if mode != DriverMode::Command {
+        return Err(at.error(
+            approve.span(),
+            format!("`approve` applies to mode `command`, not `{mode}`"),
+        ));
+    }
+    match approve.get_ref().as_str() {
+        "allow" => Ok(Answer::Allow),
+        "deny" => Ok(Answer::Deny),
+        other => Err(at.error(
+            approve.span(),
+            format!(
+                "unknown `approve` value `{}` (expected `allow` or `deny`)",
+                crate::console::printable(other)
+            ),
+        )),
+    }
 }
 
 /// `command`: the integration mode `command` runs, required there and nowhere else. An

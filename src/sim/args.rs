@@ -1,6 +1,7 @@
 //! `claude-sim`'s flags: the subset of the real CLI's that the harness passes, with the same
 //! spellings (`-p`, `--input-format`, `--output-format`, `--verbose`, `--permission-mode`,
-//! `--allowedTools`, `--continue`, `--no-session-persistence`), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
+//! `--allowedTools`, `--continue`, `--no-session-persistence`, `--permission-prompt-tool`,
+//! accepted and unused), plus `--profile` (the harness uses `CLAUDE_SIM_PROFILE` instead).
 
 use clap::Parser;
 
@@ -37,6 +38,10 @@ pub struct Args {
     pub dangerously_skip_permissions: bool,
     #[arg(long)]
     pub include_partial_messages: bool,
+    /// Where the real CLI sends its permission requests (`stdio`: to the program driving it).
+    /// Accepted and unused: the simulator runs what `--allowedTools` allows and asks nothing.
+    #[arg(long)]
+    pub permission_prompt_tool: Option<String>,
     /// Write no transcripts (print mode only), as the real CLI: the subagents' meta files are
     /// still written, and SubagentStop still names the transcript that is not there.
     #[arg(long)]

@@ -25,6 +25,9 @@ use redact::Redactor;
 pub const RESULT_FILE: &str = "result.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const PICTURE_FILE: &str = "timeline.svg";
+/// Mode `command`: the lines between the integration and the CLI (`{"t_ms":..,"from_cli":..}`
+/// for what the CLI printed, `"to_cli"` for what the integration wrote to it).
+pub const CLI_STREAM_FILE: &str = "cli-stream.jsonl";
 /// The issue title for `report.md`, one line (`gh issue create --title "$(cat title.txt)"`).
 pub const TITLE_FILE: &str = "title.txt";
 
@@ -172,6 +175,16 @@ pub fn write_run_evidence(dir: &Path, r: &Redactor, ev: &RunEvidence) -> Result<
             .iter()
             .map(|(t, payload)| raw_line(*t, "payload", payload)),
     )?;
+    if !ev.raw.cli_lines.is_empty() {
+        write_lines(
+            &dir.join(CLI_STREAM_FILE),
+            r,
+            ev.raw.cli_lines.iter().map(|(t, to_cli, line)| {
+                let key = if *to_cli { "to_cli" } else { "from_cli" };
+                raw_line(*t, key, line)
+            }),
+        )?;
+    }
     if ev.raw.raw_dir.is_dir() {
         copy_redacted(&ev.raw.raw_dir, dir, r)?;
     }
@@ -349,6 +362,7 @@ mod tests {
         std::fs::create_dir_all(&transcripts).unwrap();
         std::fs::write(transcripts.join(format!("{key}.jsonl")), "line\n").unwrap();
         let raw = RawEvidence {
+            cli_lines: vec![],
             stream: vec![
                 (1.5, "{\"b\":1,\"a\":2}".to_string()),
                 (2.0, "not json".to_string()),

@@ -19,10 +19,15 @@
 //!   `not-observed`.
 //! - `single-continuation` (native): after background work ended with no turn open, how many
 //!   turns of the main agent carried its notification? `one`, `none`, `duplicate`.
+//!
+//! Four more judge an integration under test (mode `command`) and name the layer at fault:
+//! `cli-turn-shown-once`, `approvals-answered`, `idle-after-notification`, `restored-status`
+//! (`integration`).
 
+mod integration;
 mod native;
 
-use super::{Evidence, Observation, relations};
+use super::{Evidence, Layer, Observation, relations};
 use crate::scenario::CheckKind;
 use crate::scenario::query::{FieldPath, FieldTest, Predicate, Query, Selector, Which};
 
@@ -83,7 +88,12 @@ impl Preset {
                 which: Which::First,
                 capture: Some("^status (.+)$".into()),
             },
-            CheckKind::IdleTeammateDistinguishable | CheckKind::SingleContinuation => return None,
+            CheckKind::IdleTeammateDistinguishable
+            | CheckKind::SingleContinuation
+            | CheckKind::CliTurnShownOnce
+            | CheckKind::ApprovalsAnswered
+            | CheckKind::IdleAfterNotification
+            | CheckKind::RestoredStatus => return None,
         })
     }
 
@@ -93,9 +103,18 @@ impl Preset {
             Some(q) => self.in_words(relations::evaluate(ev, &q), agent),
             None => match self.0 {
                 CheckKind::IdleTeammateDistinguishable => native::idle_teammate(ev, agent),
+                CheckKind::CliTurnShownOnce => integration::cli_turn_shown_once(ev),
+                CheckKind::ApprovalsAnswered => integration::approvals_answered(ev),
+                CheckKind::IdleAfterNotification => integration::idle_after_notification(ev),
+                CheckKind::RestoredStatus => integration::restored_status(ev),
                 _ => native::single_continuation(ev),
             },
         }
+    }
+
+    /// The layer an observation of this preset puts the fault in, where it names one.
+    pub fn layer(self, observed: &str) -> Option<Layer> {
+        integration::layer(self.0, observed)
     }
 
     /// The query's observation in the preset's words.
@@ -147,9 +166,7 @@ impl Preset {
                 status.to_string(),
                 format!("`{agent}`'s transcript says {status}."),
             ),
-            (CheckKind::IdleTeammateDistinguishable | CheckKind::SingleContinuation, other) => {
-                (other.to_string(), String::new())
-            }
+            (_, other) => (other.to_string(), String::new()),
         };
         o.observed = word;
         o.explanation = format!("{lead} {}", o.explanation).trim().to_string();

@@ -1,0 +1,401 @@
+//! The presets on an integration under test (driver mode `command`): they set what the
+//! integration showed its user (the `integration` source) beside what the CLI sent it, as the
+//! CLI tap saw it (the `stream` source, both ways). So each names the layer at fault
+//! ([`layer`]): the CLI, when what the integration should show never reached it; the
+//! integration, when it did and was dropped, shown twice or misread.
+//!
+//! - `cli-turn-shown-once`: each turn the CLI started by itself (its stream shows a main-agent
+//!   turn that no prompt from the integration opened) is shown once as `started_by = "cli"`.
+//!   `once`, `dropped`, `duplicated`, `not-started` (the CLI started none), `not-observed`.
+//! - `approvals-answered`: each permission request the CLI sent (`can_use_tool`) was shown as
+//!   an approval of that tool, and an answer went back to the CLI. `answered`, `not-shown`,
+//!   `not-answered`, `none-asked`.
+//! - `idle-after-notification`: after the CLI's last background notification, its turn ended
+//!   and the integration's last status is `idle`. `idle`, `stuck`, `no-status`,
+//!   `waits-on-approval` (the CLI's turn waits on a permission nobody answered), `cli-busy`,
+//!   `not-observed`.
+//! - `restored-status`: each subagent status the integration restored is the status the CLI's
+//!   transcript of that subagent implies (seed 004's rules). `matches`, `differs`,
+//!   `not-observed`.
+
+use std::collections::HashMap;
+
+use super::super::{Evidence, Layer, Observation, Settled};
+use crate::evidence::integration::{IntegrationLine, Shown, StartedBy};
+use crate::evidence::{Event, EventKind, Source, Timeline, Witness, secs};
+use crate::scenario::{CheckKind, MAIN_AGENT};
+
+/// The layer an observation of an integration preset puts the fault in; `None` where it
+/// shows no fault (or nothing to judge).
+pub fn layer(kind: CheckKind, observed: &str) -> Option<Layer> {
+    match (kind, observed) {
+        (CheckKind::CliTurnShownOnce, "dropped" | "duplicated")
+        | (CheckKind::ApprovalsAnswered, "not-shown" | "not-answered")
+        | (CheckKind::IdleAfterNotification, "stuck" | "no-status" | "waits-on-approval")
+        | (CheckKind::RestoredStatus, "differs") => Some(Layer::Integration),
+        (CheckKind::CliTurnShownOnce, "not-started")
+        | (CheckKind::IdleAfterNotification, "cli-busy") => Some(Layer::Cli),
+        _ => None,
+    }
+}
+
+fn observation(observed: &str, witness: Vec<Witness>, explanation: String) -> Observation {
+    Observation {
+        observed: observed.into(),
+        witness,
+        explanation,
+        settled: Settled::Open,
+    }
+}
+
+/// What the integration showed, with its event.
+fn shown(tl: &Timeline) -> impl Iterator<Item = (&Event, &IntegrationLine)> {
+    tl.iter().filter_map(|e| match &e.kind {
+        EventKind::Shown(line) if e.source == Source::Integration => Some((e, line)),
+        _ => None,
+    })
+}
+
+/// Whether the run has the CLI tap's view of the CLI at all (a `command` run whose CLI ran).
+fn tapped(tl: &Timeline) -> bool {
+    tl.iter().any(|e| matches!(e.kind, EventKind::ToCli { .. }))
+}
+
+const NO_TAP: &str = "The run has no view of the lines between the integration and the CLI (no line went to the CLI through wakeprobe's tap: not a `command` run, or its integration never started the CLI named by WAKEPROBE_CLI), so what reached the integration is unknown.";
+
+/// The first line of each main-agent turn in the CLI's stream, and whether a prompt from the
+/// integration opened it (`false`: the CLI started it by itself).
+fn turn_starts(tl: &Timeline) -> Vec<(&Event, bool)> {
+    let mut starts = Vec::new();
+    let (mut open, mut prompted) = (false, false);
+    for e in tl.iter().filter(|e| e.source == Source::Stream) {
+        match &e.kind {
+            EventKind::ToCli { line_type, .. } if line_type == "user" => prompted = true,
+            EventKind::StreamLine { line_type, .. }
+                if line_type == "assistant" && e.agent.as_deref() == Some(MAIN_AGENT) && !open =>
+            {
+                starts.push((e, prompted));
+                (open, prompted) = (true, false);
+            }
+            EventKind::TurnResult { .. } => open = false,
+            _ => {}
+        }
+    }
+    starts
+}
+
+pub fn cli_turn_shown_once(ev: &Evidence) -> Observation {
+    let tl = ev.timeline;
+    if !tapped(tl) {
+        return observation("not-observed", vec![], NO_TAP.into());
+    }
+    let cli_turns: Vec<&Event> = turn_starts(tl)
+        .into_iter()
+        .filter(|(_, prompted)| !prompted)
+        .map(|(e, _)| e)
+        .collect();
+    let shown_cli: Vec<&Event> = shown(tl)
+        .filter(|(_, l)| l.shown == Shown::Turn && l.started_by == Some(StartedBy::Cli))
+        .map(|(e, _)| e)
+        .collect();
+    let mut witness: Vec<Witness> = cli_turns
+        .iter()
+        .map(|e| Witness::of(e, "the CLI starts a turn by itself"))
+        .chain(
+            shown_cli
+                .iter()
+                .map(|e| Witness::of(e, "the integration shows a turn the CLI started")),
+        )
+        .collect();
+    witness.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    let (n, m) = (cli_turns.len(), shown_cli.len());
+    let (word, words) = match (n, m) {
+        (0, _) => (
+            "not-started",
+            format!(
+                "The CLI started no turn by itself: every main-agent turn on its stream followed a prompt the integration sent, so no CLI-started turn ever reached the integration{}.",
+                if m > 0 {
+                    format!(" (yet it showed {m} as started by the CLI)")
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+        (n, m) if m < n => (
+            "dropped",
+            format!(
+                "The CLI started {n} turn(s) by itself, first at {}, and its stream carried them to the integration, which showed {m} as started by the CLI: it dropped what reached it.",
+                secs(cli_turns[0].t_ms)
+            ),
+        ),
+        (n, m) if m > n => (
+            "duplicated",
+            format!(
+                "The CLI started {n} turn(s) by itself, and the integration showed {m} turns as started by the CLI: it showed one twice."
+            ),
+        ),
+        (n, _) => (
+            "once",
+            format!(
+                "The CLI started {n} turn(s) by itself, first at {}, and the integration showed each once, as started by the CLI.",
+                secs(cli_turns[0].t_ms)
+            ),
+        ),
+    };
+    observation(word, witness, words)
+}
+
+/// The CLI's permission requests to the integration (`can_use_tool`), in order.
+fn requests(tl: &Timeline) -> Vec<(&Event, &str, &str)> {
+    tl.iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionAsked {
+                tool,
+                request_id: Some(id),
+                ..
+            } if e.source == Source::Stream => Some((e, tool.as_str(), id.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answer_to<'t>(tl: &'t Timeline, id: &str) -> Option<&'t Event> {
+    tl.iter().find(
+        |e| matches!(&e.kind, EventKind::PermissionAnswered { request_id, .. } if request_id == id),
+    )
+}
+
+pub fn approvals_answered(ev: &Evidence) -> Observation {
+    let tl = ev.timeline;
+    if !tapped(tl) {
+        return observation("not-observed", vec![], NO_TAP.into());
+    }
+    let asked = requests(tl);
+    if asked.is_empty() {
+        return observation(
+            "none-asked",
+            vec![],
+            "The CLI sent the integration no permission request.".into(),
+        );
+    }
+    // Each request is matched with the first approval of its tool the integration showed after
+    // it that no earlier request took.
+    let approvals: Vec<(&Event, &IntegrationLine)> = shown(tl)
+        .filter(|(_, l)| l.shown == Shown::ApprovalAsked)
+        .collect();
+    let mut taken = vec![false; approvals.len()];
+    let mut witness = Vec::new();
+    for (request, tool, id) in &asked {
+        witness.push(Witness::of(
+            request,
+            format!("the CLI asks for permission to use {tool}"),
+        ));
+        let shown_at = approvals.iter().enumerate().find(|(i, (e, l))| {
+            !taken[*i] && e.t_ms >= request.t_ms && l.tool.as_deref() == Some(tool)
+        });
+        let Some((i, (shown_event, _))) = shown_at else {
+            return observation(
+                "not-shown",
+                witness,
+                format!(
+                    "The CLI asked the integration for permission to use {tool} at {} and the request reached it, but the integration never showed its user an approval for {tool}: the request is still pending, and the CLI waits on it.",
+                    secs(request.t_ms)
+                ),
+            );
+        };
+        taken[i] = true;
+        witness.push(Witness::of(
+            shown_event,
+            format!("the integration shows the {tool} approval"),
+        ));
+        match answer_to(tl, id) {
+            Some(answer) => witness.push(Witness::of(answer, "the answer goes back to the CLI")),
+            None => {
+                return observation(
+                    "not-answered",
+                    witness,
+                    format!(
+                        "The integration showed the {tool} approval at {} but never sent the CLI an answer: the CLI still waits on it.",
+                        secs(shown_event.t_ms)
+                    ),
+                );
+            }
+        }
+    }
+    observation(
+        "answered",
+        witness,
+        format!(
+            "Each of the CLI's {} permission request(s) was shown to the user as an approval of its tool, and answered back to the CLI.",
+            asked.len()
+        ),
+    )
+}
+
+pub fn idle_after_notification(ev: &Evidence) -> Observation {
+    let tl = ev.timeline;
+    if !tapped(tl) {
+        return observation("not-observed", vec![], NO_TAP.into());
+    }
+    let last_notice = tl
+        .iter()
+        .filter(|e| e.source == Source::Stream && matches!(e.kind, EventKind::TaskNotified { .. }))
+        .last();
+    let Some(notice) = last_notice else {
+        return observation(
+            "not-observed",
+            vec![],
+            "The CLI's stream carried no background notification, so there is no last one to return to idle after.".into(),
+        );
+    };
+    let mut witness = vec![Witness::of(
+        notice,
+        "the CLI's last background notification",
+    )];
+    let turn_end = tl.iter().find(|e| {
+        e.t_ms >= notice.t_ms
+            && e.source == Source::Stream
+            && matches!(e.kind, EventKind::TurnResult { .. })
+    });
+    let Some(turn_end) = turn_end else {
+        let pending = requests(tl)
+            .into_iter()
+            .find(|(e, _, id)| e.t_ms >= notice.t_ms && answer_to(tl, id).is_none());
+        return match pending {
+            Some((request, tool, _)) => {
+                witness.push(Witness::of(request, format!("the CLI asks to use {tool}, unanswered")));
+                observation(
+                    "waits-on-approval",
+                    witness,
+                    format!(
+                        "After the last notification the CLI's turn never ended: it waits on its request for permission to use {tool} ({}), which the integration never answered.",
+                        secs(request.t_ms)
+                    ),
+                )
+            }
+            None => observation(
+                "cli-busy",
+                witness,
+                "After the last notification the CLI's turn never ended (no result on its stream), with nothing the integration owed it: the CLI, not the integration, is still busy.".into(),
+            ),
+        };
+    };
+    witness.push(Witness::of(turn_end, "the CLI's turn ends"));
+    let last_status = shown(tl).filter(|(_, l)| l.shown == Shown::Status).last();
+    let Some((status_event, line)) = last_status else {
+        return observation(
+            "no-status",
+            witness,
+            "The integration never showed a status.".into(),
+        );
+    };
+    let status = line.status.as_deref().unwrap_or("?");
+    witness.push(Witness::of(
+        status_event,
+        format!("the integration's last status: {status}"),
+    ));
+    if status == "idle" {
+        return observation(
+            "idle",
+            witness,
+            format!(
+                "The CLI's turn after its last notification ended at {}, and the integration's last status is idle ({}).",
+                secs(turn_end.t_ms),
+                secs(status_event.t_ms)
+            ),
+        );
+    }
+    observation(
+        "stuck",
+        witness,
+        format!(
+            "The CLI's turn after its last notification ended at {}, but the integration's last status is `{status}` ({}): it never returned to idle.",
+            secs(turn_end.t_ms),
+            secs(status_event.t_ms)
+        ),
+    )
+}
+
+/// The scenario's name for each CLI task or agent id the run saw.
+fn names_by_id(tl: &Timeline) -> HashMap<&str, &str> {
+    let mut names = HashMap::new();
+    for e in tl.iter() {
+        match &e.kind {
+            EventKind::TaskStarted {
+                task_id,
+                label: Some(label),
+                ..
+            } => {
+                names.insert(task_id.as_str(), label.as_str());
+            }
+            EventKind::Hook {
+                agent_id: Some(id), ..
+            } => {
+                if let Some(agent) = &e.agent {
+                    names.insert(id.as_str(), agent.as_str());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// An agent's status as its transcript tells it (seed 004's rules).
+fn transcript_status<'t>(tl: &'t Timeline, agent: &str) -> Option<(&'t Event, &'t str)> {
+    tl.iter().find_map(|e| match &e.kind {
+        EventKind::TranscriptFact { fact, .. } if e.agent.as_deref() == Some(agent) => {
+            fact.strip_prefix("status ").map(|s| (e, s))
+        }
+        _ => None,
+    })
+}
+
+pub fn restored_status(ev: &Evidence) -> Observation {
+    let tl = ev.timeline;
+    let names = names_by_id(tl);
+    let mut witness = Vec::new();
+    let mut compared = 0;
+    for (e, line) in shown(tl).filter(|(_, l)| l.shown == Shown::SubagentStatus) {
+        let restored = line.status.as_deref().unwrap_or("?");
+        let id = line.task.as_deref().unwrap_or("?");
+        let Some(agent) = names.get(id).copied() else {
+            continue;
+        };
+        let Some((fact, status)) = transcript_status(tl, agent) else {
+            continue;
+        };
+        compared += 1;
+        witness.push(Witness::of(
+            e,
+            format!("the integration restores `{agent}` as {restored}"),
+        ));
+        witness.push(Witness::of(
+            fact,
+            format!("`{agent}`'s transcript: {status}"),
+        ));
+        if restored != status {
+            return observation(
+                "differs",
+                witness,
+                format!(
+                    "The integration restored `{agent}` ({id}) as {restored}, but the CLI's transcript of it, which the integration reads, implies {status} (seed 004's rules: a background Agent call's `async_launched` result is not the child's outcome)."
+                ),
+            );
+        }
+    }
+    if compared == 0 {
+        return observation(
+            "not-observed",
+            vec![],
+            "The integration restored no subagent the run knows with a transcript to compare: no `subagent_status` line named a task or agent id of this run's subagents.".into(),
+        );
+    }
+    observation(
+        "matches",
+        witness,
+        format!(
+            "Each of the {compared} subagent(s) the integration restored has the status its transcript implies."
+        ),
+    )
+}
