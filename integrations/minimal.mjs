@@ -5,13 +5,11 @@
 import { spawn } from "node:child_process";
 import readline from "node:readline";
 
-/** @param {object} line */
-const show = (line) => process.stdout.write(JSON.stringify(line) + "\n");
+const show = (/** @type {object} */ line) => process.stdout.write(JSON.stringify(line) + "\n");
 const args = ["-p", "--verbose", "--input-format", "stream-json", "--output-format", "stream-json",
   "--permission-prompt-tool", "stdio"];
 const cli = spawn(process.env.WAKEPROBE_CLI ?? "claude", args, { stdio: ["pipe", "pipe", "inherit"] });
-/** @param {object} line */
-const send = (line) => cli.stdin.write(JSON.stringify(line) + "\n");
+const send = (/** @type {object} */ line) => cli.stdin.write(JSON.stringify(line) + "\n");
 let requests = 0;
 /** @param {object} request */
 const control = (request) => send({ type: "control_request", request_id: `ui-${++requests}`, request });

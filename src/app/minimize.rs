@@ -238,6 +238,9 @@ fn prepare(args: &cli::MinimizeArgs, exec: &cli::ExecArgs) -> Result<Prepared, A
         )));
     }
     let mut base = Editable::flatten(&scenario.source, &variant).map_err(AppError::bad_input)?;
+    // Candidates are written elsewhere: an integration beside the scenario is named absolutely.
+    let folder = scenario.path.parent().unwrap_or(std::path::Path::new("."));
+    base.anchor_command(&std::path::absolute(folder).unwrap_or(folder.to_path_buf()));
     for (k, v) in &exec.sets {
         base = base.with_param_text(k, v).map_err(AppError::bad_input)?;
     }

@@ -793,6 +793,7 @@ expect = "yes"
         verdicts: vec![],
         checks: vec![vacuous.clone()],
         invariants: vec![],
+        rejected_lines: vec![],
     };
     assert!(!judgement.checks_pass());
 }
@@ -838,6 +839,7 @@ want = "yes"
         verdicts: vec![],
         checks: results.clone(),
         invariants: vec![],
+        rejected_lines: vec![],
     };
     let unmet: Vec<&str> = judgement
         .unmet_wants()

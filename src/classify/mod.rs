@@ -94,6 +94,10 @@ pub struct Judgement {
     /// Whether each invariant of the scenario's folder holds in this run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invariants: Vec<CheckResult>,
+    /// The lines an integration under test wrote that are not the protocol's, each with why
+    /// (kept as evidence, never dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected_lines: Vec<Witness>,
 }
 
 impl Judgement {
@@ -217,7 +221,25 @@ pub fn judge(input: &Input) -> Judgement {
         verdicts,
         checks,
         invariants,
+        rejected_lines: rejected_lines(input.timeline),
     }
+}
+
+/// The integration's lines that are not the protocol's, each with why.
+fn rejected_lines(timeline: &Timeline) -> Vec<Witness> {
+    timeline
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::RejectedLine { why, line } => Some(Witness::of(
+                e,
+                format!(
+                    "{why}: `{}`",
+                    crate::evidence::normalize::truncate(line, 80)
+                ),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Judges a saved or finished run with its plan: the one way every command judges.

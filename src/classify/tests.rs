@@ -861,6 +861,7 @@ fn the_primary_verdict_is_the_first_that_did_not_wake_else_the_first() {
         verdicts,
         checks: vec![],
         invariants: vec![],
+        rejected_lines: vec![],
     };
     let mixed = judgement(vec![
         verdict_of("a", Outcome::Woke),
@@ -883,6 +884,7 @@ fn checks_pass_unless_one_with_an_expectation_failed() {
         verdicts: vec![],
         checks,
         invariants: vec![],
+        rejected_lines: vec![],
     };
     assert!(with(vec![]).checks_pass());
     assert!(with(vec![check_that(Some(true)), check_that(None)]).checks_pass());
@@ -1982,6 +1984,7 @@ fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
         verdicts: vec![verdict_of("a", Outcome::Woke)],
         checks: vec![],
         invariants: vec![invariant],
+        rejected_lines: vec![],
     };
     let declared = crate::checks::CheckResult {
         may_break: Some("measured".into()),

@@ -624,6 +624,119 @@ mod tests {
     use crate::evidence::ExitDesc;
     use proptest::prelude::*;
 
+    /// The lines the CLI tap passed between an integration and the CLI: the CLI's own are
+    /// stream events (a main-agent assistant line is the main agent's, a subagent's is not),
+    /// its `can_use_tool` request is a permission asked, the integration's control response
+    /// to it the answer (matched by request id), and its other lines `to_cli` events.
+    #[test]
+    fn tapped_lines_are_the_stream_and_the_integrations_answers() {
+        let mut n = normalizer_with_spawn();
+        let tap = |n: &mut Normalizer, to_cli: bool, line: &str| {
+            n.wire(WireMessage::CliLine {
+                t_ns: 5_000_000,
+                to_cli,
+                line: line.into(),
+            })
+        };
+        let user = tap(
+            &mut n,
+            true,
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#,
+        );
+        assert!(matches!(&user[0].kind, EventKind::ToCli { line_type, .. } if line_type == "user"));
+        assert_eq!(user[0].agent.as_deref(), Some(MAIN_AGENT));
+        assert_eq!(user[0].source, Source::Stream);
+        let main = tap(
+            &mut n,
+            false,
+            r#"{"type":"assistant","parent_tool_use_id":null,"message":{}}"#,
+        );
+        assert_eq!(main[0].agent.as_deref(), Some(MAIN_AGENT));
+        let sub = tap(
+            &mut n,
+            false,
+            r#"{"type":"assistant","parent_tool_use_id":"toolu_a","message":{}}"#,
+        );
+        assert_eq!(sub[0].agent, None);
+        let asked = tap(
+            &mut n,
+            false,
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Write","tool_use_id":"toolu_w","input":{}}}"#,
+        );
+        assert_eq!(
+            asked[0].kind,
+            EventKind::PermissionAsked {
+                tool: "Write".into(),
+                tool_use_id: Some("toolu_w".into()),
+                agent_id: None,
+                answer: None,
+                request_id: Some("r1".into()),
+            }
+        );
+        assert_eq!(asked[0].agent.as_deref(), Some(MAIN_AGENT));
+        let other_request = tap(
+            &mut n,
+            false,
+            r#"{"type":"control_request","request_id":"r2","request":{"subtype":"hook_callback"}}"#,
+        );
+        assert!(matches!(
+            other_request[0].kind,
+            EventKind::StreamLine { .. }
+        ));
+        let answer = tap(
+            &mut n,
+            true,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"behavior":"deny","message":"no"}}}"#,
+        );
+        assert_eq!(
+            answer[0].kind,
+            EventKind::PermissionAnswered {
+                request_id: "r1".into(),
+                tool: "Write".into(),
+                answer: "deny".into(),
+            }
+        );
+        // A response to a request that asked no permission, an error, a line that is not JSON.
+        let unrelated = tap(
+            &mut n,
+            true,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"r2"}}"#,
+        );
+        assert!(
+            matches!(&unrelated[0].kind, EventKind::ToCli { line_type, .. } if line_type == "control_response")
+        );
+        tap(
+            &mut n,
+            false,
+            r#"{"type":"control_request","request_id":"r3","request":{"subtype":"can_use_tool","tool_name":"Bash"}}"#,
+        );
+        let error = tap(
+            &mut n,
+            true,
+            r#"{"type":"control_response","response":{"subtype":"error","request_id":"r3","error":"gone"}}"#,
+        );
+        assert!(
+            matches!(&error[0].kind, EventKind::PermissionAnswered { answer, .. } if answer == "error")
+        );
+        let control = tap(
+            &mut n,
+            true,
+            r#"{"type":"control_request","request_id":"x","request":{"subtype":"interrupt"}}"#,
+        );
+        assert_eq!(
+            control[0].kind,
+            EventKind::ToCli {
+                line_type: "control_request".into(),
+                subtype: Some("interrupt".into()),
+            }
+        );
+        let junk = tap(&mut n, true, "not json");
+        assert!(
+            matches!(&junk[0].kind, EventKind::ToCli { line_type, .. } if line_type == "non-json")
+        );
+        assert_eq!(junk[0].t_ms, 5.0);
+    }
+
     fn normalizer_with_spawn() -> Normalizer {
         let mut n = Normalizer::new(RunClock::with_origin(0));
         n.learn_api(&Event {

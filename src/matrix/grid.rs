@@ -850,6 +850,7 @@ mod tests {
             verdicts: vec![],
             checks: vec![],
             invariants: vec![],
+            rejected_lines: vec![],
         };
         RunResult::new(&info, judgement)
     }

@@ -391,6 +391,7 @@ mod tests {
             verdicts: vec![],
             checks: vec![],
             invariants: vec![],
+            rejected_lines: vec![],
         };
         let mut r = RunResult::new(&info, judgement);
         r.matches_expect = matches_expect;

@@ -379,6 +379,20 @@ pub fn verdict_lines(result: &RunResult) -> String {
     if let Some(fault) = fault_line(result) {
         text.push_str(&format!("\n  {fault}"));
     }
+    let rejected = &result.judgement.rejected_lines;
+    if !rejected.is_empty() {
+        text.push_str(&format!(
+            "\n  the integration wrote {} outside the protocol (kept as evidence):",
+            super::plural(rejected.len(), "line", "lines")
+        ));
+        for w in rejected {
+            text.push_str(&format!(
+                "\n    {}: {}",
+                crate::evidence::secs(w.t_ms),
+                w.what
+            ));
+        }
+    }
     for c in &result.judgement.checks {
         text.push_str(&format!(
             "\n  {}\n    {}",

@@ -215,6 +215,28 @@ impl Editable {
             .unwrap_or_default()
     }
 
+    /// Makes the driver's `command` arguments that name a file beside the scenario (`./`,
+    /// `../`) absolute, from `folder`, the scenario's own: a candidate written elsewhere still
+    /// runs the same integration.
+    pub fn anchor_command(&mut self, folder: &Path) {
+        let Some(command) = self
+            .doc
+            .get_mut("driver")
+            .and_then(|d| d.get_mut("command"))
+            .and_then(Item::as_array_mut)
+        else {
+            return;
+        };
+        for word in command.iter_mut() {
+            if let Some(anchored) = word
+                .as_str()
+                .and_then(|w| super::resolve::file_beside(folder, w))
+            {
+                *word = Value::from(anchored);
+            }
+        }
+    }
+
     pub fn set_name(&mut self, name: &str) {
         self.doc["name"] = toml_edit::value(name);
     }

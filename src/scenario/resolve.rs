@@ -426,14 +426,24 @@ fn resolve_command(
     Ok(command
         .get_ref()
         .iter()
-        .map(|w| {
-            if w.starts_with("./") || w.starts_with("../") {
-                folder.join(w).display().to_string()
-            } else {
-                w.clone()
-            }
-        })
+        .map(|w| file_beside(&folder, w).unwrap_or_else(|| w.clone()))
         .collect())
+}
+
+/// A `command` word that names a file beside the scenario (`./`, `../`), as the path from
+/// `folder`, the scenario's own (without `.` and `..` where the file exists); `None` for any
+/// other word.
+pub(crate) fn file_beside(folder: &std::path::Path, word: &str) -> Option<String> {
+    if !(word.starts_with("./") || word.starts_with("../")) {
+        return None;
+    }
+    let path = folder.join(word);
+    Some(
+        std::fs::canonicalize(&path)
+            .unwrap_or(path)
+            .display()
+            .to_string(),
+    )
 }
 
 /// `prompt_form`: only where an SDK hands the prompt over.

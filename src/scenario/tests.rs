@@ -191,7 +191,14 @@ fn every_shipped_scenario_loads() {
 #[test]
 fn every_fixture_scenario_loads() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios");
-    for dir in [root.clone(), root.join("faults"), root.join("fuzz")] {
+    let integrations = root.join("../../../integrations");
+    for dir in [
+        root.clone(),
+        root.join("faults"),
+        root.join("fuzz"),
+        root.join("integration"),
+        integrations,
+    ] {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {

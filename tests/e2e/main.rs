@@ -19,6 +19,7 @@ mod guard_unpersisted;
 mod history;
 mod import;
 mod install;
+mod integration;
 mod invocation_folder;
 mod library;
 mod lint;

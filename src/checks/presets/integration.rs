@@ -399,3 +399,367 @@ pub fn restored_status(ev: &Evidence) -> Observation {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    //! Small timelines at each edge of the four presets: which turn the CLI started, which
+    //! approval answers which request, which status is the last, and which restored status is
+    //! compared with which transcript; and the layer each observation names.
+
+    use super::*;
+    use crate::checks::RawSources;
+    use crate::evidence::run::EndReason;
+    use crate::evidence::test_events::ev;
+
+    fn observe(kind: CheckKind, events: Vec<Event>) -> (String, Option<Layer>) {
+        let timeline = Timeline::new(events);
+        let raw = RawSources::default();
+        let evidence = Evidence {
+            timeline: &timeline,
+            raw: &raw,
+            end: EndReason::Finished,
+        };
+        let preset = crate::checks::preset(kind);
+        let observed = preset.observe(&evidence, MAIN_AGENT).observed;
+        let layer = preset.layer(&observed);
+        (observed, layer)
+    }
+
+    fn to_cli(t: f64, line_type: &str) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            (line_type == "user").then_some(MAIN_AGENT),
+            EventKind::ToCli {
+                line_type: line_type.into(),
+                subtype: None,
+            },
+        )
+    }
+
+    fn assistant(t: f64, agent: Option<&str>) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            agent,
+            EventKind::StreamLine {
+                line_type: "assistant".into(),
+                subtype: None,
+            },
+        )
+    }
+
+    fn result(t: f64) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            Some(MAIN_AGENT),
+            EventKind::TurnResult {
+                subtype: "success".into(),
+                num_turns: None,
+                is_error: false,
+                origin: None,
+            },
+        )
+    }
+
+    fn line(t: f64, json: &str) -> Event {
+        let line: IntegrationLine = serde_json::from_str(json).unwrap();
+        ev(t, Source::Integration, None, EventKind::Shown(line))
+    }
+
+    fn shown_cli_turn(t: f64) -> Event {
+        line(t, r#"{"shown":"turn","started_by":"cli"}"#)
+    }
+
+    /// A prompt's turn (100-200 ms), then one the CLI starts by itself at 1000 ms.
+    fn cli_turn() -> Vec<Event> {
+        vec![
+            to_cli(100.0, "user"),
+            assistant(150.0, Some(MAIN_AGENT)),
+            // A subagent's line is no turn of the main agent.
+            assistant(160.0, Some("worker")),
+            assistant(170.0, None),
+            result(200.0),
+            assistant(1000.0, Some(MAIN_AGENT)),
+            assistant(1010.0, Some(MAIN_AGENT)),
+            result(1100.0),
+        ]
+    }
+
+    #[test]
+    fn a_turn_no_prompt_opened_is_the_clis_own_and_must_be_shown_once() {
+        let once = [cli_turn(), vec![shown_cli_turn(1005.0)]].concat();
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, once),
+            ("once".into(), None)
+        );
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, cli_turn()),
+            ("dropped".into(), Some(Layer::Integration))
+        );
+        let twice = [
+            cli_turn(),
+            vec![shown_cli_turn(1005.0), shown_cli_turn(1020.0)],
+        ]
+        .concat();
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, twice),
+            ("duplicated".into(), Some(Layer::Integration))
+        );
+    }
+
+    #[test]
+    fn a_turn_a_prompt_opened_is_not_the_clis_even_when_it_comes_later() {
+        // A prompt sent while the first turn was open opens the next one too.
+        let prompted = vec![
+            to_cli(100.0, "user"),
+            assistant(150.0, Some(MAIN_AGENT)),
+            to_cli(180.0, "user"),
+            result(200.0),
+            assistant(1000.0, Some(MAIN_AGENT)),
+            result(1100.0),
+            shown_cli_turn(1005.0),
+        ];
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, prompted),
+            ("not-started".into(), Some(Layer::Cli))
+        );
+        // A run with no line to the CLI has no tap: nothing is judged.
+        let untapped = vec![assistant(150.0, Some(MAIN_AGENT)), result(200.0)];
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, untapped),
+            ("not-observed".into(), None)
+        );
+    }
+
+    fn asked(t: f64, tool: &str, id: &str) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            Some(MAIN_AGENT),
+            EventKind::PermissionAsked {
+                tool: tool.into(),
+                tool_use_id: None,
+                agent_id: None,
+                answer: None,
+                request_id: Some(id.into()),
+            },
+        )
+    }
+
+    fn answered(t: f64, tool: &str, id: &str) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            Some(MAIN_AGENT),
+            EventKind::PermissionAnswered {
+                request_id: id.into(),
+                tool: tool.into(),
+                answer: "allow".into(),
+            },
+        )
+    }
+
+    fn approval(t: f64, tool: &str) -> Event {
+        line(
+            t,
+            &format!(r#"{{"shown":"approval_asked","tool":"{tool}"}}"#),
+        )
+    }
+
+    #[test]
+    fn each_request_needs_its_own_approval_of_its_tool_shown_after_it_and_an_answer() {
+        let base = || vec![to_cli(10.0, "user"), asked(100.0, "Bash", "r1")];
+        let kind = CheckKind::ApprovalsAnswered;
+        let all = [
+            base(),
+            vec![approval(110.0, "Bash"), answered(120.0, "Bash", "r1")],
+        ]
+        .concat();
+        assert_eq!(observe(kind, all), ("answered".into(), None));
+        // An approval of another tool, or one shown before the request, is not its approval.
+        let other_tool = [
+            base(),
+            vec![approval(110.0, "Write"), answered(120.0, "Bash", "r1")],
+        ]
+        .concat();
+        assert_eq!(
+            observe(kind, other_tool),
+            ("not-shown".into(), Some(Layer::Integration))
+        );
+        let before = vec![
+            to_cli(10.0, "user"),
+            approval(90.0, "Bash"),
+            asked(100.0, "Bash", "r1"),
+            answered(120.0, "Bash", "r1"),
+        ];
+        assert_eq!(observe(kind, before).0, "not-shown");
+        let unanswered = [base(), vec![approval(110.0, "Bash")]].concat();
+        assert_eq!(
+            observe(kind, unanswered),
+            ("not-answered".into(), Some(Layer::Integration))
+        );
+        // Two requests of one tool need two approvals: one shown approval answers only one.
+        let two = [
+            base(),
+            vec![
+                approval(110.0, "Bash"),
+                answered(120.0, "Bash", "r1"),
+                asked(200.0, "Bash", "r2"),
+                answered(220.0, "Bash", "r2"),
+            ],
+        ]
+        .concat();
+        assert_eq!(observe(kind, two).0, "not-shown");
+        assert_eq!(
+            observe(kind, vec![to_cli(10.0, "user")]),
+            ("none-asked".into(), None)
+        );
+    }
+
+    fn notified(t: f64) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            Some(MAIN_AGENT),
+            EventKind::TaskNotified {
+                task_id: "t1".into(),
+                status: "completed".into(),
+                label: None,
+                summary: None,
+            },
+        )
+    }
+
+    fn status(t: f64, status: &str) -> Event {
+        line(t, &format!(r#"{{"shown":"status","status":"{status}"}}"#))
+    }
+
+    #[test]
+    fn the_last_status_after_the_turn_that_took_the_last_notification_decides() {
+        let kind = CheckKind::IdleAfterNotification;
+        let ended = || vec![to_cli(10.0, "user"), notified(500.0), result(600.0)];
+        let idle = [ended(), vec![status(550.0, "busy"), status(610.0, "idle")]].concat();
+        assert_eq!(observe(kind, idle), ("idle".into(), None));
+        let stuck = [ended(), vec![status(610.0, "idle"), status(620.0, "busy")]].concat();
+        assert_eq!(
+            observe(kind, stuck),
+            ("stuck".into(), Some(Layer::Integration))
+        );
+        assert_eq!(
+            observe(kind, ended()),
+            ("no-status".into(), Some(Layer::Integration))
+        );
+        // A result before the notification is not the turn that took it.
+        let early = vec![
+            to_cli(10.0, "user"),
+            result(400.0),
+            notified(500.0),
+            status(610.0, "idle"),
+        ];
+        assert_eq!(observe(kind, early), ("cli-busy".into(), Some(Layer::Cli)));
+        // The turn never ends on a request nobody answered; one answered is no excuse.
+        let waits = vec![
+            to_cli(10.0, "user"),
+            notified(500.0),
+            asked(520.0, "Bash", "r1"),
+            status(610.0, "idle"),
+        ];
+        assert_eq!(
+            observe(kind, waits),
+            ("waits-on-approval".into(), Some(Layer::Integration))
+        );
+        let answered_then_busy = vec![
+            to_cli(10.0, "user"),
+            notified(500.0),
+            asked(520.0, "Bash", "r1"),
+            answered(530.0, "Bash", "r1"),
+        ];
+        assert_eq!(observe(kind, answered_then_busy).0, "cli-busy");
+        // A request before the last notification is not what the turn after it waits on.
+        let older = vec![
+            to_cli(10.0, "user"),
+            asked(300.0, "Bash", "r1"),
+            notified(500.0),
+        ];
+        assert_eq!(observe(kind, older).0, "cli-busy");
+        assert_eq!(
+            observe(kind, vec![to_cli(10.0, "user")]),
+            ("not-observed".into(), None)
+        );
+    }
+
+    fn started(t: f64, id: &str, label: &str) -> Event {
+        ev(
+            t,
+            Source::Stream,
+            Some(MAIN_AGENT),
+            EventKind::TaskStarted {
+                task_id: id.into(),
+                task_type: "local_agent".into(),
+                tool_use_id: None,
+                label: Some(label.into()),
+                description: None,
+            },
+        )
+    }
+
+    fn fact(t: f64, agent: &str, fact: &str) -> Event {
+        ev(
+            t,
+            Source::Transcript,
+            Some(agent),
+            EventKind::TranscriptFact {
+                fact: fact.into(),
+                detail: String::new(),
+            },
+        )
+    }
+
+    fn restored(t: f64, id: &str, status: &str) -> Event {
+        line(
+            t,
+            &format!(r#"{{"shown":"subagent_status","task":"{id}","status":"{status}"}}"#),
+        )
+    }
+
+    #[test]
+    fn a_restored_status_is_compared_with_its_own_agents_transcript() {
+        let kind = CheckKind::RestoredStatus;
+        let run = || {
+            vec![
+                started(100.0, "a1", "worker"),
+                started(110.0, "a2", "helper"),
+                fact(900.0, "worker", "async launches a2"),
+                fact(901.0, "worker", "status canceled"),
+                fact(902.0, "helper", "status completed"),
+            ]
+        };
+        let right = [
+            run(),
+            vec![
+                restored(800.0, "a1", "canceled"),
+                restored(810.0, "a2", "completed"),
+            ],
+        ]
+        .concat();
+        assert_eq!(observe(kind, right), ("matches".into(), None));
+        let wrong = [
+            run(),
+            vec![
+                restored(800.0, "a2", "completed"),
+                restored(810.0, "a1", "completed"),
+            ],
+        ]
+        .concat();
+        assert_eq!(
+            observe(kind, wrong),
+            ("differs".into(), Some(Layer::Integration))
+        );
+        // An id the run never saw, or no line at all: nothing to compare.
+        let unknown = [run(), vec![restored(800.0, "zz", "completed")]].concat();
+        assert_eq!(observe(kind, unknown), ("not-observed".into(), None));
+        assert_eq!(observe(kind, run()).0, "not-observed");
+    }
+}

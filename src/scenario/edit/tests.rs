@@ -139,3 +139,31 @@ fn steps_inputs_texts_and_params_change_and_comments_stay() {
     named.clear_expect();
     assert_eq!(named.validate().unwrap().expected("pty"), None);
 }
+
+/// A command scenario's integration, named beside the file, stays the same file when a
+/// candidate is written elsewhere; other words of the command are left alone.
+#[test]
+fn the_integration_beside_a_scenario_is_named_absolutely() {
+    let source = r#"
+name = "c"
+title = "c"
+summary = "c"
+
+[driver]
+mode = "command"
+command = ["node", "./app.mjs", "../lib/x.mjs", "fixed", "/abs/y"]
+prompt = "go"
+ceiling_seconds = 60
+
+[[agents.main.steps]]
+say = "done"
+"#;
+    let mut e = Editable::flatten(source, "command").unwrap();
+    e.anchor_command(std::path::Path::new("/work/scenarios"));
+    let text = e.text();
+    assert!(
+        text.contains(r#"command = ["node", "/work/scenarios/./app.mjs", "/work/scenarios/../lib/x.mjs", "fixed", "/abs/y"]"#),
+        "{text}"
+    );
+    e.validate().unwrap();
+}
