@@ -290,3 +290,37 @@ fn equals_compares_numbers_and_contains_takes_whole_list_items() {
         assert_eq!(observe(events(), body).observed, want, "{body}");
     }
 }
+
+/// A finalized agent's side call (the CLI's title or summary request, tagged with the agent) is
+/// not the agent running again: only a turn's request after a finalization counts as a
+/// blocked stop.
+#[test]
+fn a_side_call_after_a_finalization_is_no_blocked_stop() {
+    let finalized = ev(
+        1000.0,
+        Source::Hook,
+        Some("worker"),
+        EventKind::AgentFinalized {
+            hook: crate::evidence::HookName::SubagentStop,
+        },
+    );
+    let mut side = request(2000.0, "worker", 3, &[]);
+    if let EventKind::ModelRequest { route, .. } = &mut side.kind {
+        *route = crate::evidence::Route::SideCall("activity-summary".into());
+    }
+    let turn = request(3000.0, "worker", 4, &[]);
+    let blocked = |events: Vec<Event>| {
+        let timeline = Timeline::new(events);
+        let raw = RawSources::default();
+        let ev = Evidence {
+            timeline: &timeline,
+            raw: &raw,
+            end: EndReason::Finished,
+        };
+        preset(crate::scenario::CheckKind::GuardBlockedOnce)
+            .observe(&ev, "worker")
+            .observed
+    };
+    assert_eq!(blocked(vec![finalized.clone(), side]), "not-blocked");
+    assert_eq!(blocked(vec![finalized, turn]), "blocked-once");
+}
