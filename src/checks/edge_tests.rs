@@ -324,3 +324,27 @@ fn a_side_call_after_a_finalization_is_no_blocked_stop() {
     assert_eq!(blocked(vec![finalized.clone(), side]), "not-blocked");
     assert_eq!(blocked(vec![finalized, turn]), "blocked-once");
 }
+
+/// A tool call is about the work it spawns, tracks or targets, though it is the caller's
+/// event: `work = "worker"` picks main's Agent call that spawned `worker`.
+#[test]
+fn a_tool_call_is_about_the_work_it_spawns() {
+    let spawn = ev(
+        500.0,
+        Source::Api,
+        Some("main"),
+        EventKind::ToolCall {
+            seq: 1,
+            tool: "Agent".into(),
+            tool_use_id: "toolu_1".into(),
+            background: true,
+            spawn: Some("worker".into()),
+            track: None,
+            teammate: None,
+            target: None,
+            inserted: false,
+        },
+    );
+    let body = r#"count = { kind = "tool_call", work = "worker" }"#;
+    assert_eq!(observe(vec![spawn], body).observed, "1");
+}

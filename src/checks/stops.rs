@@ -96,6 +96,31 @@ mod tests {
         }
     }
 
+    /// Each stop in words, with its target where it names one.
+    #[test]
+    fn each_stop_says_who_stopped_what() {
+        let stop = |by, target: Option<&str>| Stop {
+            by,
+            target: target.map(str::to_string),
+        };
+        for (s, words) in [
+            (
+                stop(StopSource::Model, Some("worker")),
+                "the model's TaskStop of `worker`",
+            ),
+            (stop(StopSource::Model, None), "the model's TaskStop"),
+            (
+                stop(StopSource::StopTask, Some("bg")),
+                "the driver's stop_task of `bg`",
+            ),
+            (stop(StopSource::Interrupt, None), "the driver's interrupt"),
+            (stop(StopSource::SessionEnd, None), "the session's end"),
+            (stop(StopSource::Ceiling, None), "the run's ceiling"),
+        ] {
+            assert_eq!(s.describe(), words);
+        }
+    }
+
     #[test]
     fn every_source_of_a_stop_is_a_stop() {
         let model = event(EventKind::ToolCall {
