@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::EventKind;
+pub use crate::scenario::Answer;
 
 /// One thing the integration showed its user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -67,28 +68,6 @@ pub enum InputLine {
     },
     /// The user interrupts the turn in progress.
     Interrupt,
-}
-
-/// A user's answer to an approval.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    /// Let the tool run.
-    #[default]
-    Allow,
-    /// Refuse it.
-    Deny,
-}
-
-impl Answer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Allow => "allow",
-            Answer::Deny => "deny",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

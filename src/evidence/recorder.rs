@@ -6,7 +6,7 @@
 //! nothing and exits 0 whatever happens; the tracker runs the command as its child, passes
 //! signals through, and exits exactly as the command did.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use super::ExitDesc;
@@ -26,20 +26,7 @@ pub fn record_hook(socket: &Path, fallback: &Path) {
         .read_to_string(&mut payload);
     let message = WireMessage::Hook { t_ns, payload };
     if message.send(socket).is_err() {
-        append_line(fallback, &message);
-    }
-}
-
-pub(super) fn append_line(path: &Path, message: &WireMessage) {
-    if let Ok(mut line) = serde_json::to_vec(message) {
-        line.push(b'\n');
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = file.write_all(&line);
-        }
+        message.append_to(fallback);
     }
 }
 
@@ -53,7 +40,7 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
         pid: me,
     };
     if start.send(socket).is_err() {
-        append_line(fallback, &start);
+        start.append_to(fallback);
     }
     // Signals to the tracker are passed on to the command, which decides how to end.
     let signals = signal_hook::iterator::Signals::new([libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
@@ -90,7 +77,7 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
         exit: exit.clone(),
     };
     if end.send(socket).is_err() {
-        append_line(fallback, &end);
+        end.append_to(fallback);
     }
     exit
 }

@@ -113,7 +113,7 @@ impl Reporter {
             line: text,
         };
         if message.send(&self.socket).is_err() {
-            super::recorder::append_line(&self.fallback, &message);
+            message.append_to(&self.fallback);
         }
     }
 }

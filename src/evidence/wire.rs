@@ -73,6 +73,21 @@ impl WireMessage {
         }
     }
 
+    /// Appends the message to the run's fallback file, where the harness reads what a helper
+    /// could not send (its socket gone); failures are ignored, as a helper's must be.
+    pub fn append_to(&self, fallback: &Path) {
+        if let Ok(mut line) = serde_json::to_vec(self) {
+            line.push(b'\n');
+            if let Ok(mut file) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(fallback)
+            {
+                let _ = file.write_all(&line);
+            }
+        }
+    }
+
     /// Sends one message; failures are returned, never fatal to the sender's real work.
     pub fn send(&self, socket: &Path) -> std::io::Result<()> {
         let mut stream = UnixStream::connect(socket)?;

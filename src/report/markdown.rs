@@ -7,12 +7,12 @@
 
 use std::fmt::Write;
 
+pub use super::draft::Draft;
+use super::draft::{check_headline, headline};
 use super::gfm::{self, cell, fence, tag};
 use super::mermaid;
-use crate::checks::CheckResult;
+use crate::classify::Verdict;
 use crate::classify::filing::{Bugs, join_and};
-use crate::classify::result::RunResult;
-use crate::classify::{Outcome, Verdict};
 use crate::evidence::describe::{describe, is_notable};
 use crate::evidence::secs;
 use crate::evidence::{Event, Timeline};
@@ -24,18 +24,6 @@ pub const BODY_LIMIT: usize = 65_536;
 const BODY_BUDGET: usize = 60_000;
 /// Events kept on each side of a witness event when the timeline is cut.
 const NEIGHBOURHOOD: usize = 4;
-
-/// Everything one run's draft is made from.
-pub struct Draft<'a> {
-    pub result: &'a RunResult,
-    pub timeline: &'a Timeline,
-    pub plan: &'a Plan,
-    pub scenario_source: Option<&'a str>,
-    /// The agreement of repeated runs of this cell, e.g. `not-resumable 5/5`.
-    pub agreement: Option<&'a str>,
-    /// File name of the swimlane picture next to the report (named as an attachment).
-    pub picture: Option<&'a str>,
-}
 
 /// How much of a long run a draft shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,26 +51,6 @@ fn version(d: &Draft) -> String {
     )
 }
 
-/// What happened, in a clause: `` `worker` is finalized while `bg` still runs ``.
-pub(super) fn headline(v: &Verdict) -> String {
-    let (w, k) = (&v.waiter, &v.work);
-    match v.outcome {
-        Outcome::Woke => format!(
-            "`{w}` is woken {} after `{k}` ends",
-            v.latency_ms.map(secs).unwrap_or_else(|| "soon".into())
-        ),
-        Outcome::NotResumable => {
-            format!("`{w}` is finalized while `{k}` still runs and is never re-invoked")
-        }
-        Outcome::NeverFired => format!("no notification for `{k}` ever reaches `{w}`"),
-        Outcome::QueuedUntilInput => {
-            format!("`{k}`'s notification reaches `{w}` only after an unrelated input")
-        }
-        Outcome::ChildFailed => format!("`{k}` fails on its own while `{w}` waits"),
-        Outcome::Unknown => format!("undecided: {}", v.reason.clone().unwrap_or_default()),
-    }
-}
-
 /// The title (one line, plain text as GitHub shows titles).
 pub fn title(d: &Draft, v: &Verdict) -> String {
     format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
@@ -103,17 +71,6 @@ pub fn draft_title(d: &Draft) -> String {
         }
         (None, None) => d.plan.title.clone(),
     }
-}
-
-/// What a check that fails its `want` shows, in a clause: `` check “idle” observes
-/// `indistinguishable` where the CLI should give `distinguishable` ``.
-pub(super) fn check_headline(c: &CheckResult) -> String {
-    format!(
-        "check “{}” observes `{}` where the CLI should give `{}`",
-        c.name,
-        c.observed,
-        c.want.as_deref().unwrap_or_default()
-    )
 }
 
 fn expected_text(v: &Verdict) -> String {

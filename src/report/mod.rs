@@ -1,6 +1,7 @@
 //! Exporters (terminal table, JSON, Markdown issue draft, JUnit, swimlane picture, the page).
 //! Nothing here runs anything: every report is a function of saved evidence.
 
+mod draft;
 pub mod export;
 pub mod gfm;
 pub mod html;
@@ -55,7 +56,7 @@ pub fn write_run_reports(
     agreement: Option<&str>,
 ) -> Result<(), store::StoreError> {
     store::write_json(&dir.join(RESULT_FILE), redactor, result)?;
-    let draft = markdown::Draft {
+    let draft = draft::Draft {
         result,
         timeline,
         plan,

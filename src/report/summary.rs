@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::markdown::{Draft, check_headline, headline};
+use super::draft::{Draft, check_headline, headline};
 use crate::classify::filing::{Bugs, Filing, filing};
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::secs;

@@ -86,7 +86,29 @@ pub struct Driver {
     pub command: Vec<String>,
     /// Mode `command`: the user's answer to every approval the integration shows.
     #[serde(default)]
-    pub approve: crate::evidence::integration::Answer,
+    pub approve: Answer,
+}
+
+/// A user's answer to an approval.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Let the tool run.
+    #[default]
+    Allow,
+    /// Refuse it.
+    Deny,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Allow => "allow",
+            Answer::Deny => "deny",
+        }
+    }
 }
 
 fn yes() -> bool {

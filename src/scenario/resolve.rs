@@ -364,8 +364,8 @@ fn resolve_approve(
     at: &Locator,
     raw: &RawDriver,
     mode: DriverMode,
-) -> Result<crate::evidence::integration::Answer, ScenarioError> {
-    use crate::evidence::integration::Answer;
+) -> Result<super::Answer, ScenarioError> {
+    use super::Answer;
     let Some(approve) = &raw.approve else {
         return Ok(Answer::default());
     };
@@ -380,10 +380,7 @@ fn resolve_approve(
         "deny" => Ok(Answer::Deny),
         other => Err(at.error(
             approve.span(),
-            format!(
-                "unknown `approve` value `{}` (expected `allow` or `deny`)",
-                crate::console::printable(other)
-            ),
+            format!("unknown `approve` value `{other}` (expected `allow` or `deny`)"),
         )),
     }
 }
