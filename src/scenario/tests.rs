@@ -846,3 +846,46 @@ fn a_selector_no_event_can_match_is_located_with_what_exists() {
         parse(&with_check(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
     }
 }
+
+/// What only an integration under test has is refused elsewhere, located: `approve`, and the
+/// presets that read an integration's lines; in mode `command`, `approve` is `allow` or `deny`.
+#[test]
+fn what_only_an_integration_has_is_refused_elsewhere() {
+    let approve = GOOD.replace(
+        "ceiling_seconds = \"{{bg_seconds}} + 30\"",
+        "ceiling_seconds = \"{{bg_seconds}} + 30\"\napprove = \"allow\"",
+    );
+    assert_error(
+        &approve,
+        14,
+        11,
+        "`approve` applies to mode `command`, not `print`",
+    );
+    let preset = format!(
+        "{GOOD}\n[[checks]]\nname = \"c\"\nkind = \"cli-turn-shown-once\"\nexpect = \"once\"\n"
+    );
+    let err = parse(&preset).unwrap_err().to_string();
+    assert!(
+        err.contains("check kind `cli-turn-shown-once` judges an integration under test: it applies to mode `command`, not `print`"),
+        "{err}"
+    );
+    let command = GOOD
+        .replace(
+            "mode = \"print\"",
+            "mode = \"command\"\ncommand = [\"node\", \"./app.mjs\"]\napprove = \"maybe\"",
+        )
+        .replace(
+            "[variants.session]\nmode = \"session\"",
+            "[variants.session]",
+        )
+        .replace("print = \"not-resumable\"", "");
+    let err = parse(&command).unwrap_err().to_string();
+    assert!(
+        err.contains("unknown `approve` value `maybe` (expected `allow` or `deny`)"),
+        "{err}"
+    );
+    let fine = command.replace("approve = \"maybe\"", "approve = \"deny\"");
+    let plan = parse(&fine).unwrap().plan("print", &[]).unwrap();
+    assert_eq!(plan.driver.approve, Answer::Deny);
+    assert!(plan.driver.command[1].ends_with("scenarios/./app.mjs"));
+}
