@@ -773,3 +773,64 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         "{expected}"
     );
 }
+
+/// A check that puts the fault in an integration under test: the terminal names the layer in
+/// words under the verdict and on the check's line, the draft says it beside the check, and it
+/// is no Claude Code issue even where it fails a `want`.
+#[test]
+fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
+    use wakeprobe::checks::Layer;
+    use wakeprobe::classify::Outcome;
+    use wakeprobe::classify::filing::{Filing, filing};
+    let (saved, mut result) = load("seed000-session");
+    result.run.want = Some(Outcome::Woke);
+    let check = |layer: Layer| CheckResult {
+        name: "the CLI-started turn is shown exactly once".into(),
+        kind: "cli-turn-shown-once".into(),
+        agent: None,
+        observed: "dropped".into(),
+        expected: Some("once".into()),
+        passed: Some(false),
+        want: Some("once".into()),
+        meets_want: Some(false),
+        witness: vec![],
+        explanation: "The integration dropped the CLI's own turn.".into(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+        layer: Some(layer),
+    };
+    let mut integration = result.clone();
+    integration.judgement.checks = vec![check(Layer::Integration)];
+    let lines = terminal::verdict_lines(&integration);
+    assert!(
+        lines.contains("\n  at fault: the integration (the CLI sent what it should, and the integration dropped or misread it; 1 check)"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("observed dropped (at fault: the integration), expected once: FAIL"),
+        "{lines}"
+    );
+    let md = markdown::render(&draft(&saved, &integration));
+    assert!(
+        md.contains("The integration dropped the CLI's own turn. At fault: the integration."),
+        "{md}"
+    );
+    assert!(
+        matches!(filing(&integration), Filing::Nothing(why) if why.contains("in the integration under test, not in Claude Code")),
+    );
+    let mut cli = result.clone();
+    cli.judgement.checks = vec![check(Layer::Cli)];
+    let lines = terminal::verdict_lines(&cli);
+    assert!(
+        lines.contains(
+            "at fault: the CLI (what the integration should show never reached it; 1 check)"
+        ),
+        "{lines}"
+    );
+    assert_eq!(
+        filing(&cli),
+        Filing::Bug,
+        "the CLI's fault is Claude Code's to fix"
+    );
+}

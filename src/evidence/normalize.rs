@@ -624,6 +624,48 @@ mod tests {
     use crate::evidence::ExitDesc;
     use proptest::prelude::*;
 
+    /// An SDK host's own lines: a hook callback is a hook event from the SDK, `canUseTool` a
+    /// permission asked with the host's answer, anything else a line kept by its event name.
+    #[test]
+    fn an_sdk_hosts_lines_are_its_hooks_and_its_permission_answers() {
+        let mut n = normalizer_with_spawn();
+        let hook = n.stream_line(
+            3.0,
+            r#"{"type":"wakeprobe_sdk","event":"hook","payload":{"hook_event_name":"Stop"}}"#,
+            Source::Sdk,
+        );
+        assert!(matches!(&hook[0].kind, EventKind::Hook { hook, .. } if *hook == HookName::Stop));
+        assert_eq!(hook[0].source, Source::Sdk);
+        let asked = n.stream_line(
+            4.0,
+            r#"{"type":"wakeprobe_sdk","event":"can_use_tool","tool_name":"Bash","answer":"deny"}"#,
+            Source::Sdk,
+        );
+        assert_eq!(
+            asked[0].kind,
+            EventKind::PermissionAsked {
+                tool: "Bash".into(),
+                tool_use_id: None,
+                agent_id: None,
+                answer: Some("deny".into()),
+                request_id: None,
+            }
+        );
+        assert_eq!(asked[0].agent.as_deref(), Some(MAIN_AGENT));
+        let other = n.stream_line(
+            5.0,
+            r#"{"type":"wakeprobe_sdk","event":"ended"}"#,
+            Source::Sdk,
+        );
+        assert_eq!(
+            other[0].kind,
+            EventKind::StreamLine {
+                line_type: "wakeprobe_sdk".into(),
+                subtype: Some("ended".into()),
+            }
+        );
+    }
+
     /// The lines the CLI tap passed between an integration and the CLI: the CLI's own are
     /// stream events (a main-agent assistant line is the main agent's, a subagent's is not),
     /// its `can_use_tool` request is a permission asked, the integration's control response

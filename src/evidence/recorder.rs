@@ -19,11 +19,14 @@ const MAX_PAYLOAD: u64 = 16 << 20;
 /// Reads a hook payload from stdin and sends it to the harness; if the socket is gone, appends
 /// it to `fallback` so the run still has it. Always succeeds from the CLI's point of view.
 pub fn record_hook(socket: &Path, fallback: &Path) {
+    record_hook_from(std::io::stdin(), socket, fallback);
+}
+
+/// [`record_hook`] with the payload read from `input`.
+fn record_hook_from(input: impl Read, socket: &Path, fallback: &Path) {
     let t_ns = monotonic_ns();
     let mut payload = String::new();
-    let _ = std::io::stdin()
-        .take(MAX_PAYLOAD)
-        .read_to_string(&mut payload);
+    let _ = input.take(MAX_PAYLOAD).read_to_string(&mut payload);
     let message = WireMessage::Hook { t_ns, payload };
     if message.send(socket).is_err() {
         message.append_to(fallback);
@@ -165,6 +168,19 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<std::ffi::OsString> {
         list.iter().map(Into::into).collect()
+    }
+
+    /// With its socket gone, a hook's payload is kept in the fallback file, whole, for the
+    /// harness to read at the end.
+    #[test]
+    fn a_payload_the_socket_cannot_take_is_kept_in_the_fallback_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fallback = dir.path().join("fallback.jsonl");
+        let payload = r#"{"hook_event_name":"Stop"}"#;
+        record_hook_from(payload.as_bytes(), &dir.path().join("gone.sock"), &fallback);
+        let kept: WireMessage =
+            serde_json::from_str(std::fs::read_to_string(&fallback).unwrap().trim()).unwrap();
+        assert!(matches!(kept, WireMessage::Hook { payload: p, .. } if p == payload));
     }
 
     #[test]
