@@ -99,53 +99,80 @@ pub fn helper_main(args: Vec<std::ffi::OsString>) -> i32 {
         println!("{BUILD_ID}");
         return 0;
     }
-    let mut args = args.into_iter();
-    let verb = args.next();
-    let mut socket = None;
-    let mut fallback = None;
-    let mut rest = Vec::new();
-    let mut verbatim = false;
-    while let Some(arg) = args.next() {
-        match arg.to_str() {
-            _ if verbatim => rest.push(arg),
-            Some("--") => verbatim = true,
-            Some("--socket") => socket = args.next(),
-            Some("--fallback") => fallback = args.next(),
-            _ => rest.push(arg),
-        }
-    }
-    let (Some(socket), Some(fallback)) = (socket, fallback) else {
+    let Some(call) = HelperCall::parse(args) else {
         eprintln!("{HELPER_USAGE}");
         return 2;
     };
-    let (socket, fallback) = (Path::new(&socket), Path::new(&fallback));
-    match (verb.as_ref().and_then(|v| v.to_str()), rest.as_slice()) {
-        (Some("hook-record"), []) => {
+    let (socket, fallback) = (Path::new(&call.socket), Path::new(&call.fallback));
+    match call.verb {
+        Verb::HookRecord => {
             record_hook(socket, fallback);
             0
         }
-        (Some("cli-tap"), [program, cli_args @ ..]) if verbatim => {
-            let cli_args: Vec<String> = cli_args
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
-            exit_like(&super::tap::tap(
-                socket,
-                fallback,
-                &program.to_string_lossy(),
-                &cli_args,
-            ))
+        Verb::CliTap { program, args } => {
+            exit_like(&super::tap::tap(socket, fallback, &program, &args))
         }
-        (Some("track"), [name, command]) => exit_like(&track(
-            socket,
-            fallback,
-            &name.to_string_lossy(),
-            &command.to_string_lossy(),
-        )),
-        _ => {
-            eprintln!("{HELPER_USAGE}");
-            2
+        Verb::Track { name, command } => exit_like(&track(socket, fallback, &name, &command)),
+    }
+}
+
+/// A helper's command line, read.
+#[derive(Debug, PartialEq)]
+struct HelperCall {
+    socket: std::ffi::OsString,
+    fallback: std::ffi::OsString,
+    verb: Verb,
+}
+
+#[derive(Debug, PartialEq)]
+enum Verb {
+    HookRecord,
+    Track {
+        name: String,
+        command: String,
+    },
+    /// The CLI and its arguments, everything after `--` as given.
+    CliTap {
+        program: String,
+        args: Vec<String>,
+    },
+}
+
+impl HelperCall {
+    /// `VERB --socket S --fallback F ...`; `None` for anything else.
+    fn parse(args: Vec<std::ffi::OsString>) -> Option<HelperCall> {
+        let mut args = args.into_iter();
+        let verb = args.next();
+        let (mut socket, mut fallback) = (None, None);
+        let mut rest = Vec::new();
+        let mut verbatim = false;
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                _ if verbatim => rest.push(arg),
+                Some("--") => verbatim = true,
+                Some("--socket") => socket = args.next(),
+                Some("--fallback") => fallback = args.next(),
+                _ => rest.push(arg),
+            }
         }
+        let text = |a: &std::ffi::OsString| a.to_string_lossy().into_owned();
+        let verb = match (verb.as_ref().and_then(|v| v.to_str()), rest.as_slice()) {
+            (Some("hook-record"), []) if !verbatim => Verb::HookRecord,
+            (Some("track"), [name, command]) if !verbatim => Verb::Track {
+                name: text(name),
+                command: text(command),
+            },
+            (Some("cli-tap"), [program, cli_args @ ..]) if verbatim => Verb::CliTap {
+                program: text(program),
+                args: cli_args.iter().map(text).collect(),
+            },
+            _ => return None,
+        };
+        Some(HelperCall {
+            socket: socket?,
+            fallback: fallback?,
+            verb,
+        })
     }
 }
 
@@ -196,10 +223,29 @@ mod tests {
             args(&[&["hook-record"][..], &paths[..], &["extra"][..]].concat()),
             args(&[&["cli-tap"][..], &paths[..], &["claude"][..]].concat()),
             args(&[&["cli-tap"][..], &paths[..], &["--"][..]].concat()),
+            args(&[&["track"][..], &paths[..], &["--", "n", "c"][..]].concat()),
         ] {
             assert_eq!(helper_main(bad.clone()), 2, "{bad:?}");
         }
         assert_eq!(helper_main(args(&["--build-id"])), 0);
+        // After `--`, everything is the CLI's, its own `--socket` included.
+        let tap = HelperCall::parse(args(
+            &[
+                &["cli-tap"][..],
+                &paths[..],
+                &["--", "claude", "-p", "--socket", "x"][..],
+            ]
+            .concat(),
+        ))
+        .unwrap();
+        assert_eq!(
+            tap.verb,
+            Verb::CliTap {
+                program: "claude".into(),
+                args: vec!["-p".into(), "--socket".into(), "x".into()],
+            }
+        );
+        assert_eq!(tap.socket, "/nonexistent/s");
         assert!(!BUILD_ID.is_empty());
     }
 }
