@@ -99,23 +99,29 @@ struct Reporter {
 
 impl Reporter {
     fn report(&self, t_ns: u64, to_cli: bool, line: &[u8]) {
-        let mut text = String::from_utf8_lossy(line).into_owned();
-        if text.len() > MAX_REPORTED {
-            let mut cut = MAX_REPORTED;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-        }
         let message = WireMessage::CliLine {
             t_ns,
             to_cli,
-            line: text,
+            line: text_within(line, MAX_REPORTED),
         };
         if message.send(&self.socket).is_err() {
             message.append_to(&self.fallback);
         }
     }
+}
+
+/// A line as text (invalid UTF-8 replaced), cut to at most `limit` bytes on a character's
+/// boundary.
+fn text_within(line: &[u8], limit: usize) -> String {
+    let mut text = String::from_utf8_lossy(line).into_owned();
+    if text.len() > limit {
+        let mut cut = limit;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
 }
 
 /// Copies `from` to `to` line by line, each line passed on (and flushed) before it is reported.
@@ -180,6 +186,16 @@ mod tests {
         );
         let times: Vec<u64> = reported.iter().map(WireMessage::t_ns).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    }
+
+    /// A line longer than the limit is reported cut on a character's boundary; one at the
+    /// limit whole.
+    #[test]
+    fn a_long_line_is_cut_on_a_character() {
+        assert_eq!(text_within("abcé".as_bytes(), 5), "abcé");
+        assert_eq!(text_within("abcé".as_bytes(), 4), "abc");
+        assert_eq!(text_within("abcdé".as_bytes(), 4), "abcd");
+        assert_eq!(text_within(b"ab\xffc", 10), "ab\u{fffd}c");
     }
 
     /// The tap exits as its CLI did, and a CLI that cannot start is 127.

@@ -285,6 +285,18 @@ mod tests {
         assert_eq!(observed, "indistinguishable");
     }
 
+    /// A request stamped the very millisecond the teammate went idle is the turn that ended
+    /// there, not a new one: the Stops after it are still read as the idle teammate's.
+    #[test]
+    fn a_request_at_the_moment_of_going_idle_is_not_working_again() {
+        let (observed, _, why) = idle(vec![
+            hook(1000.0, Some("mate"), HookName::TeammateIdle, None),
+            request(1000.0, "mate", 1, &[]),
+            stop(2000.0, "in_process_teammate", "running", &[]),
+        ]);
+        assert_eq!(observed, "indistinguishable", "{why}");
+    }
+
     #[test]
     fn going_idle_is_the_teammate_idle_hook_naming_it_else_its_turn_end() {
         let running = || stop(2500.0, "in_process_teammate", "running", &[]);
