@@ -48,10 +48,10 @@ fn observation(observed: &str, witness: Vec<Witness>, explanation: String) -> Ob
     }
 }
 
-/// What the integration showed, with its event.
+/// What the integration showed, with its event (only an integration's line is `shown`).
 fn shown(tl: &Timeline) -> impl Iterator<Item = (&Event, &IntegrationLine)> {
     tl.iter().filter_map(|e| match &e.kind {
-        EventKind::Shown(line) if e.source == Source::Integration => Some((e, line)),
+        EventKind::Shown(line) => Some((e, line)),
         _ => None,
     })
 }
@@ -145,7 +145,8 @@ pub fn cli_turn_shown_once(ev: &Evidence) -> Observation {
     observation(word, witness, words)
 }
 
-/// The CLI's permission requests to the integration (`can_use_tool`), in order.
+/// The CLI's permission requests to the integration (`can_use_tool`), in order: those with a
+/// request id (an SDK host's `canUseTool` has none: it answers itself).
 fn requests(tl: &Timeline) -> Vec<(&Event, &str, &str)> {
     tl.iter()
         .filter_map(|e| match &e.kind {
@@ -153,7 +154,7 @@ fn requests(tl: &Timeline) -> Vec<(&Event, &str, &str)> {
                 tool,
                 request_id: Some(id),
                 ..
-            } if e.source == Source::Stream => Some((e, tool.as_str(), id.as_str())),
+            } => Some((e, tool.as_str(), id.as_str())),
             _ => None,
         })
         .collect()
@@ -506,6 +507,21 @@ mod tests {
         assert_eq!(
             observe(CheckKind::CliTurnShownOnce, twice),
             ("duplicated".into(), Some(Layer::Integration))
+        );
+        // A turn shown as the prompt's is not the CLI's turn shown; a control request the
+        // integration sent is no prompt that opens a turn.
+        let as_prompts = [
+            cli_turn(),
+            vec![
+                line(105.0, r#"{"shown":"turn","started_by":"prompt"}"#),
+                to_cli(900.0, "control_request"),
+                line(1005.0, r#"{"shown":"turn","started_by":"prompt"}"#),
+            ],
+        ]
+        .concat();
+        assert_eq!(
+            observe(CheckKind::CliTurnShownOnce, as_prompts),
+            ("dropped".into(), Some(Layer::Integration))
         );
     }
 
