@@ -773,6 +773,14 @@ mod tests {
             observe(kind, wrong),
             ("differs".into(), Some(Layer::Integration))
         );
+        // An agent the run knows only from its hooks (a teammate has no task line).
+        let hook = EventKind::hook(crate::evidence::HookName::SubagentStart, 0, Some("m1"));
+        let by_hook = vec![
+            ev(100.0, Source::Hook, Some("mate"), hook),
+            fact(900.0, "mate", "status completed"),
+            restored(800.0, "m1", "completed"),
+        ];
+        assert_eq!(observe(kind, by_hook), ("matches".into(), None));
         // An id the run never saw, or no line at all: nothing to compare.
         let unknown = [run(), vec![restored(800.0, "zz", "completed")]].concat();
         assert_eq!(observe(kind, unknown), ("not-observed".into(), None));
