@@ -760,7 +760,16 @@ mod tests {
             ],
         ]
         .concat();
-        assert_eq!(observe(kind, right), ("matches".into(), None));
+        assert_eq!(observe(kind, right.clone()), ("matches".into(), None));
+        let timeline = Timeline::new(right);
+        let raw = RawSources::default();
+        let evidence = Evidence {
+            timeline: &timeline,
+            raw: &raw,
+            end: EndReason::Finished,
+        };
+        let words = restored_status(&evidence).explanation;
+        assert!(words.starts_with("Each of the 2 subagent(s)"), "{words}");
         let wrong = [
             run(),
             vec![
