@@ -246,6 +246,19 @@ mod tests {
             }
         );
         assert_eq!(tap.socket, "/nonexistent/s");
+        let parsed = |words: &[&str]| {
+            HelperCall::parse(args(&[&words[..1], &paths[..], &words[1..]].concat()))
+        };
+        assert_eq!(parsed(&["hook-record"]).unwrap().verb, Verb::HookRecord);
+        assert_eq!(
+            parsed(&["track", "bg", "sleep 1"]).unwrap().verb,
+            Verb::Track {
+                name: "bg".into(),
+                command: "sleep 1".into(),
+            }
+        );
+        // `--` belongs to the tap alone.
+        assert_eq!(parsed(&["hook-record", "--"]), None);
         assert!(!BUILD_ID.is_empty());
     }
 }
