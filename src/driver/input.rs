@@ -36,7 +36,7 @@ impl InputSink {
                 write_line(stdin, &line).await
             }
             InputSink::Integration(stdin) => {
-                write_input(stdin, &InputLine::Say { text: text.into() }).await
+                write_line(stdin, &InputLine::Say { text: text.into() }).await
             }
             InputSink::Pty(writer) => writer.type_line(text).await,
         }
@@ -62,7 +62,7 @@ impl InputSink {
                 // The mode's row offers no other control (`scenario::mode`).
                 Control::SendTaskMessage => return Ok(()),
             };
-            return write_input(stdin, &line).await;
+            return write_line(stdin, &line).await;
         }
         let InputSink::Stdin(stdin) = self else {
             return Ok(());
@@ -93,7 +93,7 @@ impl InputSink {
             id: id.map(str::to_string),
             answer,
         };
-        write_input(stdin, &line).await
+        write_line(stdin, &line).await
     }
 
     /// Ends the session: closes stdin, or types `/exit` in a pty.
@@ -111,23 +111,13 @@ impl InputSink {
     }
 }
 
+/// One JSON line (a stream-json message, or the integration protocol's `InputLine`).
 async fn write_line(
     stdin: &mut tokio::process::ChildStdin,
-    line: &serde_json::Value,
+    line: &impl serde::Serialize,
 ) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec(line).expect("static json");
+    let mut bytes = serde_json::to_vec(line).expect("input lines serialize");
     bytes.push(b'\n');
     stdin.write_all(&bytes).await?;
     stdin.flush().await
-}
-
-async fn write_input(
-    stdin: &mut tokio::process::ChildStdin,
-    line: &InputLine,
-) -> std::io::Result<()> {
-    write_line(
-        stdin,
-        &serde_json::to_value(line).expect("input lines serialize"),
-    )
-    .await
 }

@@ -106,8 +106,9 @@ impl Normalizer {
             let kind = super::integration::event_of(line);
             return vec![self.event(t_ms, source, None, kind)];
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return vec![self.event(
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => self.stream_value(t_ms, &v, source),
+            Err(_) => vec![self.event(
                 t_ms,
                 source,
                 None,
@@ -115,22 +116,26 @@ impl Normalizer {
                     line_type: "non-json".into(),
                     subtype: None,
                 },
-            )];
-        };
-        let line_type = str_field(&v, "type").unwrap_or_else(|| "unknown".into());
-        let subtype = str_field(&v, "subtype");
+            )],
+        }
+    }
+
+    /// One stdout line, parsed.
+    fn stream_value(&mut self, t_ms: f64, v: &Value, source: Source) -> Vec<Event> {
+        let line_type = str_field(v, "type").unwrap_or_else(|| "unknown".into());
+        let subtype = str_field(v, "subtype");
         let kind = match (line_type.as_str(), subtype.as_deref()) {
             ("system", Some("init")) => {
-                self.cli_version = str_field(&v, "claude_code_version");
+                self.cli_version = str_field(v, "claude_code_version");
                 None
             }
-            ("system", Some("task_started")) => self.task_started(&v),
+            ("system", Some("task_started")) => self.task_started(v),
             ("system", Some("task_updated")) => {
-                let task_id = str_field(&v, "task_id");
+                let task_id = str_field(v, "task_id");
                 let status = v
                     .get("patch")
                     .and_then(|p| str_field(p, "status"))
-                    .or_else(|| str_field(&v, "status"));
+                    .or_else(|| str_field(v, "status"));
                 match (task_id, status) {
                     (Some(task_id), Some(status)) => {
                         let task = self.tasks.get(&task_id).cloned().unwrap_or_default();
@@ -148,16 +153,16 @@ impl Normalizer {
                     _ => None,
                 }
             }
-            ("system", Some("task_notification")) => str_field(&v, "task_id").map(|task_id| {
+            ("system", Some("task_notification")) => str_field(v, "task_id").map(|task_id| {
                 let task = self.tasks.get(&task_id).cloned().unwrap_or_default();
                 EventKind::TaskNotified {
                     task_id,
-                    status: str_field(&v, "status").unwrap_or_else(|| "unknown".into()),
+                    status: str_field(v, "status").unwrap_or_else(|| "unknown".into()),
                     label: task.label,
-                    summary: str_field(&v, "summary").map(|s| truncate(&s, 200)),
+                    summary: str_field(v, "summary").map(|s| truncate(&s, 200)),
                 }
             }),
-            ("control_request", _) => self.permission_request(&v),
+            ("control_request", _) => self.permission_request(v),
             ("control_response", _) => {
                 let response = v.get("response").cloned().unwrap_or_default();
                 Some(EventKind::ControlResponse {
@@ -171,7 +176,7 @@ impl Normalizer {
                 is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                 origin: v.get("origin").and_then(|o| str_field(o, "kind")),
             }),
-            ("wakeprobe_sdk", _) => return self.sdk_host_line(t_ms, &v),
+            ("wakeprobe_sdk", _) => return self.sdk_host_line(t_ms, v),
             _ => None,
         };
         let agent = match &kind {
@@ -265,11 +270,14 @@ impl Normalizer {
     /// agent's, so a turn's start can be told); what the integration wrote to the CLI is a
     /// permission answer or a `to_cli` line.
     fn cli_line(&mut self, t_ms: f64, to_cli: bool, line: &str) -> Vec<Event> {
+        let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
         if !to_cli {
-            let main_assistant = serde_json::from_str::<Value>(line).is_ok_and(|v| {
-                v["type"] == "assistant" && v.get("parent_tool_use_id").is_none_or(Value::is_null)
-            });
-            let mut events = self.stream_line(t_ms, line, Source::Stream);
+            if v.is_null() {
+                return self.stream_line(t_ms, line, Source::Stream);
+            }
+            let main_assistant =
+                v["type"] == "assistant" && v.get("parent_tool_use_id").is_none_or(Value::is_null);
+            let mut events = self.stream_value(t_ms, &v, Source::Stream);
             if main_assistant {
                 for e in &mut events {
                     e.agent.get_or_insert_with(|| MAIN_AGENT.to_string());
@@ -277,7 +285,6 @@ impl Normalizer {
             }
             return events;
         }
-        let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
         let line_type = str_field(&v, "type").unwrap_or_else(|| "non-json".into());
         let response = v.get("response").unwrap_or(&Value::Null);
         let answered = str_field(response, "request_id")

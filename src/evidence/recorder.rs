@@ -46,23 +46,14 @@ pub fn track(socket: &Path, fallback: &Path, name: &str, command: &str) -> ExitD
         start.append_to(fallback);
     }
     // Signals to the tracker are passed on to the command, which decides how to end.
-    let signals = signal_hook::iterator::Signals::new([libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
+    let signals = crate::os::procs::StopSignals::catch();
     let exit = match std::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .spawn()
     {
         Ok(mut child) => {
-            if let Ok(mut signals) = signals {
-                let pid = child.id();
-                std::thread::spawn(move || {
-                    for sig in signals.forever() {
-                        if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
-                            crate::os::procs::signal(pid, sig);
-                        }
-                    }
-                });
-            }
+            signals.forward_to(child.id());
             match child.wait() {
                 Ok(status) => ExitDesc::from_std(status),
                 Err(_) => ExitDesc::Vanished,

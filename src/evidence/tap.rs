@@ -43,7 +43,7 @@ fn tap_between(
     input: impl Read + Send + 'static,
     output: impl Write + Send + 'static,
 ) -> ExitDesc {
-    let signals = signal_hook::iterator::Signals::new([libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
+    let signals = crate::os::procs::StopSignals::catch();
     let mut child = match Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -56,16 +56,7 @@ fn tap_between(
             return ExitDesc::Code(127);
         }
     };
-    if let Ok(mut signals) = signals {
-        let pid = child.id();
-        std::thread::spawn(move || {
-            for sig in signals.forever() {
-                if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
-                    crate::os::procs::signal(pid, sig);
-                }
-            }
-        });
-    }
+    signals.forward_to(child.id());
     let reporter = Reporter {
         socket: socket.to_path_buf(),
         fallback: fallback.to_path_buf(),

@@ -138,6 +138,31 @@ pub fn signal(pid: u32, sig: Signal) {
     }
 }
 
+/// SIGTERM, SIGINT and SIGHUP, caught from the moment of [`StopSignals::catch`] (before the
+/// child is started, so none is lost in between) and passed on to the child once it runs: a
+/// helper that wraps a command lets the command decide how to end.
+pub struct StopSignals(Option<signal_hook::iterator::Signals>);
+
+impl StopSignals {
+    pub fn catch() -> StopSignals {
+        StopSignals(
+            signal_hook::iterator::Signals::new([libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).ok(),
+        )
+    }
+
+    /// Passes every caught signal on to `pid`, from a thread of its own.
+    pub fn forward_to(self, pid: u32) {
+        let Some(mut signals) = self.0 else { return };
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                if let Some(sig) = Signal::from_named_raw(sig) {
+                    signal(pid, sig);
+                }
+            }
+        });
+    }
+}
+
 /// Whether a process exists (a zombie counts; so does one we may not signal).
 pub fn exists(pid: u32) -> bool {
     rustix::process::Pid::from_raw(pid as i32).is_some_and(|pid| {

@@ -29,6 +29,18 @@ fn example(name: &str) -> String {
         .to_string()
 }
 
+/// `wakeprobe run SCENARIO --backend sim EXTRA... --out OUT`.
+fn run_on_sim(scenario: &str, out: &Path, extra: &[&str]) -> std::process::Command {
+    let out = out.display().to_string();
+    let args = [
+        &["run", scenario, "--backend", "sim"][..],
+        extra,
+        &["--out", &out],
+    ]
+    .concat();
+    wakeprobe(&args)
+}
+
 /// The run folders of an invocation, each with its `scenario/variant`.
 fn by_variant(out: &Path) -> Vec<(String, PathBuf)> {
     runs(&run_dir(out))
@@ -203,14 +215,7 @@ fn each_example_pair_is_told_apart_on_the_pinned_cli() {
 fn the_minimal_integration_speaks_the_documented_protocol() {
     let out = tempfile::tempdir().unwrap();
     let output = succeeds_leaving_nothing(
-        wakeprobe(&[
-            "run",
-            &example("minimal"),
-            "--backend",
-            "sim",
-            "--out",
-            out.path().to_str().unwrap(),
-        ]),
+        run_on_sim(&example("minimal"), out.path(), &[]),
         Duration::from_secs(120),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -240,14 +245,7 @@ fn the_minimal_integration_speaks_the_documented_protocol() {
 fn lines_outside_the_protocol_are_kept_and_named() {
     let out = tempfile::tempdir().unwrap();
     let output = succeeds_leaving_nothing(
-        wakeprobe(&[
-            "run",
-            &fixture("noisy"),
-            "--backend",
-            "sim",
-            "--out",
-            out.path().to_str().unwrap(),
-        ]),
+        run_on_sim(&fixture("noisy"), out.path(), &[]),
         Duration::from_secs(120),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -297,15 +295,7 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
         .unwrap();
         let out = tmp.path().join("out");
         let (pid, output) = run_within(
-            wakeprobe(&[
-                "run",
-                scenario.to_str().unwrap(),
-                "--backend",
-                "sim",
-                "--quiet",
-                "--out",
-                out.to_str().unwrap(),
-            ]),
+            run_on_sim(scenario.to_str().unwrap(), &out, &["--quiet"]),
             Duration::from_secs(120),
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -321,17 +311,11 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
 fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
     succeeds_leaving_nothing(
-        wakeprobe(&[
-            "run",
+        run_on_sim(
             &fixture("stubborn"),
-            "--backend",
-            "sim",
-            "--set",
-            "ceiling=8",
-            "--quiet",
-            "--out",
-            out.path().to_str().unwrap(),
-        ]),
+            out.path(),
+            &["--set", "ceiling=8", "--quiet"],
+        ),
         Duration::from_secs(120),
     );
     let run = &runs(&run_dir(out.path()))[0];
@@ -348,17 +332,11 @@ fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
 #[test]
 fn ctrl_c_stops_an_integration_and_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
-    let child = wakeprobe(&[
-        "run",
+    let child = run_on_sim(
         &fixture("stubborn"),
-        "--backend",
-        "sim",
-        "--set",
-        "ceiling=120",
-        "--quiet",
-        "--out",
-        out.path().to_str().unwrap(),
-    ])
+        out.path(),
+        &["--set", "ceiling=120", "--quiet"],
+    )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
     .spawn()
@@ -426,15 +404,11 @@ fn minimize_shrinks_a_padded_integration_case() {
         plan.driver.command
     );
     let again = output_within(
-        wakeprobe(&[
-            "run",
+        run_on_sim(
             dir.join("minimal.toml").to_str().unwrap(),
-            "--backend",
-            "sim",
-            "--quiet",
-            "--out",
-            tmp.path().join("again").to_str().unwrap(),
-        ]),
+            &tmp.path().join("again"),
+            &["--quiet"],
+        ),
         Duration::from_secs(120),
     );
     assert_eq!(again.status.code(), Some(1), "the check still fails");

@@ -412,7 +412,8 @@ mod tests {
     use crate::evidence::run::EndReason;
     use crate::evidence::test_events::ev;
 
-    fn observe(kind: CheckKind, events: Vec<Event>) -> (String, Option<Layer>) {
+    /// What the preset observes of `events` on a finished run.
+    fn observation(kind: CheckKind, events: Vec<Event>) -> Observation {
         let timeline = Timeline::new(events);
         let raw = RawSources::default();
         let evidence = Evidence {
@@ -420,9 +421,13 @@ mod tests {
             raw: &raw,
             end: EndReason::Finished,
         };
-        let preset = crate::checks::preset(kind);
-        let observed = preset.observe(&evidence, MAIN_AGENT).observed;
-        let layer = preset.layer(&observed);
+        crate::checks::preset(kind).observe(&evidence, MAIN_AGENT)
+    }
+
+    /// The preset's word for `events`, and the layer it names.
+    fn observe(kind: CheckKind, events: Vec<Event>) -> (String, Option<Layer>) {
+        let observed = observation(kind, events).observed;
+        let layer = crate::checks::preset(kind).layer(&observed);
         (observed, layer)
     }
 
@@ -761,14 +766,7 @@ mod tests {
         ]
         .concat();
         assert_eq!(observe(kind, right.clone()), ("matches".into(), None));
-        let timeline = Timeline::new(right);
-        let raw = RawSources::default();
-        let evidence = Evidence {
-            timeline: &timeline,
-            raw: &raw,
-            end: EndReason::Finished,
-        };
-        let words = restored_status(&evidence).explanation;
+        let words = observation(kind, right).explanation;
         assert!(words.starts_with("Each of the 2 subagent(s)"), "{words}");
         let wrong = [
             run(),
