@@ -182,6 +182,22 @@ pub fn succeeds_leaving_nothing(cmd: Command, limit: Duration) -> Output {
     output
 }
 
+/// Ctrl-C to a running harness: it exits 130 (else its stderr is shown) and leaves no process
+/// behind; returns its output.
+pub fn ctrl_c_leaves_nothing(child: std::process::Child) -> Output {
+    let pid = child.id();
+    signal(pid, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    output
+}
+
 /// Waits (bounded) until `probe` returns Some.
 pub fn wait_for<T>(limit: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
