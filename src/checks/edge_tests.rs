@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::*;
 use crate::evidence::run::EndReason;
-use crate::evidence::test_events::{ev, request};
+use crate::evidence::test_events::{call, ev, request};
 use crate::evidence::{Event, EventKind, InputReason, Source, Timeline};
 use crate::scenario::Scenario;
 
@@ -329,22 +329,7 @@ fn a_side_call_after_a_finalization_is_no_blocked_stop() {
 /// event: `work = "worker"` picks main's Agent call that spawned `worker`.
 #[test]
 fn a_tool_call_is_about_the_work_it_spawns() {
-    let spawn = ev(
-        500.0,
-        Source::Api,
-        Some("main"),
-        EventKind::ToolCall {
-            seq: 1,
-            tool: "Agent".into(),
-            tool_use_id: "toolu_1".into(),
-            background: true,
-            spawn: Some("worker".into()),
-            track: None,
-            teammate: None,
-            target: None,
-            inserted: false,
-        },
-    );
+    let spawn = call(500.0, Some("main"), true, Some("worker"), None);
     let body = r#"count = { kind = "tool_call", work = "worker" }"#;
     assert_eq!(observe(vec![spawn], body).observed, "1");
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::evidence::test_events::{ev, request};
+use crate::evidence::test_events::{call, ev, request};
 use crate::evidence::{BackgroundTask, Event, HookName, InputReason, Notification, Route, Source};
 use proptest::prelude::*;
 
@@ -767,32 +767,6 @@ fn a_notice_that_beats_the_stdout_end_line_is_still_a_wake_up() {
     assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
     assert_eq!(v.latency_ms, Some(0.0));
     assert!(v.explanation.contains("two channels"), "{}", v.explanation);
-}
-
-/// A tool call by `agent` (or by nobody known): background or not, spawning or tracking work.
-fn call(
-    t: f64,
-    agent: Option<&str>,
-    background: bool,
-    spawn: Option<&str>,
-    track: Option<&str>,
-) -> Event {
-    ev(
-        t,
-        Source::Api,
-        agent,
-        EventKind::ToolCall {
-            seq: 1,
-            tool: if spawn.is_some() { "Agent" } else { "Bash" }.into(),
-            tool_use_id: format!("toolu_{t}"),
-            background,
-            spawn: spawn.map(str::to_string),
-            track: track.map(str::to_string),
-            teammate: None,
-            target: None,
-            inserted: false,
-        },
-    )
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Events for unit tests, built in one place: any event at a moment, and a model request of an
-//! agent carrying task notifications.
+//! Events for unit tests, built in one place: any event at a moment, a model request of an
+//! agent carrying task notifications, and a tool call.
 
 use super::{Event, EventKind, Notification, Route, Source};
 
@@ -37,6 +37,32 @@ pub fn request(t: f64, agent: &str, seq: u64, notified: &[&str]) -> Event {
                     event: None,
                 })
                 .collect(),
+        },
+    )
+}
+
+/// A tool call by `agent` (or by nobody known): background or not, spawning or tracking work.
+pub fn call(
+    t: f64,
+    agent: Option<&str>,
+    background: bool,
+    spawn: Option<&str>,
+    track: Option<&str>,
+) -> Event {
+    ev(
+        t,
+        Source::Api,
+        agent,
+        EventKind::ToolCall {
+            seq: 1,
+            tool: if spawn.is_some() { "Agent" } else { "Bash" }.into(),
+            tool_use_id: format!("toolu_{t}"),
+            background,
+            spawn: spawn.map(str::to_string),
+            track: track.map(str::to_string),
+            teammate: None,
+            target: None,
+            inserted: false,
         },
     )
 }
