@@ -82,11 +82,15 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         plural(ran.rows.len(), "run", "runs"),
         args.out.display()
     );
-    let code = compared.unwrap_or(if summary.all_match() {
-        exit::OK
+    let code = if summary.contradicted_runs() > 0 {
+        exit::CONTRADICTION
     } else {
-        exit::MISMATCH
-    });
+        compared.unwrap_or(if summary.all_match() {
+            exit::OK
+        } else {
+            exit::MISMATCH
+        })
+    };
     invocation::emit_summary(
         &args.out,
         Some(&args.out.join("matrix.json")),

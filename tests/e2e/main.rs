@@ -26,6 +26,7 @@ mod lint;
 mod matrix;
 mod minimize;
 mod outputs;
+mod paused;
 mod readme;
 mod real_cli;
 mod safety;
