@@ -673,6 +673,7 @@ pub fn jobs_of_targets(
     check_exec_args(&scenarios, exec)?;
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
+    let mut plans = Vec::new();
     for Target { scenario, variant } in targets {
         let overrides: Vec<(String, String)> = exec
             .sets
@@ -697,6 +698,7 @@ pub fn jobs_of_targets(
             not_simulated.push(format!("{}/{variant}", scenario.name));
             continue;
         }
+        plans.push(plan);
         for repetition in 1..=exec.repeat {
             jobs.push(Job {
                 reference: scenario_reference(scenario),
@@ -728,7 +730,35 @@ pub fn jobs_of_targets(
             ),
         }));
     }
+    faults_apply(&faults(&scenarios, exec)?, &plans)?;
     Ok(jobs)
+}
+
+/// Each `--fault` can hit at least one chosen run: one that fits none (a crash with only print
+/// variants, an agent or command no chosen variant has) is refused before anything runs,
+/// never skipped in silence.
+fn faults_apply(
+    faults: &[(String, crate::scenario::Fault)],
+    plans: &[crate::scenario::Plan],
+) -> Result<(), AppError> {
+    for (spec, fault) in faults {
+        if plans.iter().any(|p| fault.applies_to(p)) {
+            continue;
+        }
+        let why = if plans.iter().any(|p| fault.kind.applies_in(p.driver.mode)) {
+            "its agent or tracked command is in none of them".to_string()
+        } else {
+            format!(
+                "`{}` needs a variant whose driver can resume ({})",
+                fault.kind.as_str(),
+                crate::scenario::DriverMode::those(|r| r.resumable)
+            )
+        };
+        return Err(AppError::bad_input(format!(
+            "--fault {spec}: it applies to none of the chosen variants: {why}"
+        )));
+    }
+    Ok(())
 }
 
 /// `--explore`: whether values outside a parameter's range may run.

@@ -107,8 +107,11 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
     // harness). Its overdue mark is then the harness cutting the run, nothing more.
     // A hang is judged while the run was the CLI's own, too.
     let late_timer = overdue.filter(|o| o.t_ms > cutoff || !passed_its_bound(o, started, end_t));
-    let (overdue, cut) = match late_timer {
-        Some(late) => (None, cut.or(Some(late))),
+    // Work that ended before its hang mark: the mark ended the run after the work, a cut like
+    // any other (the rules that judge ended work read no hang).
+    let ended_before_mark = overdue.filter(|o| end_t < o.t_ms);
+    let (overdue, cut) = match late_timer.or(ended_before_mark) {
+        Some(mark) => (None, cut.or(Some(mark))),
         None => (overdue, cut),
     };
     Facts {

@@ -40,6 +40,7 @@
 pub mod audit;
 mod explain;
 mod facts;
+pub mod faults;
 pub mod filing;
 pub mod result;
 mod rules;
@@ -103,6 +104,9 @@ pub struct Judgement {
     /// (kept as evidence, never dropped).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected_lines: Vec<Witness>,
+    /// Whether each fault the run was to inject hit it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<faults::FaultResult>,
 }
 
 impl Judgement {
@@ -133,6 +137,11 @@ impl Judgement {
             .into_iter()
             .map(|c| c.name.as_str())
             .collect()
+    }
+
+    /// The faults that did not hit the run and may not miss it: each fails the run.
+    pub fn missed_faults(&self) -> Vec<&faults::FaultResult> {
+        self.faults.iter().filter(|f| f.fails()).collect()
     }
 
     /// The checks that did not meet their expectation.
@@ -236,6 +245,7 @@ pub fn judge(input: &Input) -> Judgement {
         checks,
         invariants,
         rejected_lines: rejected_lines(input.timeline),
+        faults: vec![],
     }
 }
 
@@ -263,7 +273,7 @@ pub fn judge_run(
     plan: &Plan,
     raw: &checks::RawSources,
 ) -> Judgement {
-    judge(&Input {
+    let judgement = judge(&Input {
         timeline,
         end: &info.end,
         cli_exit: info.cli_exit.as_ref(),
@@ -272,7 +282,11 @@ pub fn judge_run(
         invariants: &plan.invariants,
         raw,
         settle_ms: plan.driver.settle.as_secs_f64() * 1000.0,
-    })
+    });
+    Judgement {
+        faults: faults::judge(timeline, &plan.faults),
+        ..judgement
+    }
 }
 
 /// Waiter/work pairs from the script as it ran: every background call that spawned an agent or

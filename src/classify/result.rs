@@ -56,10 +56,12 @@ impl RunResult {
             .iter()
             .any(|c| c.passed.is_some() || c.vacuous)
             .then(|| judgement.checks_pass());
-        let invariants_ok = judgement.failing_invariants().is_empty();
+        // A broken invariant, or a fault that never hit, fails the run whatever its verdict.
+        let whole =
+            judgement.failing_invariants().is_empty() && judgement.missed_faults().is_empty();
         let matches_expect = match (verdict_ok, checks_ok) {
-            (None, None) if invariants_ok => None,
-            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && invariants_ok),
+            (None, None) if whole => None,
+            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && whole),
         };
         RunResult {
             schema: RESULT_SCHEMA,

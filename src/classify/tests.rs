@@ -896,6 +896,7 @@ fn the_primary_verdict_is_the_first_that_did_not_wake_else_the_first() {
         checks: vec![],
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     let mixed = judgement(vec![
         verdict_of("a", Outcome::Woke),
@@ -919,6 +920,7 @@ fn checks_pass_unless_one_with_an_expectation_failed() {
         checks,
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     assert!(with(vec![]).checks_pass());
     assert!(with(vec![check_that(Some(true)), check_that(None)]).checks_pass());
@@ -2019,6 +2021,7 @@ fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
         checks: vec![],
         invariants: vec![invariant],
         rejected_lines: vec![],
+        faults: vec![],
     };
     let declared = crate::checks::CheckResult {
         may_break: Some("measured".into()),

@@ -851,6 +851,7 @@ mod tests {
             checks: vec![],
             invariants: vec![],
             rejected_lines: vec![],
+            faults: vec![],
         };
         RunResult::new(&info, judgement)
     }

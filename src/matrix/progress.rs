@@ -393,6 +393,7 @@ mod tests {
             checks: vec![],
             invariants: vec![],
             rejected_lines: vec![],
+            faults: vec![],
         };
         let mut r = RunResult::new(&info, judgement);
         r.matches_expect = matches_expect;

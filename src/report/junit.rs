@@ -147,6 +147,19 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
                 cell.agreement
             ))
             .set_description(reason);
+    } else if let Some(faults) = first
+        .map(|r| r.judgement.missed_faults())
+        .filter(|f| !f.is_empty())
+    {
+        // The run was not the experiment asked for: a fault never hit it.
+        let lines: Vec<String> = faults
+            .iter()
+            .map(|f| format!("fault {}: {}", f.fault, f.detail))
+            .collect();
+        status
+            .set_type("fault-not-applied")
+            .set_message(lines.join("; "))
+            .set_description(reason);
     } else {
         // What failed is a check, or a broken invariant: the text is its own, not the verdict's.
         let missed: Vec<Missed> = first.map(|r| missed(r)).unwrap_or_default();

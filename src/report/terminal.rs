@@ -354,6 +354,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
             format!(", within the race the scenario declares ({e})")
         }
         (Some(e), Some(true)) => format!(", as the scenario expects ({e})"),
+        (Some(e), Some(false)) if !result.judgement.missed_faults().is_empty() => {
+            format!(", but a fault it was to inject never hit it (expected {e})")
+        }
         (Some(e), Some(false)) if e.allows(result.judgement.outcome) => {
             format!(", as the scenario expects ({e}), but a check failed")
         }
@@ -386,6 +389,14 @@ pub fn verdict_lines(result: &RunResult) -> String {
     text.push_str(&format!("\n  {}", v.explanation));
     if let Some(fault) = fault_line(result) {
         text.push_str(&format!("\n  {fault}"));
+    }
+    for f in result.judgement.faults.iter().filter(|f| !f.applied) {
+        let effect = if f.optional {
+            "optional, so it fails nothing"
+        } else {
+            "the run fails"
+        };
+        text.push_str(&format!("\n  fault {}: {} ({effect})", f.fault, f.detail));
     }
     let rejected = &result.judgement.rejected_lines;
     if !rejected.is_empty() {

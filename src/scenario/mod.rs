@@ -21,6 +21,7 @@ mod plan;
 pub mod query;
 mod raw;
 mod reach;
+mod references;
 mod resolve;
 mod source;
 pub mod template;
