@@ -85,6 +85,7 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         "npm view '@anthropic-ai/claude-agent-sdk@>=0.0.0' name version claudeCodeVersion \\\n            optionalDependencies --json > sdk.json",
         "--append baseline/history.json --to latest --set bg_seconds=7",
         "git push",
+        "resolve: ${{ needs.versions.outputs.resolve }}",
     ] {
         assert!(text.contains(needle), "the workflow has `{needle}`");
     }
@@ -93,7 +94,10 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         "using: composite",
         "matrix --versions",
         "\"${shard_args[@]}\"",
-        "merge \"$FROM\"/*",
+        "merge \"${shards[@]}\"",
+        "shopt -s nullglob",
+        "rm -f \"$out/latest\"",
+        "shard_args+=(--resolve \"$RESOLVE\")",
         "\"${baseline_args[@]}\"",
         "~/.cache/wakeprobe/claude-code",
         "uses: dorny/test-reporter@",
@@ -107,6 +111,43 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         assert!(file.contains("|| code=$?"), "{file}");
     }
     assert!(action.contains("4) echo") && action.contains("6) echo"));
+}
+
+/// The nightly's shards run with the committed baseline's settings (its identity's `--set`
+/// values, repeats and versions), or the comparison would refuse it (exit 2); and the first
+/// job hands every shard the versions it resolved once (`--resolve`).
+#[test]
+fn the_nightly_runs_as_its_baseline_was_made() {
+    let nightly = std::fs::read_to_string(root().join(".github/workflows/nightly.yml")).unwrap();
+    let baseline = json(&root().join("baseline/matrix.json"));
+    let identity = &baseline["identity"];
+    let with = |key: &str| {
+        nightly
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("the shard job passes `{key}`"))
+            .trim_matches('"')
+            .to_string()
+    };
+    assert_eq!(with("repeat"), identity["repeat"].to_string());
+    let sets: Vec<String> = identity["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("--set {}", s.as_str().unwrap()))
+        .collect();
+    assert_eq!(with("args"), sets.join(" "));
+    let versions: Vec<&str> = identity["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(with("VERSIONS"), versions.join(","));
+    assert!(
+        identity["sim_versions"].is_null(),
+        "the baseline is of the real CLI, as the nightly"
+    );
 }
 
 /// The nightly's `latest` and `latest~K` (`.ci/versions.mjs`, on the recorded registry
