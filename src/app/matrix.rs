@@ -148,13 +148,7 @@ pub fn compared_across(
     let Some(baseline) = baseline else {
         return Ok(vec![]);
     };
-    let differences = match &baseline.identity {
-        Some(theirs) => identity.made_unlike(theirs),
-        None => vec![
-            "the baseline records no identity (an older wakeprobe wrote it): how it was made is unknown"
-                .to_string(),
-        ],
-    };
+    let differences = identity.made_unlike_baseline(baseline.identity.as_ref());
     if differences.is_empty() || on_purpose {
         return Ok(differences);
     }
@@ -318,7 +312,8 @@ async fn resolve_specs(
     sim_versions: &[(String, String)],
     pinned: &[(String, String)],
 ) -> Result<Vec<(String, String, Option<Channel>)>, AppError> {
-    check_pins(versions, sim_versions, pinned)?;
+    crate::matrix::identity::check_pins(versions, sim_versions, pinned)
+        .map_err(AppError::bad_input)?;
     let mut out: Vec<(String, String, Option<Channel>)> = Vec::new();
     for v in versions {
         let (exact, channel) = if !sim_versions.is_empty() {
@@ -341,41 +336,6 @@ async fn resolve_specs(
         }
     }
     Ok(out)
-}
-
-/// `--resolve SPEC=VERSION`: SPEC is one of the versions asked (`latest`, `latest~K`), VERSION
-/// an exact version, and the CLI a real one.
-fn check_pins(
-    versions: &[String],
-    sim_versions: &[(String, String)],
-    pinned: &[(String, String)],
-) -> Result<(), AppError> {
-    if !pinned.is_empty() && !sim_versions.is_empty() {
-        return Err(AppError::bad_input(
-            "--resolve names real versions; with --sim-version every version is a simulator profile",
-        ));
-    }
-    for (spec, version) in pinned {
-        let bad = |why: &str| AppError::bad_input(format!("--resolve {spec}={version}: {why}"));
-        if !versions.contains(spec) {
-            return Err(bad("not one of --versions"));
-        }
-        match crate::backend::catalog::Spec::parse(spec) {
-            Ok(crate::backend::catalog::Spec::Latest { .. }) => {}
-            _ => {
-                return Err(bad(
-                    "only `latest` and `latest~K` stand for another version",
-                ));
-            }
-        }
-        if !matches!(
-            crate::backend::catalog::Spec::parse(version),
-            Ok(crate::backend::catalog::Spec::Exact(_))
-        ) {
-            return Err(bad("expected an exact version such as 2.1.337"));
-        }
-    }
-    Ok(())
 }
 
 /// Every published version over both channels, in semver order.

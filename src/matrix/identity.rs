@@ -227,6 +227,37 @@ impl Identity {
     }
 }
 
+/// `--resolve SPEC=VERSION`: SPEC is one of the versions asked and stands for another
+/// (`latest`, `latest~K`), VERSION is exact, and the CLI a real one; else what is wrong.
+pub fn check_pins(
+    versions: &[String],
+    sim_versions: &[(String, String)],
+    pinned: &[(String, String)],
+) -> Result<(), String> {
+    use crate::backend::catalog::Spec;
+    if !pinned.is_empty() && !sim_versions.is_empty() {
+        return Err(
+            "--resolve names real versions; with --sim-version every version is a simulator profile"
+                .into(),
+        );
+    }
+    for (spec, version) in pinned {
+        let why = if !versions.contains(spec) {
+            Some("not one of --versions")
+        } else if !matches!(Spec::parse(spec), Ok(Spec::Latest { .. })) {
+            Some("only `latest` and `latest~K` stand for another version")
+        } else if !matches!(Spec::parse(version), Ok(Spec::Exact(_))) {
+            Some("expected an exact version such as 2.1.337")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(format!("--resolve {spec}={version}: {why}"));
+        }
+    }
+    Ok(())
+}
+
 /// `typescript 0.3.337`, `python 0.1.70`: an Agent SDK release as the identity records it.
 fn sdk_release(
     host: crate::scenario::mode::Host,
@@ -370,6 +401,18 @@ impl Identity {
                 other.cells.len()
             )
         })
+    }
+
+    /// [`Identity::made_unlike`] a baseline's identity; a baseline with none (an older
+    /// wakeprobe's) is unlike any: how it was made is unknown.
+    pub fn made_unlike_baseline(&self, baseline: Option<&Identity>) -> Vec<String> {
+        match baseline {
+            Some(theirs) => self.made_unlike(theirs),
+            None => vec![
+                "the baseline records no identity (an older wakeprobe wrote it): how it was made is unknown"
+                    .to_string(),
+            ],
+        }
     }
 
     /// How this matrix was made differently from `baseline`, in the ways that make their
@@ -596,5 +639,32 @@ pub(crate) mod tests {
             MatrixBackend::Simulator,
             "told by its mappings"
         );
+        assert!(base.made_unlike_baseline(None)[0].contains("records no identity"));
+    }
+
+    /// `--resolve` takes `latest` and `latest~K` among the versions asked, to exact versions,
+    /// on the real CLI only.
+    #[test]
+    fn a_pin_is_a_latest_spec_asked_for_to_an_exact_version() {
+        let versions: Vec<String> = ["2.1.219", "latest~3", "latest"].map(String::from).into();
+        let pin = |s: &str, v: &str| vec![(s.to_string(), v.to_string())];
+        assert_eq!(
+            check_pins(&versions, &[], &pin("latest", "2.1.337")),
+            Ok(())
+        );
+        assert_eq!(
+            check_pins(&versions, &[], &pin("latest~3", "2.1.334")),
+            Ok(())
+        );
+        for (spec, version, says) in [
+            ("latest~1", "2.1.336", "not one of --versions"),
+            ("2.1.219", "2.1.220", "only `latest` and `latest~K`"),
+            ("latest", "latest~2", "expected an exact version"),
+        ] {
+            let e = check_pins(&versions, &[], &pin(spec, version)).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        let sim = pin("latest", "fixed");
+        assert!(check_pins(&versions, &sim, &pin("latest", "2.1.337")).is_err());
     }
 }

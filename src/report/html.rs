@@ -472,7 +472,8 @@ fn legend() -> String {
     }
     out.push_str(
         " ✓ as expected, ✗ differs from <code>expect</code>; against a baseline each cell says \
-         regression, improvement, unchanged or new (only a regression fails)</p>\n",
+         regression, improvement, unchanged or new (only a regression fails); a cell of the \
+         baseline this run lacks is lost coverage, a failure</p>\n",
     );
     out
 }

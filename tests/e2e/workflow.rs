@@ -193,6 +193,34 @@ fn the_nightly_resolves_latest_as_wakeprobe_does() {
         .collect();
     assert_eq!(got, want);
     assert_eq!(got[0], "latest=2.1.335", "as recorded on 2026-12-03");
+
+    // What the first job hands every shard (`--resolve`), by the workflow's own line.
+    let nightly = std::fs::read_to_string(root().join(".github/workflows/nightly.yml")).unwrap();
+    let line = nightly
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("resolve=$("))
+        .expect("the versions job computes `resolve`");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("resolved.txt"),
+        format!(
+            "{}\nlatest~0={}\nlatest~3={}\n",
+            got[0],
+            at(0).describe(),
+            at(3).describe()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-c", &format!("{line}\necho \"$resolve\"")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("latest={},latest~3={}", at(0).version, at(3).version)
+    );
 }
 
 /// The stored history the workflow extends: written by `wakeprobe history` with the settings
