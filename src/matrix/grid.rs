@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::identity::CellKey;
 use super::identity::Identity;
-use super::shards::{CellKey, ShardPos};
+use super::shards::ShardPos;
 use crate::classify::Outcome;
 use crate::classify::result::{
     Against, BaselineMark, CellStats, ColumnHead, LostCell, RunResult, Summary,
@@ -721,24 +722,6 @@ impl Comparison {
     }
 }
 
-/// The cells of shard `i` of `n` (1-based): the cells sorted by key (scenario, variant, CLI
-/// spec), then every n-th from the i-th. Every shard of one matrix sees the same cell list, so
-/// shards never overlap, together cover every cell, and differ in size by one at most.
-pub fn take_shard<T>(
-    mut cells: Vec<T>,
-    shard: Option<(usize, usize)>,
-    key: impl Fn(&T) -> (String, String, String),
-) -> Vec<T> {
-    let Some((i, n)) = shard else { return cells };
-    cells.sort_by_key(|c| key(c));
-    cells
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| k % n == i - 1)
-        .map(|(_, c)| c)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1134,26 +1117,5 @@ mod tests {
             "{:?}",
             c.lines()
         );
-    }
-
-    #[test]
-    fn shards_partition_the_cells() {
-        let keys: Vec<(String, String, String)> = (0..60)
-            .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
-            .collect();
-        let key = |k: &(String, String, String)| k.clone();
-        for n in 1..7 {
-            let shards: Vec<Vec<(String, String, String)>> = (1..=n)
-                .map(|i| take_shard(keys.clone(), Some((i, n)), key))
-                .collect();
-            for k in &keys {
-                let owners = shards.iter().filter(|s| s.contains(k)).count();
-                assert_eq!(owners, 1, "{k:?} in exactly one of {n} shards");
-            }
-            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
-            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
-            assert!(max - min <= 1, "balanced: {sizes:?}");
-        }
-        assert_eq!(take_shard(keys.clone(), None, key).len(), 60);
     }
 }

@@ -14,8 +14,23 @@
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use super::shards::CellKey;
 use crate::backend::channel::Channel;
+
+/// One cell of a matrix, by key: a scenario variant on a CLI as asked for.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct CellKey {
+    pub scenario: String,
+    pub variant: String,
+    pub cli_spec: String,
+}
+
+impl std::fmt::Display for CellKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}/{} on {}", self.scenario, self.variant, self.cli_spec)
+    }
+}
 
 /// What a matrix ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -572,7 +572,7 @@ mod tests {
         assert_eq!(cells.len(), 4);
         let mut ran = Vec::new();
         for i in 1..=3 {
-            let wanted = grid::take_shard(cells.clone(), Some((i, 3)), |c| {
+            let wanted = shards::take_shard(cells.clone(), Some((i, 3)), |c| {
                 (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
             });
             let mine = jobs_of_cells(jobs.clone(), &wanted);

@@ -7,25 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::identity::CellKey;
 use super::identity::Identity;
 use crate::classify::result::{MissingKind, MissingPart};
 use crate::report::plural;
-
-/// One cell of a matrix, by key: a scenario variant on a CLI as asked for.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct CellKey {
-    pub scenario: String,
-    pub variant: String,
-    pub cli_spec: String,
-}
-
-impl std::fmt::Display for CellKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}/{} on {}", self.scenario, self.variant, self.cli_spec)
-    }
-}
 
 /// Which shard a matrix output is: `index` of `count`, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -224,7 +209,7 @@ pub fn check_cells(matrix: &OneMatrix, present: &[CellKey]) -> Option<Missing> {
         .present
         .iter()
         .flat_map(|&i| {
-            super::grid::take_shard(identity.cells.clone(), Some((i, matrix.count)), |c| {
+            take_shard(identity.cells.clone(), Some((i, matrix.count)), |c| {
                 (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
             })
         })
@@ -245,6 +230,24 @@ pub fn check_cells(matrix: &OneMatrix, present: &[CellKey]) -> Option<Missing> {
         })
         .collect();
     (!missing.is_empty()).then_some(Missing::Cells { missing })
+}
+
+/// The cells of shard `i` of `n` (1-based): the cells sorted by key (scenario, variant, CLI
+/// spec), then every n-th from the i-th. Every shard of one matrix sees the same cell list, so
+/// shards never overlap, together cover every cell, and differ in size by one at most.
+pub fn take_shard<T>(
+    mut cells: Vec<T>,
+    shard: Option<(usize, usize)>,
+    key: impl Fn(&T) -> (String, String, String),
+) -> Vec<T> {
+    let Some((i, n)) = shard else { return cells };
+    cells.sort_by_key(|c| key(c));
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 #[cfg(test)]
@@ -382,10 +385,31 @@ mod tests {
     fn the_cells_of_a_missing_shard_are_not_counted_again() {
         let id = identity(&["1", "2", "3", "4"]);
         let one = check_shards(&[out("s1", &id, 1, 2)]).unwrap().unwrap();
-        let first = crate::matrix::grid::take_shard(id.cells.clone(), Some((1, 2)), |c| {
+        let first = take_shard(id.cells.clone(), Some((1, 2)), |c| {
             (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
         });
         assert_eq!(check_cells(&one, &first), None);
         assert!(check_cells(&one, &first[1..]).is_some());
+    }
+
+    #[test]
+    fn shards_partition_the_cells() {
+        let keys: Vec<(String, String, String)> = (0..60)
+            .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
+            .collect();
+        let key = |k: &(String, String, String)| k.clone();
+        for n in 1..7 {
+            let shards: Vec<Vec<(String, String, String)>> = (1..=n)
+                .map(|i| take_shard(keys.clone(), Some((i, n)), key))
+                .collect();
+            for k in &keys {
+                let owners = shards.iter().filter(|s| s.contains(k)).count();
+                assert_eq!(owners, 1, "{k:?} in exactly one of {n} shards");
+            }
+            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
+            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(max - min <= 1, "balanced: {sizes:?}");
+        }
+        assert_eq!(take_shard(keys.clone(), None, key).len(), 60);
     }
 }
