@@ -51,21 +51,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         )?,
         None => vec![],
     };
-    let mut ran = Ran {
-        rows: vec![],
-        failures: vec![],
-        interrupted: false,
-    };
-    // Each row with the shard folder it came from, until its evidence is copied.
-    let mut from: Vec<PathBuf> = Vec::new();
-    for (dir, matrix) in &matrices {
-        if matrix.cells.is_empty() {
-            continue; // a shard that held no cell
-        }
-        let rows = super::report::load_runs(dir, super::report::Judging::Again)?.rows;
-        from.extend(rows.iter().map(|_| dir.clone()));
-        ran.rows.extend(rows);
-    }
+    let (mut ran, from) = load_rows(&matrices)?;
     if let Some(one) = &one {
         let present: Vec<CellKey> = ran
             .rows
@@ -128,6 +114,26 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         code,
     );
     Ok(code)
+}
+
+/// The runs of every shard, judged again from their evidence, each with the shard folder it
+/// came from (until its evidence is copied).
+fn load_rows(matrices: &[(PathBuf, Matrix)]) -> Result<(Ran, Vec<PathBuf>), AppError> {
+    let mut ran = Ran {
+        rows: vec![],
+        failures: vec![],
+        interrupted: false,
+    };
+    let mut from: Vec<PathBuf> = Vec::new();
+    for (dir, matrix) in matrices {
+        if matrix.cells.is_empty() {
+            continue; // a shard that held no cell
+        }
+        let rows = super::report::load_runs(dir, super::report::Judging::Again)?.rows;
+        from.extend(rows.iter().map(|_| dir.clone()));
+        ran.rows.extend(rows);
+    }
+    Ok((ran, from))
 }
 
 /// Copies each run's folder into the merged folder, at the path it had in its shard (a cell

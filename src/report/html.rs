@@ -431,24 +431,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
                 continue;
             }
             match cells.iter().find(|c| column_of(c) == cli) {
-                Some(cell) => {
-                    let first = runs.iter().position(|r| {
-                        r.result.run.scenario == cell.scenario
-                            && r.result.run.variant == cell.variant
-                            && r.result.run.cli_label == cell.cli
-                    });
-                    let standing = Standing::of(cell);
-                    let text = format!(
-                        "{}<small>{}</small>",
-                        esc(&cell.agreement),
-                        esc(&standing.mark(cell))
-                    );
-                    let body = match first {
-                        Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
-                        None => text,
-                    };
-                    let _ = write!(out, "<td class=\"cell {}\">{body}</td>", standing.class());
-                }
+                Some(cell) => out.push_str(&grid_cell(cell, runs)),
                 None => out.push_str("<td>-</td>"),
             }
         }
@@ -456,6 +439,26 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
     }
     out.push_str("</table>\n");
     out
+}
+
+/// One cell of the grid: its verdict in its standing's colour, linking to its first run.
+fn grid_cell(cell: &CellSummary, runs: &[PageRun]) -> String {
+    let first = runs.iter().position(|r| {
+        r.result.run.scenario == cell.scenario
+            && r.result.run.variant == cell.variant
+            && r.result.run.cli_label == cell.cli
+    });
+    let standing = Standing::of(cell);
+    let text = format!(
+        "{}<small>{}</small>",
+        esc(&cell.agreement),
+        esc(&standing.mark(cell))
+    );
+    let body = match first {
+        Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
+        None => text,
+    };
+    format!("<td class=\"cell {}\">{body}</td>", standing.class())
 }
 
 fn legend() -> String {
