@@ -27,6 +27,9 @@ pub mod exit {
     /// `merge`: the shards do not make one whole matrix (a shard or a cell missing: what was
     /// given is still written; a shard given twice, shards of different matrices: nothing is).
     pub const INCOMPLETE_MERGE: i32 = 6;
+    /// A verdict's claim contradicts its own timeline: a bug in wakeprobe's rules (the run is
+    /// `unknown` and not filed).
+    pub const CONTRADICTION: i32 = 7;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -44,6 +47,8 @@ Exit codes:
        shard is given twice, or the shards belong to different matrices (nothing is
        written); history: stopped by --max-installs before every change was pinned
        down (what was found is written)
+  7    wakeprobe contradicted itself: a verdict's claim disagrees with its own
+       timeline (a bug in wakeprobe's rules; the run is unknown and not filed)
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]

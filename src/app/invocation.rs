@@ -264,10 +264,13 @@ pub fn issue_command(dir: &Path) -> String {
     )
 }
 
-/// The documented exit code for what ran: interrupted, then a setup failure, then a mismatch.
+/// The documented exit code for what ran: interrupted, then a verdict that contradicts its own
+/// timeline, then a setup failure, then a mismatch.
 pub fn exit_code(summary: &Summary, ran: &Ran) -> i32 {
     if ran.interrupted {
         exit::INTERRUPTED
+    } else if summary.contradicted_runs() > 0 {
+        exit::CONTRADICTION
     } else if !ran.failures.is_empty() {
         exit::SETUP
     } else if summary.all_match() {

@@ -94,7 +94,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
-        Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
+        Some(c) if ![exit::INTERRUPTED, exit::SETUP, exit::CONTRADICTION].contains(&code) => c,
         _ => code,
     };
     invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);

@@ -98,7 +98,9 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         plural(ran.rows.len(), "run", "runs"),
         args.out.display()
     );
-    let code = if !missing.is_empty() {
+    let code = if summary.contradicted_runs() > 0 {
+        exit::CONTRADICTION
+    } else if !missing.is_empty() {
         exit::INCOMPLETE_MERGE
     } else {
         compared.unwrap_or(if summary.all_match() {

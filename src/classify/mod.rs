@@ -37,6 +37,7 @@
 //! carrying the notification is. The run's outcome is the first pair's that is not `woke`
 //! (declared pairs in file order), else `woke`.
 
+pub mod audit;
 mod explain;
 mod facts;
 pub mod filing;
@@ -69,6 +70,10 @@ pub struct Verdict {
     pub witness: Vec<Witness>,
     pub explanation: String,
     pub facts: Vec<String>,
+    /// The rules' claim that the timeline contradicts (a bug in wakeprobe): the verdict is
+    /// then `unknown`, and the run is never filed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contradiction: Option<audit::Contradiction>,
 }
 
 /// Everything the classifier reads.
@@ -107,6 +112,14 @@ impl Judgement {
             .iter()
             .find(|v| v.outcome != Outcome::Woke)
             .or_else(|| self.verdicts.first())
+    }
+
+    /// The verdicts whose claims their own timeline contradicts (each a bug in wakeprobe).
+    pub fn contradictions(&self) -> Vec<&audit::Contradiction> {
+        self.verdicts
+            .iter()
+            .filter_map(|v| v.contradiction.as_ref())
+            .collect()
     }
 
     /// True when every check with an expectation met it.
@@ -214,6 +227,7 @@ pub fn judge(input: &Input) -> Judgement {
                 "No agent handed work to the background, so there is nothing to wake anyone for."
                     .into(),
             facts: vec![],
+            contradiction: None,
         });
     }
     Judgement {
@@ -308,15 +322,39 @@ fn classify_pair(input: &Input, observed: &Timeline, watch: &Watch) -> Verdict {
         }),
     };
     let words = explain::words(&scene, &decision);
-    Verdict {
+    let verdict = Verdict {
         waiter: watch.waiter.clone(),
         work: watch.work.clone(),
         outcome: decision.outcome(),
-        latency_ms: decision.latency_ms(&f),
+        latency_ms: decision.latency_ms(observed, &f),
         reason: words.reason,
         witness: words.witness,
         explanation: words.explanation,
         facts: words.facts,
+        contradiction: None,
+    };
+    match audit::audit(input.timeline, &f, &decision) {
+        Some(c) => contradicted(verdict, c),
+        None => verdict,
+    }
+}
+
+/// A verdict whose claim the timeline contradicts: `unknown`, saying both, its witness kept.
+fn contradicted(v: Verdict, c: audit::Contradiction) -> Verdict {
+    Verdict {
+        outcome: Outcome::Unknown,
+        latency_ms: None,
+        reason: Some(c.reason()),
+        explanation: format!(
+            "The evidence does not decide: {}. (The rules had found {}: {})",
+            c.reason(),
+            v.outcome,
+            v.explanation
+        ),
+        // The rules' facts may be the very claim that is false: none is kept as confirmed.
+        facts: vec![],
+        contradiction: Some(c),
+        ..v
     }
 }
 

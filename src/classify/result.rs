@@ -104,13 +104,24 @@ pub struct CellSummary {
     /// How the cell compares with the baseline, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineMark>,
+    /// Runs whose verdict the rules reached against their own timeline (a bug in wakeprobe):
+    /// the cell fails whatever else it shows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contradicted_runs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CellSummary {
-    /// Whether the cell fails the invocation: a regression against the baseline when there is
-    /// one (an improvement or a known difference does not), else a verdict or check that
-    /// differs from the scenario's expectation.
+    /// Whether the cell fails the invocation: a run the harness contradicted itself on, a
+    /// regression against the baseline when there is one (an improvement or a known
+    /// difference does not), else a verdict or check that differs from the expectation.
     pub fn fails(&self) -> bool {
+        if self.contradicted_runs > 0 {
+            return true;
+        }
         match self.baseline.as_ref().map(|b| b.against) {
             Some(Against::Regression) => true,
             Some(Against::Improvement | Against::Unchanged) => false,
@@ -425,6 +436,10 @@ impl Summary {
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
                 invariants: InvariantCell::of(&group.iter().map(|(r, _)| r).collect::<Vec<_>>()),
                 baseline: None,
+                contradicted_runs: group
+                    .iter()
+                    .filter(|(r, _)| !r.judgement.contradictions().is_empty())
+                    .count(),
             });
         }
         Summary {
@@ -437,6 +452,11 @@ impl Summary {
             lost: vec![],
             missing: vec![],
         }
+    }
+
+    /// Runs whose verdict contradicted their own timeline, over every cell.
+    pub fn contradicted_runs(&self) -> usize {
+        self.cells.iter().map(|c| c.contradicted_runs).sum()
     }
 
     pub fn all_match(&self) -> bool {

@@ -158,6 +158,7 @@ fn detail(result: Result<&RunResult, &str>) -> String {
     match result {
         Ok(r) => {
             let expect = match r.matches_expect {
+                _ if !r.judgement.contradictions().is_empty() => " CONTRADICTED: a wakeprobe bug",
                 Some(true) => " as expected",
                 Some(false) => " UNEXPECTED",
                 None => "",

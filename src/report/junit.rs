@@ -107,9 +107,26 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
     suite
 }
 
+/// An error of wakeprobe's own: a run's verdict contradicted its timeline (never the CLI's
+/// failure, whatever the baseline says).
+fn contradiction_status(runs: &[&&RunResult]) -> Option<TestCaseStatus> {
+    let c = runs
+        .iter()
+        .find_map(|r| r.judgement.contradictions().first().copied())?;
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_type("contradiction")
+        .set_message("wakeprobe contradicted its own timeline (a bug in its rules)")
+        .set_description(c.reason());
+    Some(status)
+}
+
 /// An error (a run crashed, or decided nothing where the scenario expects a verdict), else
 /// passed, skipped (no expectation) or failed (a verdict or a check differs).
 fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
+    if let Some(status) = contradiction_status(runs) {
+        return status;
+    }
     if let Some(status) = baseline_status(cell, runs) {
         return status;
     }

@@ -24,7 +24,7 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 signal.as_deref().unwrap_or("interrupted")
             )),
             EventKind::HarnessFailed { .. } => Some(format!("harness failed {t:.2}s")),
-            EventKind::WorkOverdue { work, .. } => Some(format!("{work} hung {t:.2}s")),
+            EventKind::WorkOverdue { work, .. } => Some(format!("{work} overdue {t:.2}s")),
             _ => None,
         };
         if ended.is_some() {
@@ -36,6 +36,9 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 Some(format!("{agent} turn-end {t:.2}s"))
             }
             EventKind::AgentFinalized { hook } => Some(format!("{hook}({agent}) {t:.2}s")),
+            EventKind::HarnessStalled { until_ms } => {
+                Some(format!("harness stalled {t:.2}-{:.2}s", until_ms / 1000.0))
+            }
             EventKind::TrackEnded { name, exit, .. } => {
                 Some(format!("{name} {} {t:.2}s", short_exit(exit)))
             }
@@ -374,6 +377,11 @@ pub fn verdict_lines(result: &RunResult) -> String {
     }
     for unsent in &run.unsent_inputs {
         text.push_str(&format!("\n  {unsent}"));
+    }
+    if !result.judgement.contradictions().is_empty() {
+        text.push_str(
+            "\n  WAKEPROBE BUG: a verdict contradicts its own timeline; the run is unknown and not filed (exit 7). Please report it with this run's folder.",
+        );
     }
     text.push_str(&format!("\n  {}", v.explanation));
     if let Some(fault) = fault_line(result) {

@@ -27,6 +27,7 @@ mod matrix;
 mod minimize;
 mod nightly;
 mod outputs;
+mod paused;
 mod readme;
 mod real_cli;
 mod safety;
