@@ -41,7 +41,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         );
         async move {
             let pair = (version.clone(), version.clone());
-            let cli = clis_for(std::slice::from_ref(&pair), &sims)
+            let cli = clis_for(std::slice::from_ref(&pair), &sims, &[])
                 .await
                 .map_err(|e| e.message)?
                 .remove(0);

@@ -426,6 +426,15 @@ pub fn describe(version: &str) -> String {
     }
 }
 
+/// The channel the catalog names for `version`, when this invocation asked the registry
+/// already (it never asks just to say this).
+pub fn known_channel(version: &str) -> Option<crate::backend::channel::Channel> {
+    CATALOG
+        .get()
+        .and_then(|c| c.get(version))
+        .map(|release| release.channel.clone())
+}
+
 /// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog.
 pub async fn exact_version(spec: &str) -> Result<String, AppError> {
     match Spec::parse(spec)? {
@@ -453,7 +462,10 @@ pub fn exec_options(
         template: template_dir(&exec.template, scenarios)?,
         keep: exec.keep,
         network: exec.network,
-        progress: !exec.quiet,
+        progress: match exec.quiet {
+            true => crate::matrix::progress::Display::Finished,
+            false => crate::matrix::progress::Display::Full,
+        },
     })
 }
 

@@ -495,6 +495,12 @@ impl Scenario {
         self.driver_override
     }
 
+    /// The text of the `invariants.toml` beside the file, when there is one: it judges the
+    /// scenario's runs as much as the file itself does.
+    pub fn invariants_source(&self) -> Option<&str> {
+        self.invariants.as_ref().map(|i| i.source())
+    }
+
     /// The error for a `--set` outside the range where the expected verdict holds.
     fn outside_range(
         &self,

@@ -25,6 +25,7 @@ mod library;
 mod lint;
 mod matrix;
 mod minimize;
+mod nightly;
 mod outputs;
 mod paused;
 mod readme;
