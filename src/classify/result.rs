@@ -56,9 +56,13 @@ impl RunResult {
             .iter()
             .any(|c| c.passed.is_some() || c.vacuous)
             .then(|| judgement.checks_pass());
-        // A broken invariant, or a fault that never hit, fails the run whatever its verdict.
-        let whole =
-            judgement.failing_invariants().is_empty() && judgement.missed_faults().is_empty();
+        // A broken invariant, a fault that never hit, or an integration that had to be
+        // stopped fails the run whatever its verdict (an interrupted run is the user's).
+        let integration_ok = info.end == crate::evidence::run::EndReason::Interrupted
+            || info.integration.as_ref().is_none_or(|i| i.by_itself);
+        let whole = judgement.failing_invariants().is_empty()
+            && judgement.missed_faults().is_empty()
+            && integration_ok;
         let matches_expect = match (verdict_ok, checks_ok) {
             (None, None) if whole => None,
             (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && whole),

@@ -161,6 +161,7 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
     if !rec.cli_reached_the_api() && ending.reason != EndReason::Interrupted {
         return Err(did_not_start(&req, &launched, &rec, &ending));
     }
+    rec.finish();
     let info = run_info(&req, &launched, &rec, &ending);
     Ok(RunOutput {
         info,
@@ -265,6 +266,23 @@ fn did_not_start(
     }
 }
 
+/// Driver mode `command`: how the integration ended. It ended by itself when its exit ended
+/// the run; an exit at the harness's cleanup (a ceiling, an interruption) was the harness's.
+fn integration_ending(
+    plan: &crate::scenario::Plan,
+    rec: &recorder::Recorder,
+    ending: &session::Ending,
+) -> Option<crate::evidence::run::IntegrationEnding> {
+    if plan.driver.mode.row().args != CliArgs::ByIntegration {
+        return None;
+    }
+    Some(crate::evidence::run::IntegrationEnding {
+        exit: rec.live.integration_exit.as_ref().map(|(e, _)| e.clone()),
+        by_itself: matches!(ending.reason, EndReason::Finished | EndReason::CliEnded)
+            && rec.live.integration_exit.is_some(),
+    })
+}
+
 fn run_info(
     req: &RunRequest,
     launched: &launch::Launched,
@@ -307,6 +325,7 @@ fn run_info(
         end: ending.reason,
         end_detail: ending.detail.clone(),
         cli_exit,
+        integration: integration_ending(plan, rec, ending),
         isolation: launched.isolation.clone(),
         leftovers: rec
             .events

@@ -38,6 +38,13 @@ pub struct Live {
     pub requests: usize,
     pub hooks: usize,
     pub cli_exit: Option<(ExitDesc, f64)>,
+    /// The integration's exit (driver mode `command`).
+    pub integration_exit: Option<(ExitDesc, f64)>,
+    /// The exit of the supervisor's child: the CLI, or the integration that runs it. The run
+    /// is over when it exits.
+    supervised_exit: Option<(ExitDesc, f64)>,
+    /// The supervisor's child is an integration under test, not the CLI.
+    supervises_integration: bool,
     /// A signal from outside that stopped the supervisor (its number, its time in ns).
     pub supervisor_stopped: Option<(i32, u64)>,
     /// The script called a tool this CLI does not offer: the run cannot go on as written.
@@ -63,6 +70,9 @@ impl Live {
             requests: 0,
             hooks: 0,
             cli_exit: None,
+            integration_exit: None,
+            supervised_exit: None,
+            supervises_integration: false,
             supervisor_stopped: None,
         }
     }
@@ -130,7 +140,17 @@ impl Live {
                     }
                 }
             }
-            EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
+            EventKind::CliExited { exit } => {
+                self.cli_exit = Some((exit.clone(), event.t_ms));
+                if !self.supervises_integration {
+                    self.supervised_exit = Some((exit.clone(), event.t_ms));
+                }
+            }
+            // The integration ran the CLI: its end ends the run (the CLI's may come first).
+            EventKind::IntegrationExited { exit } => {
+                self.supervised_exit = Some((exit.clone(), event.t_ms));
+                self.integration_exit = Some((exit.clone(), event.t_ms));
+            }
             // The killed CLI's turn and tasks went with it (its tracked processes live on,
             // still tracked): what is running is what the restarted CLI reports.
             EventKind::CliRestarted { .. } => {
@@ -165,6 +185,11 @@ impl Live {
     }
 
     /// Tasks, subagents in a turn and tracked processes still running.
+    /// Whether the supervisor's child (the CLI, or the integration that runs it) has exited.
+    pub fn supervised_ended(&self) -> bool {
+        self.supervised_exit.is_some()
+    }
+
     pub fn running(&self) -> usize {
         self.running_tasks.len() + self.running_agents.len() + self.running_tracks.len()
     }
@@ -226,9 +251,12 @@ impl Recorder {
         }
     }
 
-    /// A recorder whose stdout lines come from `source` (an SDK host's: `Source::Sdk`).
+    /// A recorder whose stdout lines come from `source` (an SDK host's: `Source::Sdk`; an
+    /// integration's: `Source::Integration`, whose own exit is then apart from the CLI's).
     pub fn reading_stdout_as(mut self, source: Source) -> Recorder {
         self.stdout_source = source;
+        self.normalizer.supervises_integration = source == Source::Integration;
+        self.live.supervises_integration = source == Source::Integration;
         self
     }
 
@@ -283,6 +311,14 @@ impl Recorder {
             _ => {}
         }
         for event in self.normalizer.wire(message) {
+            self.push(event);
+        }
+    }
+
+    /// The run is over: what the normalizer still held back is recorded (an answer whose
+    /// request never came).
+    pub fn finish(&mut self) {
+        for event in self.normalizer.finish() {
             self.push(event);
         }
     }

@@ -166,6 +166,9 @@ pub fn describe(e: &Event) -> String {
         EventKind::WorkOverdue { work, bound_s } => {
             format!("`{work}` not seen to end within its {bound_s:.1} s hang bound")
         }
+        EventKind::IntegrationExited { exit } => {
+            format!("the integration exits ({})", exit.describe())
+        }
         EventKind::HarnessStalled { until_ms } => format!(
             "the harness stalled until {} (stopped or starved): what reached it meanwhile is stamped late",
             super::secs(*until_ms)

@@ -308,6 +308,9 @@ pub enum EventKind {
     /// by then. Whether it really ran past its bound is judged from the recorded stamps
     /// (`classify`), since a paused or starved harness fires its timers late.
     WorkOverdue { work: String, bound_s: f64 },
+    /// The integration under test (driver mode `command`: the program that drives the CLI)
+    /// exited; the CLI's own exit is `CliExited`.
+    IntegrationExited { exit: ExitDesc },
     /// The harness itself did not run from this moment until `until_ms` (it was stopped, or
     /// starved of CPU): what reached it meanwhile was stamped late, and its timers fired late.
     HarnessStalled { until_ms: f64 },

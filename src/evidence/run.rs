@@ -63,6 +63,33 @@ pub enum EndReason {
     ToolUnavailable,
 }
 
+/// How an integration under test (driver mode `command`) ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IntegrationEnding {
+    /// Its exit; none where it was never seen to end.
+    pub exit: Option<ExitDesc>,
+    /// It exited by itself, before the harness stopped it: an integration that had to be
+    /// stopped (it never closed, or ignored SIGTERM and was killed) fails its run.
+    pub by_itself: bool,
+}
+
+impl IntegrationEnding {
+    /// Why the integration fails its run, when it does.
+    pub fn failure(&self) -> Option<String> {
+        if self.by_itself {
+            return None;
+        }
+        Some(match &self.exit {
+            Some(ExitDesc::Signal(9)) => "the integration never exited by itself: the harness had to kill it (SIGKILL, after it ignored SIGTERM)".into(),
+            Some(exit) => format!(
+                "the integration never exited by itself: the harness stopped it at the end of the run ({})",
+                exit.describe()
+            ),
+            None => "the integration never exited by itself: the harness stopped it at the end of the run (its exit was not reported)".into(),
+        })
+    }
+}
+
 impl EndReason {
     /// True when the harness, not the CLI, ended the run before the plan was done: what would
     /// have happened next was not observed.
@@ -135,7 +162,11 @@ pub struct RunInfo {
     /// What ended the run, in words, when the harness cut it short (`SIGINT at 3.02 s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_detail: Option<String>,
+    /// The CLI's own exit (in driver mode `command`, as the CLI tap saw it).
     pub cli_exit: Option<ExitDesc>,
+    /// Driver mode `command`: how the integration under test ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integration: Option<IntegrationEnding>,
     pub isolation: Isolation,
     /// Processes still alive after cleanup (each was killed); should be empty.
     pub leftovers: Vec<String>,

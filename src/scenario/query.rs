@@ -51,6 +51,7 @@ pub const KINDS: &[&str] = &[
     "harness_failed",
     "work_overdue",
     "harness_stalled",
+    "integration_exited",
     "leftover",
     "transcript_fact",
     "screen",

@@ -306,11 +306,12 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
 }
 
 /// An integration that ignores SIGTERM and leaves a TERM-ignoring grandchild, over a worker
-/// that never ends: the ceiling ends the run, and nothing of it is left.
+/// that never ends: the ceiling ends the run, nothing of it is left, and the run fails saying
+/// the harness had to kill the integration (its exit its own, not the CLI's).
 #[test]
 fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
-    succeeds_leaving_nothing(
+    let (pid, output) = run_within(
         run_on_sim(
             &fixture("stubborn"),
             out.path(),
@@ -318,13 +319,48 @@ fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
         ),
         Duration::from_secs(120),
     );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    assert!(
+        stdout.contains("the integration never exited by itself: the harness"),
+        "{stdout}"
+    );
     let run = &runs(&run_dir(out.path()))[0];
     let info = json(&run.join("run.json"));
     assert_eq!(info["end"], "ceiling");
+    assert_eq!(info["integration"]["by_itself"], false, "{info}");
     assert_eq!(info["leftovers"].as_array().unwrap().len(), 0, "{info}");
     assert!(
         !kind(&events(run), "to_cli", None).is_empty(),
         "the integration drove its CLI"
+    );
+}
+
+/// An integration that never closes (it keeps running after its input ends, and stops at the
+/// harness's SIGTERM) fails its run: its checks are not left open as if it had passed.
+#[test]
+fn an_integration_that_never_closes_fails_its_run() {
+    let out = tempfile::tempdir().unwrap();
+    let (pid, output) = run_within(
+        run_on_sim(&fixture("lingering"), out.path(), &["--quiet"]),
+        Duration::from_secs(120),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    assert!(
+        stdout.contains(
+            "the integration never exited by itself: the harness stopped it at the end of the run ("
+        ),
+        "{stdout}"
+    );
+    let run = &runs(&run_dir(out.path()))[0];
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["integration"]["by_itself"], false, "{info}");
+    assert_eq!(
+        info["cli_exit"]["code"], 0,
+        "the CLI itself ended well: {info}"
     );
 }
 
