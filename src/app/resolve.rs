@@ -531,6 +531,11 @@ pub fn check_cli_args(args: &[String]) -> Result<(), AppError> {
             "--cli-arg {first}: expected a flag for the CLI (starting with `-`), e.g. --cli-arg=--no-session-persistence"
         )));
     }
+    if let Some((arg, why)) = backend::flags::reaching(args) {
+        return Err(AppError::bad_input(format!(
+            "--cli-arg {arg}: it would reach outside the run's sandbox: {why}"
+        )));
+    }
     for arg in args {
         let name = arg.split('=').next().unwrap_or(arg);
         if HARNESS_CLI_ARGS.contains(&name) {

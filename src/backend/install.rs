@@ -329,14 +329,8 @@ fn ask_version(program: &Path, leading: &[String]) -> Result<String, String> {
     let home = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut args: Vec<String> = leading.to_vec();
     args.push("--version".into());
-    let env = [
-        (
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        ),
-        ("HOME".to_string(), home.path().display().to_string()),
-        ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
-    ];
+    let mut env = crate::os::env::tool_env(home.path());
+    env.push(("DISABLE_AUTOUPDATER".to_string(), "1".to_string()));
     let expr = duct::cmd(program, &args)
         .full_env(env)
         .stdin_null()

@@ -1,8 +1,12 @@
 //! Asking the npm registry what each channel publishes, and running npm at all.
 //!
-//! Every call goes through [`npm`]: npm's own configuration (registry, proxy, retries:
-//! `npm_config_registry` and the like) comes from the environment as npm reads it; npm's cache
-//! is kept inside ours, away from the real HOME. Two questions are asked, one per channel, in
+//! Every call goes through [`npm`], in an environment built from nothing
+//! (`os::env::registry_tool_env`): no API key or credential of the user's reaches npm or the
+//! install scripts it runs, and npm reads no configuration of the real HOME. Its HOME, cache
+//! and configuration file (`CACHE/npmrc`, in place of `~/.npmrc`) are in our cache folder; its
+//! global configuration is none. What reaches the registry comes from the user on purpose: a
+//! mirror or a proxy in the environment (`npm_config_registry`, `HTTPS_PROXY`, a CA bundle), or
+//! settings written into `CACHE/npmrc`. Two questions are asked, one per channel, in
 //! parallel: the claude-code package's version list, and every Agent SDK release with its
 //! `claudeCodeVersion` and optional (platform) packages. Their answers are parsed here, apart
 //! from the asking, so the parsers run on recorded answers in tests.
@@ -19,12 +23,33 @@ use crate::os::subprocess::{Finished, last_lines, run_bounded};
 /// by default).
 const VIEW_LIMIT: Duration = Duration::from_secs(180);
 
-/// `npm ARGS` with npm's cache in ours and no update notice; stdin closed.
+/// `npm ARGS` in [`npm_env`]; stdin closed.
 pub fn npm(root: &Path, args: Vec<OsString>) -> duct::Expression {
-    duct::cmd("npm", args)
-        .env("npm_config_cache", root.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .stdin_null()
+    duct::cmd("npm", args).full_env(npm_env(root)).stdin_null()
+}
+
+/// npm's whole environment: a tool's (HOME is the cache folder), the user's registry settings,
+/// and npm's cache and configuration file in the cache folder.
+pub fn npm_env(root: &Path) -> Vec<(String, String)> {
+    let npmrc = npmrc(root).display().to_string();
+    let mut env = crate::os::env::registry_tool_env(root);
+    env.extend([
+        (
+            "npm_config_cache".into(),
+            root.join("npm-cache").display().to_string(),
+        ),
+        ("npm_config_userconfig".into(), npmrc),
+        // The global one sits by node, which may be under the real HOME (nvm).
+        ("npm_config_globalconfig".into(), "/dev/null".into()),
+        ("npm_config_update_notifier".into(), "false".into()),
+    ]);
+    env
+}
+
+/// npm's configuration file, in place of the user's `~/.npmrc`: absent unless the user writes
+/// one (a registry mirror, say).
+pub fn npmrc(root: &Path) -> std::path::PathBuf {
+    root.join("npmrc")
 }
 
 /// What the registry said about both channels.
@@ -61,8 +86,8 @@ fn failed_text(failures: &[(ChannelName, String)]) -> String {
         .map(|(channel, detail)| format!("{channel}: {detail}"))
         .collect();
     format!(
-        "the npm registry did not answer for {} (set npm's registry with npm_config_registry, \
-         or pass --claude-bin PATH)",
+        "the npm registry did not answer for {} (set npm's registry with npm_config_registry \
+         or in the cache's npmrc, or pass --claude-bin PATH)",
         each.join("; nor for ")
     )
 }

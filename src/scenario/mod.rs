@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod edit;
+pub mod env;
 pub mod fault;
 pub mod fields;
 mod hook;

@@ -503,7 +503,8 @@ fn resolve_callback_hooks(
 }
 
 /// An `env` entry's substituted value; the name and the value must be able to go into a
-/// process's environment (no NUL byte, no `=` in the name).
+/// process's environment (no NUL byte, no `=` in the name), and leave the sandbox whole
+/// (`scenario::env`).
 fn env_value(
     at: &Locator,
     key: &str,
@@ -525,6 +526,12 @@ fn env_value(
             value.span(),
             format!("`env.{key}` holds a NUL byte, which no environment can carry"),
         ));
+    }
+    if let Some(why) = super::env::placeholder_problem(&text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
+    }
+    if let Some(why) = super::env::refusal(key, &text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
     }
     Ok(text)
 }

@@ -456,9 +456,9 @@ fn a_setup_failure_still_ends_the_json_stream_and_writes_a_junit_error() {
 }
 
 /// `wakeprobe run top-level-control --claude-version latest ARGS` with npm pointed at a closed
-/// loopback port through its own configuration (`npm_config_registry`, which wakeprobe leaves
-/// to npm) and a cache of its own, so nothing is answered from a cache: the output, the port,
-/// and the folder holding `out` and the cache.
+/// loopback port through the registry settings wakeprobe passes on to npm
+/// (`npm_config_registry`) and a cache of its own, so nothing is answered from a cache: the
+/// output, the port, and the folder holding `out` and the cache.
 fn with_an_unreachable_registry(args: &[&str]) -> (std::process::Output, u16, tempfile::TempDir) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -485,7 +485,7 @@ fn with_an_unreachable_registry(args: &[&str]) -> (std::process::Output, u16, te
 }
 
 /// A scenario with a parameter that is seconds, used in a command.
-const TIMED: &str = r#"name = "broken"
+pub(crate) const TIMED: &str = r#"name = "broken"
 title = "t"
 summary = "s"
 
@@ -508,7 +508,7 @@ say = "done"
 /// `wakeprobe run broken.toml ARGS --out DIR/out` with an empty cache: the exit code and the
 /// error line, once it is checked that nothing ran, was installed or was written anywhere
 /// (the folder holds the scenario file alone, so no run folder was ever made).
-fn refused(text: &str, args: &[&str]) -> (i32, String) {
+pub(crate) fn refused(text: &str, args: &[&str]) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.toml");
     std::fs::write(&path, text).unwrap();
