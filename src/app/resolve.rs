@@ -508,7 +508,19 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
     check_values(scenarios, exec)?;
     faults(scenarios, exec)?;
     check_cli_args(&exec.cli_args)?;
-    check_out(&exec.out)
+    check_out(&exec.out)?;
+    check_junit(exec.junit.as_deref(), &exec.out)
+}
+
+/// `--junit FILE`: a file to write (again, each run) in a folder that exists or that the
+/// invocation makes (`--out`); said before anything runs.
+pub fn check_junit(junit: Option<&Path>, out: &Path) -> Result<(), AppError> {
+    use crate::store::output::{Existing, check_file};
+    match junit {
+        Some(path) => check_file(path, Existing::Replace, Some(out))
+            .map_err(|e| AppError::from(e).prefixed("--junit ")),
+        None => Ok(()),
+    }
 }
 
 /// The arguments the harness gives the CLI itself: a `--cli-arg` may not give them again (the
@@ -676,6 +688,12 @@ pub fn jobs_of_targets(
 ) -> Result<Vec<Job>, AppError> {
     let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
     check_exec_args(&scenarios, exec)?;
+    if let Some(arg) = backend::flags::unaccepted(cli, &exec.cli_args) {
+        return Err(AppError::bad_input(format!(
+            "--cli-arg {arg}: {} does not accept it (its --help names no such flag)",
+            cli.label()
+        )));
+    }
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
     for Target { scenario, variant } in targets {
@@ -686,6 +704,12 @@ pub fn jobs_of_targets(
             .cloned()
             .collect();
         let plan = scenario.plan_with(variant, &overrides, policy(exec))?;
+        if plan.driver.mode.row().host.is_some() && !exec.cli_args.is_empty() {
+            return Err(AppError::bad_input(format!(
+                "--cli-arg: {}/{variant} runs through the Agent SDK (`{}`), which starts the CLI with its own arguments",
+                scenario.name, plan.driver.mode
+            )));
+        }
         if plan.driver.mode.row().host.is_some()
             && matches!(cli.kind, backend::BackendKind::Sim { .. })
         {

@@ -7,6 +7,7 @@
 //! again, complete. A folder whose `run.json` stays incomplete (a full disk, say) is skipped by
 //! `report` and `merge`. An invocation's folder is marked alike, by its `invocation.json`.
 
+pub mod output;
 pub mod redact;
 pub mod saved;
 
