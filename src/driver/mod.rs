@@ -324,6 +324,7 @@ fn run_info(
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
         os: os_description(),
         complete: true,
+        incomplete: None,
     }
 }
 

@@ -314,3 +314,49 @@ fn a_read_only_junit_folder_is_a_setup_failure_said_before_anything_runs() {
     assert!(!stderr.contains("[start"), "nothing ran: {stderr}");
     assert!(!out.exists(), "no run folder");
 }
+
+/// Issue #41 (3): a disk that fills while a run's folder is written leaves that folder marked,
+/// as the invocation's is: `run.json` stays incomplete and says which file could not be
+/// written, why, and which of the run's files are missing; `report` skips it saying so.
+#[test]
+fn a_run_folder_cut_short_by_a_full_disk_says_what_is_missing_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = Mount::or_skip(
+        dir.path(),
+        "size=32k",
+        false,
+        "a full disk needs a small tmpfs",
+    ) else {
+        return;
+    };
+    let out = disk.0.join("reports");
+    let output = output_within(sim_run(&out, "print", "1"), Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let folder = folders(&out).remove(0);
+    let run = std::fs::read_dir(folder.join("subagent-bg-turn-end"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("the run's folder was made");
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["complete"], false, "{info}");
+    let why = info["incomplete"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{info}"));
+    assert!(
+        why.contains("No space left on device")
+            && why.contains("; missing: ")
+            && why.contains("result.json"),
+        "{why}"
+    );
+    let reported = output_within(
+        wakeprobe(&["report", folder.to_str().unwrap()]),
+        Duration::from_secs(30),
+    );
+    let said = String::from_utf8_lossy(&reported.stderr);
+    assert!(
+        said.contains("was not completely written") && said.contains("No space left on device"),
+        "{said}"
+    );
+}
