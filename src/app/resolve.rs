@@ -146,8 +146,11 @@ pub fn targets(specs: &[String], variants: &[String]) -> Result<Vec<Target>, App
             Ok(found) => (found, None),
             // A file that exists but does not load is its own error, not a `FILE/VARIANT`.
             Err(whole) if PathBuf::from(spec).exists() => return Err(whole),
+            // `FOLDER/FILE` that does not exist is a missing file, not `FILE` as a variant.
             Err(whole) => match spec.rsplit_once('/') {
-                Some((left, variant)) if !left.is_empty() && !variant.is_empty() => {
+                Some((left, variant))
+                    if !left.is_empty() && !variant.is_empty() && !Path::new(left).is_dir() =>
+                {
                     (scenarios(&[left.to_string()])?, Some(variant.to_string()))
                 }
                 _ => return Err(whole),

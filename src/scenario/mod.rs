@@ -99,12 +99,7 @@ impl Scenario {
             path: path.display().to_string(),
             source: &source,
         };
-        let raw: RawScenario = toml::from_str(&source).map_err(|e| {
-            at.error(
-                e.span().unwrap_or(0..0),
-                e.message().trim_end().replace('\n', " "),
-            )
-        })?;
+        let raw: RawScenario = toml::from_str(&source).map_err(|e| at.toml_error(&e))?;
         let name = raw.name.get_ref().clone();
         if !names::is_name(&name) {
             return Err(names::invalid(&at, raw.name.span(), "name", &name));

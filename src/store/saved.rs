@@ -131,6 +131,23 @@ fn read_payloads(path: &Path) -> Vec<serde_json::Value> {
 
 /// Run folders under `dir` (itself, a run-id folder, or anything above), sorted.
 pub fn find_runs(dir: &Path) -> Result<Vec<PathBuf>, SavedError> {
+    let unreadable = |message: String| SavedError::Read {
+        path: dir.display().to_string(),
+        message,
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let kind = match meta.is_file() {
+                true => "a file",
+                false => crate::os::files::describe(meta.file_type()),
+            };
+            return Err(unreadable(format!(
+                "not a folder ({kind}): give a folder of saved runs"
+            )));
+        }
+        Err(e) => return Err(unreadable(format!("cannot read: {e}"))),
+    }
     let mut found = Vec::new();
     walk(dir, &mut found, 0);
     found.sort();

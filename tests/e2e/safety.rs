@@ -502,6 +502,11 @@ esac
         "npm_config_userconfig",
         "npm_config_globalconfig",
         "npm_config_update_notifier",
+        // how long npm waits for a registry that does not answer
+        "npm_config_fetch_retries",
+        "npm_config_fetch_retry_mintimeout",
+        "npm_config_fetch_retry_maxtimeout",
+        "npm_config_fetch_timeout",
         // set by sh itself
         "PWD",
         "SHLVL",
