@@ -14,7 +14,9 @@
 //! prefix, hundreds of them, new ones in every version; an allow-list would refuse most of
 //! what a report needs. What the sandbox rests on is few and nameable:
 //! 1. every variable the harness sets ([`RunVar::ALL`], so one added to the harness is
-//!    protected with no change here), and wakeprobe's own (`WAKEPROBE_*`, `CLAUDE_SIM_*`);
+//!    protected with no change here), and wakeprobe's own (`WAKEPROBE_*`; the simulator's
+//!    tuning, `CLAUDE_SIM_ORPHAN_GRACE_MS` and the like, is a scenario's to set, its profile
+//!    is not);
 //! 2. families, by name (judged case-sensitively, as the OS does, except proxies and npm's
 //!    settings, which tools also read in lower case): where the CLI keeps its state, where it
 //!    sends requests and with which credentials, and what runs before the script does;
@@ -124,7 +126,6 @@ const FAMILIES: &[(&str, Family)] = &[
     ("CDPATH", Family::Preload),
     ("GIT_*", Family::Preload),
     ("WAKEPROBE_*", Family::Own),
-    ("CLAUDE_SIM_*", Family::Own),
 ];
 
 /// Words that make a name point somewhere or carry a secret (`_`-separated, upper case).
@@ -362,6 +363,10 @@ mod tests {
             ("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "4096"),
             ("BASH_DEFAULT_TIMEOUT_MS", "60000"),
             ("DISABLE_INTERLEAVED_THINKING", "1"),
+            // The simulator's tuning, which scenarios set (its profile is the harness's).
+            ("CLAUDE_SIM_ORPHAN_GRACE_MS", "3000"),
+            ("CLAUDE_SIM_MAX_SECONDS", "600"),
+            ("CLAUDE_SIM_PACE_MS", "10"),
         ] {
             assert_eq!(refusal(name, value), None, "{name}");
         }
