@@ -57,6 +57,30 @@ fn invalid_text(what: &str, name: &str, allowed: &str) -> String {
     )
 }
 
+/// A scenario's `name` is its file's name in the scenario library, where `wakeprobe run NAME`
+/// finds it by it.
+pub(super) fn check_file_name(
+    at: &Locator,
+    path: &std::path::Path,
+    span: std::ops::Range<usize>,
+    name: &str,
+) -> Result<(), ScenarioError> {
+    let stem = path
+        .extension()
+        .filter(|x| *x == "toml")
+        .and(path.file_stem())
+        .and_then(|s| s.to_str());
+    match stem {
+        Some(stem) if stem != name => Err(at.error(
+            span,
+            format!(
+                "`name` is `{name}`, but the file is `{stem}.toml`: in the scenario library a scenario's name is its file's name, which `wakeprobe run NAME` looks for (rename one of them)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Variant and parameter names of the whole file (agent names are checked per variant, with
 /// the agents it runs).
 pub(super) fn check_file(at: &Locator, raw: &RawScenario) -> Result<(), ScenarioError> {

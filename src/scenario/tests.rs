@@ -41,6 +41,7 @@ say = "I will be re-invoked."
 
 [expect]
 print = "not-resumable"
+session = "woke"
 "#;
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
@@ -878,7 +879,7 @@ fn what_only_an_integration_has_is_refused_elsewhere() {
             "[variants.session]\nmode = \"session\"",
             "[variants.session]",
         )
-        .replace("print = \"not-resumable\"", "");
+        .replace("print = \"not-resumable\"\nsession = \"woke\"", "");
     let err = parse(&command).unwrap_err().to_string();
     assert!(
         err.contains("unknown `approve` value `maybe` (expected `allow` or `deny`)"),

@@ -1246,3 +1246,57 @@ fn messages_name_the_real_cause() {
         );
     }
 }
+
+/// Issue #41 (5): what used to be accepted silently is a located error, exit 2, before
+/// anything runs: a library scenario named otherwise than its file, an `[expect]` that leaves
+/// out a variant, a `may_break` with no reason, a selector that matches every event, an empty
+/// tool name.
+#[test]
+fn what_was_accepted_silently_is_a_located_error() {
+    let two_variants =
+        format!("{TIMED}\n[variants.print]\n[variants.fast]\nparams = {{ bg_seconds = 0 }}\n");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{two_variants}\n[expect]\nprint = \"unknown\"\n"),
+            "broken.toml:25:9: `expect` gives no verdict for `fast`: give every variant one, or leave `[expect]` out",
+        ),
+        (
+            TIMED.replace(
+                "summary = \"s\"",
+                "summary = \"s\"\nmay_break = { \"every pair\" = \"\" }",
+            ),
+            "broken.toml:4:13: `may_break` gives no reason for `every pair`",
+        ),
+        (
+            format!("{TIMED}\n[[checks]]\nname = \"any\"\nexists = {{}}\n"),
+            "broken.toml:22:10: an empty selector `{}` matches every event",
+        ),
+        (
+            TIMED.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\nallowed_tools = [\"\"]",
+            ),
+            "broken.toml:8:1: `allowed_tools` holds an empty name",
+        ),
+    ];
+    for (text, expected) in cases {
+        let (code, line) = refused(&text, &[]);
+        assert_eq!(code, 2, "{line}");
+        assert!(
+            line.starts_with(&format!("error: {expected}")),
+            "expected `{expected}`\ngot      `{line}`"
+        );
+    }
+    let (code, line) =
+        refused_in_a_folder(&["run", "--scenarios-dir", "lib", "--out", "out"], |dir| {
+            std::fs::create_dir(dir.join("lib")).unwrap();
+            std::fs::write(dir.join("lib/other.toml"), TIMED).unwrap();
+        });
+    assert_eq!(code, 2, "{line}");
+    assert!(
+        line.starts_with(
+            "error: lib/other.toml:1:8: `name` is `broken`, but the file is `other.toml`"
+        ),
+        "{line}"
+    );
+}
