@@ -699,3 +699,52 @@ fn take_pid(pid: i32) -> Option<std::process::Child> {
     }
     None
 }
+
+/// Issue #41: a scenario that needs another home names a second sandboxed folder: the CLI gets
+/// a fresh, empty folder inside the run's sandbox (never a path outside), made before it starts.
+#[test]
+fn a_second_home_is_a_sandboxed_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("config-dir.txt");
+    let scenario = dir.path().join("env-dump.toml");
+    std::fs::write(
+        &scenario,
+        ENV_DUMP
+            .replace(
+                "settle_seconds = 2\n",
+                "settle_seconds = 2\nenv = { CLAUDE_CONFIG_DIR = \"{{@folder:config}}\" }\n",
+            )
+            .replace(
+                "env > {{dump}}",
+                "echo $CLAUDE_CONFIG_DIR > {{dump}}; ls -A $CLAUDE_CONFIG_DIR | wc -l >> {{dump}}",
+            ),
+    )
+    .unwrap();
+    let set = format!("dump={}", dump.display());
+    let out = dir.path().join("out");
+    let cmd = wakeprobe(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--backend",
+        "sim",
+        "--set",
+        &set,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    succeeds_leaving_nothing(cmd, Duration::from_secs(60));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let mut lines = text.lines();
+    let folder = Path::new(lines.next().unwrap());
+    let sandbox = folder.parent().and_then(Path::parent).unwrap();
+    assert!(folder.ends_with("folders/config"), "{text}");
+    assert!(
+        sandbox.starts_with(std::env::temp_dir())
+            && sandbox
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("wakeprobe-env-dump-")),
+        "inside the run's sandbox: {text}"
+    );
+    assert_eq!(lines.next(), Some("0"), "made empty before the CLI started");
+}
