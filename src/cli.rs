@@ -16,16 +16,20 @@ pub mod exit {
     pub const BAD_INPUT: i32 = 2;
     /// The harness could not set up: install, sandbox, spawn.
     pub const SETUP: i32 = 3;
-    /// `matrix --baseline`: a cell's verdict got worse.
+    /// `matrix --baseline`: a cell's verdict got worse, or a cell of the baseline is missing
+    /// from the run (lost coverage).
     pub const REGRESSION: i32 = 4;
     /// `matrix --baseline`: nothing got worse, something got better.
     pub const IMPROVEMENT: i32 = 5;
     /// `history`: stopped before every change point was pinned down (`--max-installs`); what
     /// was found is written.
     pub const INCOMPLETE: i32 = 6;
-    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing, a shard
-    /// given twice, shards of different matrices).
+    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing: what was
+    /// given is still written; a shard given twice, shards of different matrices: nothing is).
     pub const INCOMPLETE_MERGE: i32 = 6;
+    /// A verdict's claim contradicts its own timeline: a bug in wakeprobe's rules (the run is
+    /// `unknown` and not filed).
+    pub const CONTRADICTION: i32 = 7;
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -36,11 +40,15 @@ Exit codes:
   1    a verdict differs from `expect`, or a check failed
   2    bad input (arguments, scenario file, baseline)
   3    setup failed (CLI install, sandbox, spawn)
-  4    matrix/merge --baseline, history --append: a verdict regressed
+  4    matrix/merge --baseline, history --append: a verdict regressed, or a cell of
+       the baseline is missing from the run (lost coverage)
   5    matrix/merge --baseline, history --append: no regression, an improvement
-  6    merge: a shard or a cell is missing, a shard is given twice, or the shards
-       belong to different matrices (nothing is written); history: stopped by
-       --max-installs before every change was pinned down (what was found is written)
+  6    merge: a shard or a cell is missing (what was given is merged and written), a
+       shard is given twice, or the shards belong to different matrices (nothing is
+       written); history: stopped by --max-installs before every change was pinned
+       down (what was found is written)
+  7    wakeprobe contradicted itself: a verdict's claim disagrees with its own
+       timeline (a bug in wakeprobe's rules; the run is unknown and not filed)
   130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
 
 #[derive(Debug, Parser)]
@@ -264,7 +272,7 @@ pub struct ExecArgs {
     /// The project template copied into every sandbox.
     #[arg(long, value_name = "DIR")]
     pub template: Option<PathBuf>,
-    /// No progress display, and no start and finish lines.
+    /// No progress display and no start lines: one line per finished run (for a CI log).
     #[arg(long)]
     pub quiet: bool,
 }
@@ -345,12 +353,22 @@ pub struct MatrixArgs {
     /// Scenarios: names or files, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub scenarios: Vec<String>,
-    /// A previous matrix.json: changed verdicts are listed first and set the exit code.
+    /// A previous matrix.json: changed verdicts are listed first and set the exit code; a cell
+    /// it has and this matrix lacks fails (lost coverage). One made another way (backend,
+    /// --set values, --repeat, run settings) is refused.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Compare with a baseline made another way all the same (on purpose), saying how.
+    #[arg(long, requires = "baseline")]
+    pub compare_across_settings: bool,
     /// Run only shard I of N (deterministic split of cells), e.g. 2/3.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
+    /// Take SPEC (`latest`, `latest~K`) to mean VERSION instead of asking the registry, e.g.
+    /// --resolve latest=2.1.337,latest~3=2.1.334: every shard of a nightly runs the versions
+    /// its first job resolved once (comma-separated or repeated).
+    #[arg(long, value_name = "SPEC=VERSION", value_parser = parse_key_value, value_delimiter = ',')]
+    pub resolve: Vec<(String, String)>,
     /// Map versions to simulator profiles (VERSION=PROFILE, repeatable) instead of installing.
     #[arg(long = "sim-version", value_name = "V=PROFILE", value_parser = parse_key_value)]
     pub sim_versions: Vec<(String, String)>,
@@ -446,8 +464,8 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Shard output folders (each holds a matrix.json).
-    #[arg(required = true)]
+    /// Shard output folders (each holds a matrix.json). None at all is an incomplete merge
+    /// (exit 6), said in every output.
     pub dirs: Vec<PathBuf>,
     /// Where the merged matrix goes.
     #[arg(long, default_value = "reports/merged")]
@@ -455,9 +473,12 @@ pub struct MergeArgs {
     /// Also write a merged JUnit XML file.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
-    /// A baseline to compare the merged matrix with.
+    /// A baseline to compare the merged matrix with (see `matrix --baseline`).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Compare with a baseline made another way all the same (on purpose), saying how.
+    #[arg(long, requires = "baseline")]
+    pub compare_across_settings: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,5 +1,7 @@
 //! `wakeprobe baseline update MATRIX`: adopt a matrix as the baseline, on purpose, printing
-//! what changes. A file in the baseline's place that is not a matrix is never overwritten.
+//! what changes. A file in the baseline's place that is not a matrix is never overwritten, and
+//! a matrix that could mislead a comparison (a schema this wakeprobe does not know, a cell
+//! twice, a name that is not a plain file name, no identity) is never written.
 
 use std::path::Path;
 
@@ -13,6 +15,8 @@ use crate::store::redact::Redactor;
 /// `wakeprobe baseline update MATRIX [--baseline FILE]`
 pub fn update(matrix: &Path, baseline: &Path) -> AppResult {
     let new = read_matrix(matrix)?;
+    // Only a matrix a comparison can trust becomes the baseline.
+    super::matrix::refuse(matrix, crate::matrix::trust::baseline_problems(&new))?;
     if baseline.exists() {
         let old = read_matrix(baseline).map_err(|e| {
             AppError::bad_input(format!(

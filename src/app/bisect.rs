@@ -36,7 +36,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         true => vec![first],
         false => versions.iter().map(|v| (v.clone(), v.clone())).collect(),
     };
-    for cli in clis_for(&pairs, &args.sim_versions).await? {
+    for cli in clis_for(&pairs, &args.sim_versions, &[]).await? {
         resolve::jobs(std::slice::from_ref(&scenario), &exec, &cli)?;
     }
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
@@ -53,7 +53,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         );
         async move {
             let pair = (version.clone(), version.clone());
-            let cli = clis_for(std::slice::from_ref(&pair), &sims)
+            let cli = clis_for(std::slice::from_ref(&pair), &sims, &[])
                 .await
                 .map_err(|e| e.message)?
                 .remove(0);

@@ -144,7 +144,10 @@ pub async fn fuzz(args: cli::FuzzArgs) -> AppResult {
     let scenarios = write_cases(&run_dir, args.seed, &numbers)?;
     let exec = args.exec();
     let mut opts = resolve::exec_options(&exec, &scenarios, run_dir.join("runs"))?;
-    opts.progress = !args.quiet;
+    opts.progress = match args.quiet {
+        true => crate::matrix::progress::Display::Off,
+        false => crate::matrix::progress::Display::Full,
+    };
     let pairs = Pairs {
         reference,
         sim,

@@ -356,7 +356,7 @@ impl Oracle<'_> {
     async fn cli(&self, req: &Request) -> Result<Cli, OracleError> {
         if !self.args.sim_versions.is_empty() {
             let pair = (req.version.clone(), req.version.clone());
-            return clis_for(std::slice::from_ref(&pair), &self.args.sim_versions)
+            return clis_for(std::slice::from_ref(&pair), &self.args.sim_versions, &[])
                 .await
                 .map(|mut c| c.remove(0))
                 .map_err(|e| OracleError::Skip(e.message));

@@ -93,17 +93,25 @@ pub struct Baseline<'a> {
     pub file: &'a str,
 }
 
+/// What a matrix adds to its summary: its columns in order, and what an incomplete merge lacks.
+pub struct MatrixParts {
+    pub columns: Vec<crate::classify::result::ColumnHead>,
+    pub missing: Vec<crate::classify::result::MissingPart>,
+}
+
 /// Writes the invocation's outputs and prints its table; returns the summary.
 pub fn finish(out: &Outputs, ran: &Ran) -> Result<Summary, AppError> {
-    finish_against(out, ran, None)
+    finish_against(out, ran, None, None)
 }
 
 /// [`finish`], with each cell marked against `baseline` when there is one: the summary, the
-/// JUnit file and the table all say regression, improvement, unchanged or new.
+/// JUnit file and the table all say regression, improvement, unchanged, new or lost; a matrix's
+/// columns and missing parts go into the summary.
 pub fn finish_against(
     out: &Outputs,
     ran: &Ran,
     baseline: Option<&Baseline>,
+    matrix: Option<&MatrixParts>,
 ) -> Result<Summary, AppError> {
     let errors: Vec<SetupError> = ran.failures.iter().map(setup_error).collect();
     // Said first: a disk too full for the summary must not hide why the runs failed.
@@ -119,6 +127,10 @@ pub fn finish_against(
     let mut summary = summarize(out.dir, ran, &errors);
     if let Some(b) = baseline {
         b.comparison.mark_summary(&mut summary, b.current, b.file);
+    }
+    if let Some(m) = matrix {
+        summary.columns = m.columns.clone();
+        summary.missing = m.missing.clone();
     }
     rerender_repeated(out, &summary, ran)?;
     if out.summary {
@@ -255,10 +267,13 @@ pub fn issue_command(dir: &Path) -> String {
     )
 }
 
-/// The documented exit code for what ran: interrupted, then a setup failure, then a mismatch.
+/// The documented exit code for what ran: interrupted, then a verdict that contradicts its own
+/// timeline, then a setup failure, then a mismatch.
 pub fn exit_code(summary: &Summary, ran: &Ran) -> i32 {
     if ran.interrupted {
         exit::INTERRUPTED
+    } else if summary.contradicted_runs() > 0 {
+        exit::CONTRADICTION
     } else if !ran.failures.is_empty() {
         exit::SETUP
     } else if summary.all_match() {

@@ -37,5 +37,13 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
         });
     }
     console::say(table);
+    // The stream ends with its `summary`, as every command's does (no runs: an empty one).
+    console::emit(&Message::Summary {
+        dir: dir.display().to_string(),
+        matrix: None,
+        summary: &crate::classify::result::Summary::build("", &[], &[], false),
+        exit_code: exit::OK,
+        error: None,
+    });
     Ok(exit::OK)
 }

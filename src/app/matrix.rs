@@ -8,11 +8,13 @@ use std::sync::Arc;
 use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
+use crate::backend::channel::Channel;
 use crate::cli::{self, exit};
 use crate::console;
 use crate::matrix::Job;
-use crate::matrix::grid::{Comparison, Matrix, take_shard};
-use crate::matrix::shards::{CellKey, Identity, ShardPos};
+use crate::matrix::grid::{Comparison, Matrix};
+use crate::matrix::identity::{Asked, Identity};
+use crate::matrix::shards::{ShardPos, take_shard};
 use crate::scenario::Scenario;
 use crate::store;
 use crate::store::redact::Redactor;
@@ -25,9 +27,16 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
     // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
     // compares like with like); each resolves to an exact version to install and record.
-    let resolved = resolve_specs(&args.versions, &args.sim_versions).await?;
-    let specs: Vec<String> = resolved.iter().map(|(s, _)| s.clone()).collect();
-    let identity = identity_of(&args, &scenarios, &specs);
+    let resolved = resolve_specs(&args.versions, &args.sim_versions, &args.resolve).await?;
+    let specs: Vec<String> = resolved.iter().map(|(s, _, _)| s.clone()).collect();
+    let identity = identity_of(&args, &scenarios, &resolved)?;
+    // A baseline made another way is refused before anything runs.
+    let across = compared_across(
+        &identity,
+        baseline.as_ref(),
+        args.baseline.as_deref(),
+        args.compare_across_settings,
+    )?;
     let shard = args.shard.map(|(index, count)| ShardPos { index, count });
     // Cells of this shard, decided by key before anything is installed.
     let wanted = take_shard(identity.cells.clone(), args.shard, |c| {
@@ -35,10 +44,10 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     });
     let needed: Vec<(String, String)> = resolved
         .iter()
-        .filter(|(s, _)| wanted.iter().any(|w| &w.cli_spec == s))
-        .cloned()
+        .filter(|(s, _, _)| wanted.iter().any(|w| &w.cli_spec == s))
+        .map(|(s, e, _)| (s.clone(), e.clone()))
         .collect();
-    let clis = clis_for(&needed, &args.sim_versions).await?;
+    let clis = clis_for(&needed, &args.sim_versions, &args.resolve).await?;
     let mut jobs: Vec<Job> = Vec::new();
     for cli in &clis {
         jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
@@ -70,11 +79,15 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let grid = whole.matrix(&ran.results());
     let (summary, compared) = conclude(
-        &run_dir,
-        args.exec.junit.as_deref(),
-        &grid,
-        baseline.as_ref(),
-        args.baseline.as_deref(),
+        &Concluding {
+            dir: &run_dir,
+            junit: args.exec.junit.as_deref(),
+            grid: &grid,
+            baseline: baseline.as_ref(),
+            baseline_path: args.baseline.as_deref(),
+            across: &across,
+            missing: None,
+        },
         &ran,
     )?;
     if let Some(lines) = crate::report::terminal::invariant_lines(&summary) {
@@ -82,41 +95,70 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
-        Some(c) if code != exit::INTERRUPTED && code != exit::SETUP => c,
+        Some(c) if ![exit::INTERRUPTED, exit::SETUP, exit::CONTRADICTION].contains(&code) => c,
         _ => code,
     };
     invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);
     Ok(code)
 }
 
-/// The whole matrix an invocation asks for, whichever shard of it runs: every cell of every
-/// shard, and what chose them.
-fn identity_of(args: &cli::MatrixArgs, scenarios: &[Arc<Scenario>], specs: &[String]) -> Identity {
-    let mut cells: Vec<CellKey> = scenarios
+/// The whole matrix an invocation asks for, whichever shard of it runs
+/// ([`Identity::of`]), with the flags that change how every run is made.
+fn identity_of(
+    args: &cli::MatrixArgs,
+    scenarios: &[Arc<Scenario>],
+    resolved: &[(String, String, Option<Channel>)],
+) -> Result<Identity, AppError> {
+    let exec = &args.exec;
+    let mut settings: Vec<String> = exec
+        .driver
         .iter()
-        .flat_map(|s| s.variants().into_iter().map(move |v| (s.name.clone(), v)))
-        .filter(|(_, v)| args.exec.variants.is_empty() || args.exec.variants.contains(v))
-        .flat_map(|(scenario, variant)| {
-            specs.iter().map(move |spec| CellKey {
-                scenario: scenario.clone(),
-                variant: variant.clone(),
-                cli_spec: spec.clone(),
-            })
-        })
+        .map(|d| format!("--driver {d}"))
         .collect();
-    cells.sort();
-    let pairs = |v: &[(String, String)]| v.iter().map(|(k, x)| format!("{k}={x}")).collect();
-    Identity {
-        versions: specs.to_vec(),
-        scenarios: scenarios.iter().map(|s| s.name.clone()).collect(),
-        variants: args.exec.variants.clone(),
-        sets: pairs(&args.exec.sets),
-        sim_versions: pairs(&args.sim_versions),
-        repeat: args.exec.repeat,
-        cells,
+    if exec.explore {
+        settings.push("--explore".into());
     }
+    settings.extend(exec.faults.iter().map(|f| format!("--fault {f}")));
+    settings.extend(exec.cli_args.iter().map(|a| format!("--cli-arg={a}")));
+    let sdk = crate::backend::sdk::SdkVersions {
+        ts: exec.sdk_version.clone(),
+        py: exec.sdk_py_version.clone(),
+    };
+    Ok(Identity::of(&Asked {
+        scenarios,
+        variants: &exec.variants,
+        sets: &exec.sets,
+        policy: resolve::policy(exec),
+        versions: resolved,
+        sim_versions: &args.sim_versions,
+        settings,
+        sdk: &sdk,
+        repeat: exec.repeat,
+    })?)
 }
 
+/// Checks that `baseline` was made the way this matrix is (see [`Identity::made_unlike`]);
+/// returns how it differs when compared anyway (`--compare-across-settings`). Bad input
+/// otherwise, before anything runs.
+pub fn compared_across(
+    identity: &Identity,
+    baseline: Option<&Matrix>,
+    path: Option<&Path>,
+    on_purpose: bool,
+) -> Result<Vec<String>, AppError> {
+    let Some(baseline) = baseline else {
+        return Ok(vec![]);
+    };
+    let differences = identity.made_unlike_baseline(baseline.identity.as_ref());
+    if differences.is_empty() || on_purpose {
+        return Ok(differences);
+    }
+    Err(AppError::bad_input(format!(
+        "{}: {}: its verdicts say nothing about this matrix's (pass --compare-across-settings to compare anyway)",
+        path.map(|p| p.display().to_string()).unwrap_or_default(),
+        differences.join("; ")
+    )))
+}
 /// Which matrix a set of runs is: its columns, and (for `matrix` and `merge`) the whole it
 /// belongs to and the shard it is.
 pub struct MatrixOf<'a> {
@@ -131,28 +173,45 @@ impl MatrixOf<'_> {
     }
 }
 
-/// The end a matrix and a merge share, in `dir`: the runs' outputs (summary, JUnit), compared
-/// with `baseline` (read from `baseline_path`) when there is one; the matrix written and
-/// printed; the page. Returns the summary and the comparison's exit code, if any.
+/// What a matrix or a merge ends with, in `dir`: the matrix of what ran, the baseline it is
+/// compared with (read from `baseline_path`), how that baseline was made otherwise
+/// (`across`), and what an incomplete merge lacks (`missing`).
+pub struct Concluding<'a> {
+    pub dir: &'a Path,
+    pub junit: Option<&'a Path>,
+    pub grid: &'a Matrix,
+    pub baseline: Option<&'a Matrix>,
+    pub baseline_path: Option<&'a Path>,
+    pub across: &'a [String],
+    pub missing: Option<&'a [crate::classify::result::MissingPart]>,
+}
+
+/// The end a matrix and a merge share: the runs' outputs (summary, JUnit), compared with the
+/// baseline when there is one; the matrix written and printed; the page. Returns the summary
+/// and the comparison's exit code, if any.
 pub fn conclude(
-    dir: &Path,
-    junit: Option<&Path>,
-    grid: &Matrix,
-    baseline: Option<&Matrix>,
-    baseline_path: Option<&Path>,
+    c: &Concluding,
     ran: &invocation::Ran,
 ) -> Result<(crate::classify::result::Summary, Option<i32>), AppError> {
-    let comparison = baseline.map(|base| Comparison::of(grid, base));
-    let file = baseline_name(baseline_path);
+    let comparison = c.baseline.map(|base| {
+        let mut comparison = Comparison::of(c.grid, base);
+        comparison.across_settings = c.across.to_vec();
+        comparison
+    });
+    let file = baseline_name(c.baseline_path);
     let against = comparison.as_ref().map(|comparison| invocation::Baseline {
         comparison,
-        current: grid,
+        current: c.grid,
         file: &file,
     });
+    let matrix = invocation::MatrixParts {
+        columns: c.grid.column_heads(),
+        missing: c.missing.unwrap_or_default().to_vec(),
+    };
     let summary = invocation::finish_against(
         &Outputs {
-            dir,
-            junit,
+            dir: c.dir,
+            junit: c.junit,
             table: false,
             summary: true,
             index: false,
@@ -160,9 +219,10 @@ pub fn conclude(
         },
         ran,
         against.as_ref(),
+        Some(&matrix),
     )?;
-    let compared = finish_matrix(dir, grid, comparison.as_ref())?;
-    invocation::write_index(dir, &summary, ran)?;
+    let compared = finish_matrix(c.dir, c.grid, comparison.as_ref())?;
+    invocation::write_index(c.dir, &summary, ran)?;
     Ok((summary, compared))
 }
 
@@ -193,12 +253,13 @@ fn baseline_name(path: Option<&Path>) -> String {
     .unwrap_or_default()
 }
 
-/// Prints the comparison's changed cells and maps it to the documented exit code.
+/// Prints the comparison's changed cells and maps it to the documented exit code: a
+/// regression or a lost cell fails.
 pub fn comparison_code(comparison: &Comparison) -> i32 {
     for line in comparison.lines() {
         console::say(line);
     }
-    if comparison.regressions() > 0 {
+    if comparison.fails() {
         exit::REGRESSION
     } else if comparison.improvements() > 0 {
         exit::IMPROVEMENT
@@ -212,6 +273,7 @@ pub fn comparison_code(comparison: &Comparison) -> i32 {
 pub async fn clis_for(
     specs: &[(String, String)],
     sim_versions: &[(String, String)],
+    pinned: &[(String, String)],
 ) -> Result<Vec<Cli>, AppError> {
     let mut clis = Vec::new();
     for (spec, exact) in specs {
@@ -229,6 +291,11 @@ pub async fn clis_for(
             cli.version = spec.clone();
             cli.spec = spec.clone();
             clis.push(cli);
+        } else if pinned.iter().any(|(s, _)| s == spec) {
+            // `--resolve`: the exact version it was told, under the spec as asked.
+            let mut cli = resolve::claude_version(exact).await?;
+            cli.spec = spec.clone();
+            clis.push(cli);
         } else {
             // The spec as asked (`latest` resolves to `exact` again: the catalog is asked once
             // per invocation), so a cached exact version runs as cached and `latest` runs the
@@ -242,23 +309,33 @@ pub async fn clis_for(
 }
 
 /// Each version spec with the exact version it stands for (`latest` -> `2.1.335`), over both
-/// channels.
+/// channels, or as `--resolve` says; with the channel when the registry told it.
 async fn resolve_specs(
     versions: &[String],
     sim_versions: &[(String, String)],
-) -> Result<Vec<(String, String)>, AppError> {
-    let mut out: Vec<(String, String)> = Vec::new();
+    pinned: &[(String, String)],
+) -> Result<Vec<(String, String, Option<Channel>)>, AppError> {
+    crate::matrix::identity::check_pins(versions, sim_versions, pinned)
+        .map_err(AppError::bad_input)?;
+    let mut out: Vec<(String, String, Option<Channel>)> = Vec::new();
     for v in versions {
-        let exact = if sim_versions.is_empty() {
-            resolve::exact_version(v).await?
+        let (exact, channel) = if !sim_versions.is_empty() {
+            (v.clone(), None)
+        } else if let Some((_, pin)) = pinned.iter().find(|(s, _)| s == v) {
+            (pin.clone(), None)
         } else {
-            v.clone()
+            let exact = resolve::exact_version(v).await?;
+            // Only a spec the registry resolved is known by its channel before it installs.
+            let channel = (exact != *v)
+                .then(|| resolve::known_channel(&exact))
+                .flatten();
+            (exact, channel)
         };
         if exact != *v {
             eprintln!("wakeprobe: {v} is {}", resolve::describe(&exact));
         }
-        if !out.iter().any(|(s, _)| s == v) {
-            out.push((v.clone(), exact));
+        if !out.iter().any(|(s, _, _)| s == v) {
+            out.push((v.clone(), exact, channel));
         }
     }
     Ok(out)
@@ -286,13 +363,28 @@ pub fn write_matrix(
     Ok(())
 }
 
-/// A matrix.json (a baseline, a shard's output): unreadable or malformed is bad input.
+/// A matrix.json (a baseline, a shard's output): unreadable, malformed or untrustworthy (see
+/// `matrix::trust`) is bad input.
 pub fn read_matrix(path: &Path) -> Result<Matrix, AppError> {
     let bytes = super::resolve::read_results_file(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let matrix: Matrix = serde_json::from_slice(&bytes).map_err(|e| {
         AppError::bad_input(format!(
             "{}: not a wakeprobe matrix.json: {e}",
             path.display()
         ))
-    })
+    })?;
+    refuse(path, crate::matrix::trust::problems(&matrix))?;
+    Ok(matrix)
+}
+
+/// Bad input naming `path` and its problems, if it has any.
+pub fn refuse(path: &Path, problems: Vec<String>) -> Result<(), AppError> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::bad_input(format!(
+        "{}: {}",
+        path.display(),
+        problems.join("; ")
+    )))
 }

@@ -1,16 +1,19 @@
 //! `wakeprobe merge DIR...`: shard outputs combined into one matrix, one summary and one
-//! JUnit file, optionally compared with a baseline. The shards are checked first: every shard
-//! of the matrix given once, all of one matrix, and every cell with its runs; otherwise the
-//! merge fails with exit code 6 (a CI must not read a partial matrix as a whole one).
+//! JUnit file, optionally compared with a baseline. The shards are checked first: outputs of
+//! different matrices, or a shard given twice, are refused (exit 6, nothing written). A shard
+//! or a cell that is missing does not hide the others: what was given is merged and written,
+//! each missing part is said in every output (an error case each in JUnit), and the exit code
+//! is 6 (a CI must not read a partial matrix as a whole one).
 
 use std::path::{Path, PathBuf};
 
 use super::invocation::{self, Ran};
-use super::matrix::{MatrixOf, read_matrix};
+use super::matrix::{Concluding, MatrixOf, read_matrix};
 use super::{AppError, AppResult};
+use crate::classify::result::MissingPart;
 use crate::cli::{self, exit};
 use crate::matrix::grid::Matrix;
-use crate::matrix::shards::{self, CellKey, MergeError, ShardOutput};
+use crate::matrix::shards::{self, CellKey, MergeError, Missing, ShardOutput};
 use crate::report::plural;
 
 impl From<MergeError> for AppError {
@@ -26,7 +29,7 @@ impl From<MergeError> for AppError {
 pub fn merge(args: &cli::MergeArgs) -> AppResult {
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
     super::resolve::check_junit(args.junit.as_deref(), &args.out)?;
-    let matrices = read_shards(&args.dirs)?;
+    let (matrices, mut missing) = read_shards(&args.dirs)?;
     let outputs: Vec<ShardOutput> = matrices
         .iter()
         .map(|(dir, m)| ShardOutput {
@@ -35,46 +38,59 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
             shard: m.shard,
         })
         .collect();
-    let identity = shards::check_shards(&outputs)?;
-    let mut ran = Ran {
-        rows: vec![],
-        failures: vec![],
-        interrupted: false,
-    };
-    // Each row with the shard folder it came from, until its evidence is copied.
-    let mut from: Vec<PathBuf> = Vec::new();
-    for (dir, matrix) in &matrices {
-        if matrix.cells.is_empty() {
-            continue; // a shard that held no cell
-        }
-        let rows = super::report::load_runs(dir, super::report::Judging::Again)?.rows;
-        from.extend(rows.iter().map(|_| dir.clone()));
-        ran.rows.extend(rows);
+    let one = shards::check_shards(&outputs)?;
+    if args.dirs.is_empty() {
+        missing.push(Missing::NoShards);
     }
-    let present: Vec<CellKey> = ran
-        .rows
-        .iter()
-        .map(|r| CellKey {
-            scenario: r.result.run.scenario.clone(),
-            variant: r.result.run.variant.clone(),
-            cli_spec: r.result.run.column(),
-        })
-        .collect();
-    shards::check_cells(identity, &present)?;
+    let identity = one.as_ref().map(|o| o.identity);
+    let across = match identity {
+        Some(identity) => super::matrix::compared_across(
+            identity,
+            baseline.as_ref(),
+            args.baseline.as_deref(),
+            args.compare_across_settings,
+        )?,
+        None => vec![],
+    };
+    let (mut ran, from) = load_rows(&matrices)?;
+    if let Some(one) = &one {
+        let present: Vec<CellKey> = ran
+            .rows
+            .iter()
+            .map(|r| CellKey {
+                scenario: r.result.run.scenario.clone(),
+                variant: r.result.run.variant.clone(),
+                cli_spec: r.result.run.column(),
+            })
+            .collect();
+        missing.extend(one.missing.clone());
+        missing.extend(shards::check_cells(one, &present));
+    }
+    // What is missing is said first, and again in every output.
+    for m in &missing {
+        eprintln!("wakeprobe: {m}");
+    }
     create_out(&args.out)?;
     copy_evidence(&mut ran, &from, &args.out)?;
+    let no_columns = Vec::new();
     let of = MatrixOf {
-        columns: &identity.versions,
-        identity: Some(identity),
+        columns: identity.map_or(&no_columns, |i| &i.versions),
+        identity,
         shard: None,
     };
     let grid = of.matrix(&ran.results());
+    let parts: Vec<MissingPart> = missing.iter().flat_map(Missing::parts).collect();
     let (summary, compared) = super::matrix::conclude(
-        &args.out,
-        args.junit.as_deref(),
-        &grid,
-        baseline.as_ref(),
-        args.baseline.as_deref(),
+        &Concluding {
+            dir: &args.out,
+            junit: args.junit.as_deref(),
+            grid: &grid,
+            // Nothing to compare when no shard said which matrix it is.
+            baseline: baseline.as_ref().filter(|_| identity.is_some()),
+            baseline_path: args.baseline.as_deref(),
+            across: &across,
+            missing: Some(&parts),
+        },
         &ran,
     )?;
     eprintln!(
@@ -83,11 +99,17 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         plural(ran.rows.len(), "run", "runs"),
         args.out.display()
     );
-    let code = compared.unwrap_or(if summary.all_match() {
-        exit::OK
+    let code = if summary.contradicted_runs() > 0 {
+        exit::CONTRADICTION
+    } else if !missing.is_empty() {
+        exit::INCOMPLETE_MERGE
     } else {
-        exit::MISMATCH
-    });
+        compared.unwrap_or(if summary.all_match() {
+            exit::OK
+        } else {
+            exit::MISMATCH
+        })
+    };
     invocation::emit_summary(
         &args.out,
         Some(&args.out.join("matrix.json")),
@@ -95,6 +117,26 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         code,
     );
     Ok(code)
+}
+
+/// The runs of every shard, judged again from their evidence, each with the shard folder it
+/// came from (until its evidence is copied).
+fn load_rows(matrices: &[(PathBuf, Matrix)]) -> Result<(Ran, Vec<PathBuf>), AppError> {
+    let mut ran = Ran {
+        rows: vec![],
+        failures: vec![],
+        interrupted: false,
+    };
+    let mut from: Vec<PathBuf> = Vec::new();
+    for (dir, matrix) in matrices {
+        if matrix.cells.is_empty() {
+            continue; // a shard that held no cell
+        }
+        let rows = super::report::load_runs(dir, super::report::Judging::Again)?.rows;
+        from.extend(rows.iter().map(|_| dir.clone()));
+        ran.rows.extend(rows);
+    }
+    Ok((ran, from))
 }
 
 /// Copies each run's folder into the merged folder, at the path it had in its shard (a cell
@@ -126,10 +168,12 @@ fn copy_evidence(ran: &mut Ran, from: &[PathBuf], out: &Path) -> Result<(), AppE
     Ok(())
 }
 
-/// Each folder's matrix output (its run-id folder may be nested inside): a folder without one
-/// is a missing shard.
-fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Matrix)>, AppError> {
-    let mut out = Vec::new();
+/// Each folder's matrix output (its run-id folder may be nested inside); a folder without one
+/// is said as missing (its shard failed to start), and the rest still merges.
+type Shards = (Vec<(PathBuf, Matrix)>, Vec<Missing>);
+
+fn read_shards(dirs: &[PathBuf]) -> Result<Shards, AppError> {
+    let (mut out, mut missing) = (Vec::new(), Vec::new());
     for dir in dirs {
         if !dir.is_dir() {
             return Err(AppError::bad_input(format!(
@@ -137,14 +181,17 @@ fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Matrix)>, AppError> {
                 dir.display()
             )));
         }
-        let file = find_file(dir, "matrix.json").ok_or_else(|| MergeError::NoMatrix {
-            dir: dir.display().to_string(),
-        })?;
+        let Some(file) = find_file(dir, "matrix.json") else {
+            missing.push(Missing::NoMatrix {
+                dir: dir.display().to_string(),
+            });
+            continue;
+        };
         let matrix = read_matrix(&file)?;
         let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
         out.push((folder, matrix));
     }
-    Ok(out)
+    Ok((out, missing))
 }
 
 /// The merged folder: created, or an existing folder reused.

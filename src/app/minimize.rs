@@ -291,7 +291,7 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
     let cli = resolve::cli(&args.backend).await?;
     let run_dir = resolve::new_run_dir(&exec.out)?;
     let mut opts = resolve::exec_options(&exec, &scenarios, run_dir.join("runs"))?;
-    opts.progress = false;
+    opts.progress = crate::matrix::progress::Display::Off;
     let cancel = resolve::cancel_on_signals();
     let runner = Arc::new(Runner {
         cli,

@@ -429,6 +429,15 @@ pub fn describe(version: &str) -> String {
     }
 }
 
+/// The channel the catalog names for `version`, when this invocation asked the registry
+/// already (it never asks just to say this).
+pub fn known_channel(version: &str) -> Option<crate::backend::channel::Channel> {
+    CATALOG
+        .get()
+        .and_then(|c| c.get(version))
+        .map(|release| release.channel.clone())
+}
+
 /// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog.
 pub async fn exact_version(spec: &str) -> Result<String, AppError> {
     match Spec::parse(spec)? {
@@ -456,7 +465,10 @@ pub fn exec_options(
         template: template_dir(&exec.template, scenarios)?,
         keep: exec.keep,
         network: exec.network,
-        progress: !exec.quiet,
+        progress: match exec.quiet {
+            true => crate::matrix::progress::Display::Finished,
+            false => crate::matrix::progress::Display::Full,
+        },
     })
 }
 
@@ -699,6 +711,7 @@ pub fn jobs_of_targets(
     }
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
+    let mut plans = Vec::new();
     for Target { scenario, variant } in targets {
         let overrides: Vec<(String, String)> = exec
             .sets
@@ -729,6 +742,7 @@ pub fn jobs_of_targets(
             not_simulated.push(format!("{}/{variant}", scenario.name));
             continue;
         }
+        plans.push(plan);
         for repetition in 1..=exec.repeat {
             jobs.push(Job {
                 reference: scenario_reference(scenario),
@@ -760,7 +774,35 @@ pub fn jobs_of_targets(
             ),
         }));
     }
+    faults_apply(&faults(&scenarios, exec)?, &plans)?;
     Ok(jobs)
+}
+
+/// Each `--fault` can hit at least one chosen run: one that fits none (a crash with only print
+/// variants, an agent or command no chosen variant has) is refused before anything runs,
+/// never skipped in silence.
+fn faults_apply(
+    faults: &[(String, crate::scenario::Fault)],
+    plans: &[crate::scenario::Plan],
+) -> Result<(), AppError> {
+    for (spec, fault) in faults {
+        if plans.iter().any(|p| fault.applies_to(p)) {
+            continue;
+        }
+        let why = if plans.iter().any(|p| fault.kind.applies_in(p.driver.mode)) {
+            "its agent or tracked command is in none of them".to_string()
+        } else {
+            format!(
+                "`{}` needs a variant whose driver can resume ({})",
+                fault.kind.as_str(),
+                crate::scenario::DriverMode::those(|r| r.resumable)
+            )
+        };
+        return Err(AppError::bad_input(format!(
+            "--fault {spec}: it applies to none of the chosen variants: {why}"
+        )));
+    }
+    Ok(())
 }
 
 /// `--explore`: whether values outside a parameter's range may run.

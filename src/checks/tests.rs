@@ -794,6 +794,7 @@ expect = "yes"
         checks: vec![vacuous.clone()],
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     assert!(!judgement.checks_pass());
 }
@@ -840,6 +841,7 @@ want = "yes"
         checks: results.clone(),
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     let unmet: Vec<&str> = judgement
         .unmet_wants()

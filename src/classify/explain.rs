@@ -131,6 +131,53 @@ fn never_started(scene: &Scene, v: Wording) -> Wording {
     }
 }
 
+/// The harness's hang timer fired after the work had ended (by the recorded stamps): the
+/// harness was late, and its cut decides nothing about the CLI.
+fn late_timer(mut v: Wording, scene: &Scene, timer: &Event, end: &Event) -> Wording {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    let bound = match &timer.kind {
+        EventKind::WorkOverdue { bound_s, .. } => *bound_s,
+        _ => 0.0,
+    };
+    v.witness.push(witness(
+        timer,
+        format!(
+            "the harness's {bound:.1} s hang timer for `{k}` fires late; the harness ends the run"
+        ),
+    ));
+    unknown(
+        v,
+        format!(
+            "the harness ended the run at {} on `{k}`'s {bound:.1} s hang bound, but `{k}` had ended at {}, within it: the harness's timer fired late{}, so whether `{w}` was told was not observed",
+            secs(timer.t_ms),
+            secs(end.t_ms),
+            stall_note(scene)
+        ),
+    )
+}
+
+/// ` (the harness was stalled from A to B ...)`, where the run recorded a stall.
+fn stall_note(scene: &Scene) -> String {
+    scene
+        .f
+        .stall
+        .and_then(stall_words)
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default()
+}
+
+/// A stall of the harness in words.
+fn stall_words(stall: &Event) -> Option<String> {
+    match &stall.kind {
+        EventKind::HarnessStalled { until_ms } => Some(format!(
+            "the harness itself was stalled from {} to {}: stopped or starved of CPU",
+            secs(stall.t_ms),
+            secs(*until_ms)
+        )),
+        _ => None,
+    }
+}
+
 /// The harness cut the run short at `cut`: `unknown`, saying when, why and what was missed.
 fn cut_short(mut v: Wording, cut: &Event, missed: String) -> Wording {
     v.witness.push(witness(cut, run_end_what(cut)));
@@ -250,9 +297,26 @@ fn ended(
         Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
         Decision::Woke { delivery, how } => {
             let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
-            woke(v, w, k, end, delivery, how, raced)
+            let latency = if scene.f.end_from_notice {
+                Latency::EndUnreported
+            } else {
+                match facts::stall_between(scene.tl, end.t_ms, delivery.t_ms).and_then(stall_words)
+                {
+                    Some(stall) => Latency::Stalled(stall),
+                    None => Latency::Measured,
+                }
+            };
+            woke(v, (w, k), end, delivery, how, raced, latency)
         }
+        Decision::OrderBlurred {
+            input,
+            delivery,
+            stall,
+        } => order_blurred(v, scene, input, delivery, stall),
         Decision::AnswersLost { first, attempts } => at.answers_lost(v, first, *attempts),
+        Decision::CutBeforeTold { cut } if scene.f.late_timer == Some(*cut) => {
+            late_timer(v, scene, cut, end)
+        }
         Decision::CutBeforeTold { cut } => cut_short(
             v,
             cut,
@@ -581,16 +645,24 @@ fn queued(mut v: Wording, w: &str, k: &str, end: &Event, input: &Event, d: &Even
 
 /// `raced`: an unrelated input sent between the end and the delivery that the delivery did not
 /// carry (the CLI's own turn beat it).
+/// Whether a wake-up's latency was measured, and if not why.
+enum Latency {
+    Measured,
+    /// The harness stalled between the end and the request (in words): the stamp is late.
+    Stalled(String),
+    /// Nothing but the notice itself reported the end.
+    EndUnreported,
+}
+
 fn woke(
     mut v: Wording,
-    w: &str,
-    k: &str,
+    (w, k): (&str, &str),
     end: &Event,
     d: &Event,
     how: &Woken,
     raced: Option<&Event>,
+    latency: Latency,
 ) -> Wording {
-    let latency = latency(end, d);
     v.witness
         .push(witness(d, format!("`{w}` gets `{k}`'s notification")));
     let how_woken = match how {
@@ -623,10 +695,36 @@ fn woke(
         }
         Woken::Live => "woken",
     };
-    v.facts.push(format!(
-        "`{w}` received `{k}`'s notification {:.2} s after it ended",
-        latency / 1000.0
-    ));
+    let (ended, later) = match &latency {
+        Latency::Measured => {
+            let latency = facts::latency(end, d) / 1000.0;
+            v.facts.push(format!(
+                "`{w}` received `{k}`'s notification {latency:.2} s after it ended"
+            ));
+            (
+                format!("`{k}` ended at {}", secs(end.t_ms)),
+                format!(", {latency:.2} s later{}", channel_note(end, d)),
+            )
+        }
+        Latency::Stalled(stall) => {
+            v.facts.push(format!(
+                "the latency is not measured (stamped late: {stall})"
+            ));
+            (
+                format!("`{k}` ended at {}", secs(end.t_ms)),
+                format!(" (the latency is not measured, stamped late: {stall})"),
+            )
+        }
+        Latency::EndUnreported => {
+            v.facts.push(format!(
+                "nothing reported `{k}`'s end before its notice, so the latency is not measured"
+            ));
+            (
+                format!("`{k}` ended (no report of its end came before its notice)"),
+                String::new(),
+            )
+        }
+    };
     let inputs = match raced {
         Some(input) => {
             v.facts.push(format!(
@@ -641,13 +739,37 @@ fn woke(
         None => ", with no other input in between".into(),
     };
     v.explanation = format!(
-        "`{k}` ended at {}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification, {:.2} s later{}{inputs}.",
-        secs(end.t_ms),
+        "{ended}, and `{w}` was {how_woken}: its request at {} carried `{k}`'s notification{later}{inputs}.",
         secs(d.t_ms),
-        latency / 1000.0,
-        channel_note(end, d)
     );
     v
+}
+
+/// The order of an input to another agent and the delivery is blurred by a stall.
+fn order_blurred(
+    mut v: Wording,
+    scene: &Scene,
+    input: &Event,
+    delivery: &Event,
+    stall: &Event,
+) -> Wording {
+    let (w, k) = (scene.f.waiter, scene.f.work);
+    v.witness.push(witness(input, input_what(input)));
+    v.witness.push(witness(
+        delivery,
+        format!("`{w}` gets `{k}`'s notification"),
+    ));
+    v.witness.push(witness(stall, "the harness stalls"));
+    v.witness.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    unknown(
+        v,
+        format!(
+            "`{w}` was told of `{k}` at {} and an input went to another agent at {}, but the harness stalled in between ({}): which came first is not measured, so a wake-up cannot be told from a notification queued until the input",
+            secs(delivery.t_ms),
+            secs(input.t_ms),
+            stall_words(stall).unwrap_or_default()
+        ),
+    )
 }
 
 /// Records that W was finalized while K ran (and what the stop's payload listed); returns that
@@ -724,7 +846,9 @@ fn cut_what(e: &Event) -> String {
         EventKind::Interrupted { signal: Some(s) } => format!("{s} to the harness"),
         EventKind::Interrupted { signal: None } => "an interruption".into(),
         EventKind::HarnessFailed { what } => format!("the harness failed: {what}"),
-        EventKind::WorkOverdue { work, .. } => format!("`{work}` passed its hang bound"),
+        EventKind::WorkOverdue { work, .. } => {
+            format!("`{work}` not seen to end within its hang bound")
+        }
         EventKind::ToolUnavailable { tool, cli } => format!(
             "{} offers no {tool} tool, which the script calls",
             cli.as_deref().unwrap_or("this CLI")

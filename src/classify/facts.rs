@@ -31,12 +31,20 @@ pub struct Facts<'a> {
     pub task_ids: HashSet<String>,
     pub started: Option<&'a Event>,
     pub end: Option<(&'a Event, WorkEnd)>,
+    /// Nothing reported the work's end but a request carrying its notification: it ended by
+    /// then, at a moment not seen (no latency is measured from it).
+    pub end_from_notice: bool,
     /// When the run stopped being the CLI's own (exit, ceiling, interrupt, ...).
     pub run_end: Option<&'a Event>,
     /// The harness's cut, when it ended the run before the plan was done.
     pub cut: Option<&'a Event>,
     /// This pair's work passed its declared hang bound.
     pub overdue: Option<&'a Event>,
+    /// The harness's hang timer for this pair's work, fired late: the work had ended before
+    /// its bound by the recorded stamps. The harness, not the work, ended the run there.
+    pub late_timer: Option<&'a Event>,
+    /// The first stall of the harness (stopped or starved) in the run.
+    pub stall: Option<&'a Event>,
     /// The harness crashed the CLI and started it again while the work ran (the restart).
     pub restart: Option<&'a Event>,
     /// The restarted CLI reported the work `stopped` while it still ran: (the restart, that
@@ -79,12 +87,33 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
         // the same.
         end.cut_short().then_some(run_end).flatten()
     });
+    let cutoff = run_end.map(|e| e.t_ms).unwrap_or(f64::INFINITY);
     let overdue = timeline
         .iter()
         .find(|e| matches!(&e.kind, EventKind::WorkOverdue { work: w, .. } if w == work));
-    let cutoff = run_end.map(|e| e.t_ms).unwrap_or(f64::INFINITY);
-    let end = work_end(timeline, work, &task_ids, cutoff);
+    // Nothing before the work's first trace is about it; nothing after the run's end is the
+    // CLI's doing (a request carrying its notice aside).
+    let since = started.map_or(f64::INFINITY, |e| e.t_ms);
+    let reported = work_end(timeline, work, &task_ids, (since, cutoff))
+        .or_else(|| end_told_otherwise(timeline, work, &task_ids, started, (since, cutoff)));
+    let end_from_notice = reported.is_none();
+    let end = reported
+        .or_else(|| notice_of_end(timeline, &task_ids, since))
+        .map(|(e, how)| (e, harness_kill(timeline, work, e, how)));
+    let end_from_notice = end_from_notice && end.is_some();
     let end_t = end.as_ref().map(|(e, _)| e.t_ms).unwrap_or(f64::INFINITY);
+    // A hang bound is judged on the run's own clock, not on the harness's timer: work that
+    // ended before its bound did not hang, however late the timer fired (a paused or starved
+    // harness). Its overdue mark is then the harness cutting the run, nothing more.
+    // A hang is judged while the run was the CLI's own, too.
+    let late_timer = overdue.filter(|o| o.t_ms > cutoff || !passed_its_bound(o, started, end_t));
+    // Work that ended before its hang mark: the mark ended the run after the work, a cut like
+    // any other (the rules that judge ended work read no hang).
+    let ended_before_mark = overdue.filter(|o| end_t < o.t_ms);
+    let (overdue, cut) = match late_timer.or(ended_before_mark) {
+        Some(mark) => (None, cut.or(Some(mark))),
+        None => (overdue, cut),
+    };
     Facts {
         waiter: &watch.waiter,
         work,
@@ -96,8 +125,121 @@ pub fn gather<'a>(timeline: &'a Timeline, watch: &'a Watch, end: EndReason) -> F
         run_end,
         cut,
         overdue,
+        late_timer,
+        end_from_notice,
+        stall: timeline
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::HarnessStalled { .. })),
         last_t: timeline.events.last().map(|e| e.t_ms).unwrap_or(0.0),
     }
+}
+
+/// Whether the work was still running when its declared hang bound passed, by the recorded
+/// stamps: its start (the first event of it) plus the bound, against its end, and the mark
+/// made once the bound had passed.
+fn passed_its_bound(overdue: &Event, started: Option<&Event>, end_t: f64) -> bool {
+    let (EventKind::WorkOverdue { bound_s, .. }, Some(started)) = (&overdue.kind, started) else {
+        return true;
+    };
+    let due = started.t_ms + bound_s * 1000.0;
+    end_t > due && overdue.t_ms >= due
+}
+
+/// The end of work whose CLI printed no status update for it (older versions print no
+/// `task_updated`): the CLI's own notice of a terminal status on stdout, or for an agent its
+/// own finalization (a SubagentStop it did not continue after), whichever came first. Used
+/// only where neither a process's end nor a status update reported it.
+fn end_told_otherwise<'a>(
+    timeline: &'a Timeline,
+    work: &str,
+    task_ids: &HashSet<String>,
+    started: Option<&Event>,
+    (since, cutoff): (f64, f64),
+) -> Option<(&'a Event, WorkEnd)> {
+    let in_run = |e: &&Event| e.t_ms >= since && e.t_ms <= cutoff;
+    let restarted = timeline
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::CliRestarted { .. }));
+    let notice = timeline.iter().filter(in_run).find_map(|e| match &e.kind {
+        EventKind::TaskNotified {
+            task_id, status, ..
+        } if task_ids.contains(task_id)
+            && TaskStatus::parse(status).is_terminal()
+            && !(restarted && status == STOPPED) =>
+        {
+            Some((e, end_of_status(status)))
+        }
+        _ => None,
+    });
+    let is_agent = started.is_some_and(|e| match &e.kind {
+        EventKind::ToolCall { spawn, .. } => spawn.as_deref() == Some(work),
+        EventKind::TaskStarted { task_type, .. } => task_type == "local_agent",
+        _ => false,
+    });
+    let finalized = timeline
+        .iter()
+        .filter(in_run)
+        .filter(|e| {
+            is_agent
+                && e.agent.as_deref() == Some(work)
+                && matches!(e.kind, EventKind::AgentFinalized { .. })
+        })
+        .find(|stop| !continued_after(timeline, work, stop))
+        .map(|stop| (stop, WorkEnd::Completed));
+    match (notice, finalized) {
+        (Some(n), Some(f)) if f.0.t_ms < n.0.t_ms => Some(f),
+        (notice, finalized) => notice.or(finalized),
+    }
+}
+
+/// The first request (of any agent) carrying a notification of the work's end, as the end
+/// where nothing else reported it: whoever was told, the work had ended by then. A restarted
+/// CLI's `stopped` is no such notice, nor is a Monitor's event. Unlike a process's end, a
+/// request is never the harness's cleanup: it counts even after the CLI's exit.
+fn notice_of_end<'a>(
+    timeline: &'a Timeline,
+    task_ids: &HashSet<String>,
+    since: f64,
+) -> Option<(&'a Event, WorkEnd)> {
+    let restarted = timeline
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::CliRestarted { .. }));
+    timeline
+        .iter()
+        .filter(|e| e.t_ms >= since)
+        .find_map(|e| match &e.kind {
+            EventKind::ModelRequest {
+                notifications,
+                answer_lost: false,
+                ..
+            } => notifications.iter().find_map(|n| {
+                let status = n.status.as_deref().unwrap_or("completed");
+                let ours = n.event.is_none() && task_ids.contains(&n.task_id);
+                let stale = restarted && status == STOPPED;
+                (ours && !stale).then(|| (e, end_of_status(status)))
+            }),
+            _ => None,
+        })
+}
+
+/// How a terminal status says the work ended (a status this harness does not know: it ended,
+/// since a notice was sent).
+fn end_of_status(status: &str) -> WorkEnd {
+    match TaskStatus::parse(status) {
+        TaskStatus::Failed => WorkEnd::Failed(format!("status {status}")),
+        TaskStatus::Killed => WorkEnd::Killed(format!("status {status}")),
+        TaskStatus::Completed | TaskStatus::Live => WorkEnd::Completed,
+    }
+}
+
+/// Whether agent `w` went on after `stop` without being started again: a request of its own
+/// before its next SubagentStart (a hook blocked the stop).
+fn continued_after(timeline: &Timeline, w: &str, stop: &Event) -> bool {
+    timeline
+        .iter()
+        .filter(|e| e.t_ms > stop.t_ms && e.agent.as_deref() == Some(w))
+        .find(|e| e.is_request_by(w) || is_hook(e, HookName::SubagentStart))
+        .is_some_and(|e| e.is_request_by(w))
 }
 
 /// The first restart of the CLI (a crash fault's) after the work started and before it ended.
@@ -162,12 +304,15 @@ fn work_end<'a>(
     timeline: &'a Timeline,
     work: &str,
     task_ids: &HashSet<String>,
-    cutoff: f64,
+    (since, cutoff): (f64, f64),
 ) -> Option<(&'a Event, WorkEnd)> {
     let mut cli_end = None;
     let mut tracker_end = None;
     let vanished = format!("wp-track {work}");
-    for e in timeline.iter().filter(|e| e.t_ms <= cutoff) {
+    for e in timeline
+        .iter()
+        .filter(|e| e.t_ms >= since && e.t_ms <= cutoff)
+    {
         let found = match &e.kind {
             EventKind::TrackEnded { name, exit, .. } if name == work => Some(match exit {
                 ExitDesc::Code(0) => WorkEnd::Completed,
@@ -200,19 +345,6 @@ fn work_end<'a>(
             }
         }
     }
-    // A kill the harness sent is the harness's: never the work's failure or the CLI's.
-    let by_fault = |e: &Event| {
-        timeline.iter().any(|f| {
-            f.t_ms <= e.t_ms
-                && matches!(&f.kind, EventKind::WorkSignalled { work: w, fault, pids, .. }
-                    if w == work && *fault == crate::scenario::FaultKind::KillTask && !pids.is_empty())
-        })
-    };
-    if let Some((e, WorkEnd::Killed(why))) = &tracker_end
-        && by_fault(e)
-    {
-        return Some((*e, WorkEnd::KilledByFault(why.clone())));
-    }
     match (tracker_end, cli_end) {
         (Some((t_event, t_how)), Some((_, cli_how))) => {
             let how = match (&t_how, &cli_how) {
@@ -225,6 +357,23 @@ fn work_end<'a>(
         }
         (Some(t), None) => Some(t),
         (None, cli) => cli,
+    }
+}
+
+/// A kill the harness sent is the harness's: an end that follows it, failed or killed by
+/// whatever account (a process that traps the signal and exits non-zero, the CLI's status),
+/// is never the work's failure or the CLI's.
+fn harness_kill(timeline: &Timeline, work: &str, end: &Event, how: WorkEnd) -> WorkEnd {
+    let killed = || {
+        timeline.iter().any(|f| {
+            f.t_ms <= end.t_ms
+                && matches!(&f.kind, EventKind::WorkSignalled { work: w, fault, pids, .. }
+                    if w == work && *fault == crate::scenario::FaultKind::KillTask && !pids.is_empty())
+        })
+    };
+    match how {
+        WorkEnd::Killed(why) | WorkEnd::Failed(why) if killed() => WorkEnd::KilledByFault(why),
+        how => how,
     }
 }
 
@@ -463,6 +612,15 @@ pub fn reactivated_between(tl: &Timeline, w: &str, from: f64, to: f64) -> bool {
             && e.t_ms <= to
             && e.agent.as_deref() == Some(w)
             && is_hook(e, HookName::SubagentStart)
+    })
+}
+
+/// A stall of the harness that overlaps `from..=to`: what reached the harness in it was
+/// stamped late, so an order or a duration across it is not measured.
+pub fn stall_between(tl: &Timeline, from: f64, to: f64) -> Option<&Event> {
+    tl.iter().find(|e| match &e.kind {
+        EventKind::HarnessStalled { until_ms } => e.t_ms <= to && *until_ms >= from,
+        _ => false,
     })
 }
 

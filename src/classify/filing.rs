@@ -53,6 +53,11 @@ impl Bugs<'_> {
 /// the CLI should do (`want`, of the verdict or of a check) and this run, decided, did
 /// something else.
 pub fn filing(r: &RunResult) -> Filing {
+    if !r.judgement.contradictions().is_empty() {
+        return Filing::Nothing(
+            "wakeprobe contradicted its own timeline (a bug in its rules): nothing it concluded is filed".into(),
+        );
+    }
     if let crate::backend::BackendKind::Sim { .. } = r.run.backend {
         return Filing::Nothing(
             "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),

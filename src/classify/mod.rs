@@ -37,8 +37,10 @@
 //! carrying the notification is. The run's outcome is the first pair's that is not `woke`
 //! (declared pairs in file order), else `woke`.
 
+pub mod audit;
 mod explain;
 mod facts;
+pub mod faults;
 pub mod filing;
 pub mod result;
 mod rules;
@@ -69,6 +71,10 @@ pub struct Verdict {
     pub witness: Vec<Witness>,
     pub explanation: String,
     pub facts: Vec<String>,
+    /// The rules' claim that the timeline contradicts (a bug in wakeprobe): the verdict is
+    /// then `unknown`, and the run is never filed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contradiction: Option<audit::Contradiction>,
 }
 
 /// Everything the classifier reads.
@@ -98,6 +104,9 @@ pub struct Judgement {
     /// (kept as evidence, never dropped).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected_lines: Vec<Witness>,
+    /// Whether each fault the run was to inject hit it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<faults::FaultResult>,
 }
 
 impl Judgement {
@@ -107,6 +116,14 @@ impl Judgement {
             .iter()
             .find(|v| v.outcome != Outcome::Woke)
             .or_else(|| self.verdicts.first())
+    }
+
+    /// The verdicts whose claims their own timeline contradicts (each a bug in wakeprobe).
+    pub fn contradictions(&self) -> Vec<&audit::Contradiction> {
+        self.verdicts
+            .iter()
+            .filter_map(|v| v.contradiction.as_ref())
+            .collect()
     }
 
     /// True when every check with an expectation met it.
@@ -120,6 +137,11 @@ impl Judgement {
             .into_iter()
             .map(|c| c.name.as_str())
             .collect()
+    }
+
+    /// The faults that did not hit the run and may not miss it: each fails the run.
+    pub fn missed_faults(&self) -> Vec<&faults::FaultResult> {
+        self.faults.iter().filter(|f| f.fails()).collect()
     }
 
     /// The checks that did not meet their expectation.
@@ -214,6 +236,7 @@ pub fn judge(input: &Input) -> Judgement {
                 "No agent handed work to the background, so there is nothing to wake anyone for."
                     .into(),
             facts: vec![],
+            contradiction: None,
         });
     }
     Judgement {
@@ -222,6 +245,7 @@ pub fn judge(input: &Input) -> Judgement {
         checks,
         invariants,
         rejected_lines: rejected_lines(input.timeline),
+        faults: vec![],
     }
 }
 
@@ -249,7 +273,7 @@ pub fn judge_run(
     plan: &Plan,
     raw: &checks::RawSources,
 ) -> Judgement {
-    judge(&Input {
+    let judgement = judge(&Input {
         timeline,
         end: &info.end,
         cli_exit: info.cli_exit.as_ref(),
@@ -258,7 +282,11 @@ pub fn judge_run(
         invariants: &plan.invariants,
         raw,
         settle_ms: plan.driver.settle.as_secs_f64() * 1000.0,
-    })
+    });
+    Judgement {
+        faults: faults::judge(timeline, &plan.faults),
+        ..judgement
+    }
 }
 
 /// Waiter/work pairs from the script as it ran: every background call that spawned an agent or
@@ -308,15 +336,39 @@ fn classify_pair(input: &Input, observed: &Timeline, watch: &Watch) -> Verdict {
         }),
     };
     let words = explain::words(&scene, &decision);
-    Verdict {
+    let verdict = Verdict {
         waiter: watch.waiter.clone(),
         work: watch.work.clone(),
         outcome: decision.outcome(),
-        latency_ms: decision.latency_ms(&f),
+        latency_ms: decision.latency_ms(observed, &f),
         reason: words.reason,
         witness: words.witness,
         explanation: words.explanation,
         facts: words.facts,
+        contradiction: None,
+    };
+    match audit::audit(input.timeline, &f, &decision) {
+        Some(c) => contradicted(verdict, c),
+        None => verdict,
+    }
+}
+
+/// A verdict whose claim the timeline contradicts: `unknown`, saying both, its witness kept.
+fn contradicted(v: Verdict, c: audit::Contradiction) -> Verdict {
+    Verdict {
+        outcome: Outcome::Unknown,
+        latency_ms: None,
+        reason: Some(c.reason()),
+        explanation: format!(
+            "The evidence does not decide: {}. (The rules had found {}: {})",
+            c.reason(),
+            v.outcome,
+            v.explanation
+        ),
+        // The rules' facts may be the very claim that is false: none is kept as confirmed.
+        facts: vec![],
+        contradiction: Some(c),
+        ..v
     }
 }
 

@@ -56,10 +56,12 @@ impl RunResult {
             .iter()
             .any(|c| c.passed.is_some() || c.vacuous)
             .then(|| judgement.checks_pass());
-        let invariants_ok = judgement.failing_invariants().is_empty();
+        // A broken invariant, or a fault that never hit, fails the run whatever its verdict.
+        let whole =
+            judgement.failing_invariants().is_empty() && judgement.missed_faults().is_empty();
         let matches_expect = match (verdict_ok, checks_ok) {
-            (None, None) if invariants_ok => None,
-            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && invariants_ok),
+            (None, None) if whole => None,
+            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && whole),
         };
         RunResult {
             schema: RESULT_SCHEMA,
@@ -85,6 +87,10 @@ pub struct CellSummary {
     pub scenario: String,
     pub variant: String,
     pub cli: String,
+    /// The CLI as asked for (`latest`, `2.1.228`, `sim:fixed`): the matrix column, and the
+    /// name JUnit gives the cell (stable from night to night). Absent in older files.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cli_spec: String,
     pub outcome: Option<Outcome>,
     pub agreement: String,
     pub runs: usize,
@@ -100,13 +106,24 @@ pub struct CellSummary {
     /// How the cell compares with the baseline, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineMark>,
+    /// Runs whose verdict the rules reached against their own timeline (a bug in wakeprobe):
+    /// the cell fails whatever else it shows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contradicted_runs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CellSummary {
-    /// Whether the cell fails the invocation: a regression against the baseline when there is
-    /// one (an improvement or a known difference does not), else a verdict or check that
-    /// differs from the scenario's expectation.
+    /// Whether the cell fails the invocation: a run the harness contradicted itself on, a
+    /// regression against the baseline when there is one (an improvement or a known
+    /// difference does not), else a verdict or check that differs from the expectation.
     pub fn fails(&self) -> bool {
+        if self.contradicted_runs > 0 {
+            return true;
+        }
         match self.baseline.as_ref().map(|b| b.against) {
             Some(Against::Regression) => true,
             Some(Against::Improvement | Against::Unchanged) => false,
@@ -262,6 +279,84 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup_errors: Vec<SetupError>,
     pub interrupted: bool,
+    /// A matrix's columns, in the order asked, each with its title (`latest (2.1.337,
+    /// agent-sdk 0.3.337)`, `2.1.228 (sim: fixed)`); empty outside a matrix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<ColumnHead>,
+    /// Cells of the baseline this invocation did not cover (lost coverage: each fails).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostCell>,
+    /// What an incomplete merge lacks: shards not given, cells without their runs, folders
+    /// without a matrix (exit code 6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<MissingPart>,
+}
+
+/// A matrix column: the CLI as asked for, and its title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ColumnHead {
+    pub spec: String,
+    pub title: String,
+}
+
+/// A cell the baseline has and this invocation does not: coverage lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LostCell {
+    pub scenario: String,
+    pub variant: String,
+    pub cli_spec: String,
+    /// Its verdict in the baseline (the agreement) and the version it ran on there.
+    pub before: String,
+    pub before_version: String,
+    /// The baseline file.
+    pub baseline: String,
+}
+
+impl LostCell {
+    /// `child-error/session on latest`
+    pub fn name(&self) -> String {
+        format!("{}/{} on {}", self.scenario, self.variant, self.cli_spec)
+    }
+
+    /// `lost coverage: in matrix.json (woke 1/1, 2.1.335), not in this run`
+    pub fn sentence(&self) -> String {
+        format!(
+            "lost coverage: in {} ({}, {}), not in this run",
+            self.baseline, self.before, self.before_version
+        )
+    }
+}
+
+/// What kind of part an incomplete merge lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MissingKind {
+    /// A shard of the matrix whose output was not given (or no shard at all).
+    Shard,
+    /// A cell of a shard that was given, without its runs (the shard was cut short).
+    Cell,
+    /// A folder given to merge that holds no matrix output.
+    Output,
+}
+
+impl MissingKind {
+    /// The JUnit error type: `missing-shard`, `missing-cell`, `missing-output`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissingKind::Shard => "missing-shard",
+            MissingKind::Cell => "missing-cell",
+            MissingKind::Output => "missing-output",
+        }
+    }
+}
+
+/// One thing an incomplete merge lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MissingPart {
+    pub kind: MissingKind,
+    /// `shard 2/3`, a cell, a folder.
+    pub name: String,
+    pub message: String,
 }
 
 /// What a group of repeated runs of one cell says together: the agreed outcome (or `None` when
@@ -333,6 +428,7 @@ impl Summary {
                 scenario: first.run.scenario.clone(),
                 variant: first.run.variant.clone(),
                 cli: first.run.cli_label.clone(),
+                cli_spec: first.run.cli_spec.clone(),
                 outcome: stats.outcome,
                 agreement: stats.agreement,
                 runs: group.len(),
@@ -342,6 +438,10 @@ impl Summary {
                 dirs: group.iter().map(|(_, d)| d.clone()).collect(),
                 invariants: InvariantCell::of(&group.iter().map(|(r, _)| r).collect::<Vec<_>>()),
                 baseline: None,
+                contradicted_runs: group
+                    .iter()
+                    .filter(|(r, _)| !r.judgement.contradictions().is_empty())
+                    .count(),
             });
         }
         Summary {
@@ -350,16 +450,27 @@ impl Summary {
             cells,
             setup_errors: setup_errors.to_vec(),
             interrupted,
+            columns: vec![],
+            lost: vec![],
+            missing: vec![],
         }
+    }
+
+    /// Runs whose verdict contradicted their own timeline, over every cell.
+    pub fn contradicted_runs(&self) -> usize {
+        self.cells.iter().map(|c| c.contradicted_runs).sum()
     }
 
     pub fn all_match(&self) -> bool {
         self.cells.iter().all(|c| c.matches_expect != Some(false))
     }
 
-    /// No cell fails ([`CellSummary::fails`]): against the baseline when one was given.
+    /// No cell fails ([`CellSummary::fails`]): against the baseline when one was given; no
+    /// cell of the baseline is lost and nothing of a merge is missing.
     pub fn all_pass(&self) -> bool {
         !self.cells.iter().any(CellSummary::fails)
+            && self.lost.is_empty()
+            && self.missing.is_empty()
     }
 
     /// Cells that pass, fail, and regressed (a regression is also a failure).
@@ -381,8 +492,29 @@ impl Summary {
             };
             line.push_str(&format!(" ({regressions} {noun})"));
         }
+        if !self.lost.is_empty() {
+            line.push_str(&format!(
+                ", {} lost (in the baseline, not in this run)",
+                self.lost.len()
+            ));
+        }
         if !self.setup_errors.is_empty() {
             line.push_str(&format!(", {} could not run", self.setup_errors.len()));
+        }
+        let missing = |kind| self.missing.iter().filter(|m| m.kind == kind).count();
+        for (kind, one, many) in [
+            (MissingKind::Shard, "shard missing", "shards missing"),
+            (MissingKind::Cell, "cell missing", "cells missing"),
+            (
+                MissingKind::Output,
+                "folder without a matrix",
+                "folders without a matrix",
+            ),
+        ] {
+            let n = missing(kind);
+            if n > 0 {
+                line.push_str(&format!(", {n} {}", if n == 1 { one } else { many }));
+            }
         }
         line
     }

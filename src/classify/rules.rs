@@ -40,6 +40,13 @@ pub enum Decision<'a> {
     },
     /// The waiter got the notification.
     Woke { delivery: &'a Event, how: Woken<'a> },
+    /// The notification reached the waiter after an input to another agent by the stamps, but
+    /// the harness stalled in between: which came first is not measured.
+    OrderBlurred {
+        input: &'a Event,
+        delivery: &'a Event,
+        stall: &'a Event,
+    },
     /// The waiter's requests carried the notification, but injected faults broke every
     /// answer: the harness, not the CLI, kept it from the waiter.
     AnswersLost { first: &'a Event, attempts: usize },
@@ -93,18 +100,23 @@ impl Decision<'_> {
             | Decision::AnswersLost { .. }
             | Decision::CutBeforeTold { .. }
             | Decision::CrashedBeforeTold
+            | Decision::OrderBlurred { .. }
             | Decision::TooShort { .. } => Outcome::Unknown,
         }
     }
 
-    /// From the work's end to the request that told the waiter, where one did.
-    pub fn latency_ms(&self, f: &Facts) -> Option<f64> {
+    /// From the work's end to the request that told the waiter, where one did and the harness
+    /// ran throughout (a stall in between stamps the request late: not measured).
+    pub fn latency_ms(&self, tl: &Timeline, f: &Facts) -> Option<f64> {
         let told = match self {
             Decision::Woke { delivery, .. } | Decision::Queued { delivery, .. } => *delivery,
             Decision::FailedOnItsOwn { told, .. } => (*told)?,
             _ => return None,
         };
         let (end, _) = f.end.as_ref()?;
+        if f.end_from_notice || facts::stall_between(tl, end.t_ms, told.t_ms).is_some() {
+            return None;
+        }
         Some(facts::latency(end, told))
     }
 }
@@ -260,6 +272,18 @@ fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
     let delivery = facts::delivery(ctx.tl, ctx.f, told_from(ctx, end))?;
     let w = ctx.f.waiter;
     if let Some(input) = facts::queueing_input(ctx.tl, w, end.t_ms, delivery) {
+        // An input to another agent is judged by the order of stamps, which a stall blurs; a
+        // request that carried the input's words carried it whatever the stamps say.
+        let by_order = input.agent.as_deref() != Some(w);
+        if let Some(stall) = facts::stall_between(ctx.tl, end.t_ms, delivery.t_ms)
+            && by_order
+        {
+            return Some(Decision::OrderBlurred {
+                input,
+                delivery,
+                stall,
+            });
+        }
         return Some(Decision::Queued { input, delivery });
     }
     let finalized = facts::finalized_before(ctx.tl, w, end.t_ms);

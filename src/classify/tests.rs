@@ -494,7 +494,8 @@ fn hung_shape(d: Draw) -> Shape {
         None,
         EventKind::WorkOverdue {
             work: "bg".into(),
-            bound_s: d.end_t / 1000.0,
+            // Its bound passed by the end of the run: the work starts before the turn ends.
+            bound_s: (d.end_t - d.t1) / 1000.0,
         },
     ));
     s.witness.push("passes its");
@@ -564,9 +565,14 @@ fn build_case(kind: usize, d: Draw, t0: f64, noise_times: Vec<f64>) -> Case {
 }
 
 fn case_strategy() -> impl Strategy<Value = Case> {
+    case_strategy_of(0..SHAPES.len())
+}
+
+/// Cases of the shapes in `kinds` (indexes into [`SHAPES`]).
+fn case_strategy_of(kinds: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
     let waiter = prop_oneof![Just("main"), Just("worker")];
     (
-        0usize..SHAPES.len(),
+        kinds,
         waiter,
         10.0f64..500.0,    // t0
         10.0f64..2000.0,   // turn-end gap
@@ -638,7 +644,7 @@ proptest! {
         prop_assert!(!j.verdicts.is_empty());
         // Without any start of the watched work the evidence cannot decide.
         let started = events.iter().any(|e| matches!(&e.kind,
-            EventKind::ToolCall { track: Some(t), .. } if t == "bg")
+            EventKind::ToolCall { track: Some(t), .. } | EventKind::ToolCall { spawn: Some(t), .. } if t == "bg")
             || matches!(&e.kind, EventKind::TaskStarted { label: Some(l), .. } if l == "bg")
             || matches!(&e.kind, EventKind::TrackStarted { name, .. } if name == "bg"));
         if !started {
@@ -650,7 +656,61 @@ proptest! {
 
 fn arbitrary_event() -> impl Strategy<Value = Event> {
     let agent = prop_oneof![Just(None), Just(Some("main")), Just(Some("worker"))];
-    let kind = prop_oneof![
+    let kind = prop_oneof![base_kind(), rarer_kind()];
+    (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
+}
+
+/// Kinds the rules and the self-check read less often: a work agent's own events, the
+/// harness's marks (timers, stalls, faults, restarts), other notices.
+fn rarer_kind() -> impl Strategy<Value = EventKind> {
+    prop_oneof![
+        Just(EventKind::WorkOverdue {
+            work: "bg".into(),
+            bound_s: 3.0
+        }),
+        (0.0f64..10_000.0).prop_map(|until_ms| EventKind::HarnessStalled { until_ms }),
+        Just(EventKind::WorkSignalled {
+            work: "bg".into(),
+            fault: crate::scenario::FaultKind::KillTask,
+            signal: "SIGKILL".into(),
+            pids: vec![1],
+        }),
+        prop_oneof![
+            Just("killed"),
+            Just("failed"),
+            Just("stopped"),
+            Just("running")
+        ]
+        .prop_map(|s| EventKind::TaskNotified {
+            task_id: "b1".into(),
+            status: s.into(),
+            label: None,
+            summary: None
+        }),
+        Just(EventKind::ToolCall {
+            seq: 1,
+            tool: "Agent".into(),
+            tool_use_id: "a".into(),
+            background: true,
+            spawn: Some("bg".into()),
+            track: None,
+            teammate: None,
+            target: None,
+            inserted: false,
+        }),
+        Just(EventKind::TrackStarted {
+            name: "bg".into(),
+            pid: 1
+        }),
+        Just(EventKind::UserInput {
+            text: "x".into(),
+            why: InputReason::Scheduled
+        }),
+    ]
+}
+
+fn base_kind() -> impl Strategy<Value = EventKind> {
+    prop_oneof![
         (0u64..5, any::<bool>()).prop_map(|(seq, n)| EventKind::ModelRequest {
             seq,
             injected: None,
@@ -734,8 +794,7 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
         }),
         Just(EventKind::CeilingHit { ceiling_s: 1.0 }),
         Just(EventKind::hook(HookName::SubagentStart, 0, None)),
-    ];
-    (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
+    ]
 }
 
 /// The request that carries the notice reached the fake API 10 ms before the stdout line that
@@ -806,6 +865,7 @@ fn verdict_of(work: &str, outcome: Outcome) -> Verdict {
         witness: vec![],
         explanation: String::new(),
         facts: vec![],
+        contradiction: None,
     }
 }
 
@@ -836,6 +896,7 @@ fn the_primary_verdict_is_the_first_that_did_not_wake_else_the_first() {
         checks: vec![],
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     let mixed = judgement(vec![
         verdict_of("a", Outcome::Woke),
@@ -859,6 +920,7 @@ fn checks_pass_unless_one_with_an_expectation_failed() {
         checks,
         invariants: vec![],
         rejected_lines: vec![],
+        faults: vec![],
     };
     assert!(with(vec![]).checks_pass());
     assert!(with(vec![check_that(Some(true)), check_that(None)]).checks_pass());
@@ -1308,7 +1370,7 @@ fn another_works_hang_cuts_the_run_short_for_the_rest() {
     assert_eq!(
         bg.reason.as_deref(),
         Some(
-            "the run was cut short at 5.00 s (`other` passed its hang bound) before `bg` ended; what the CLI would have done next was not observed"
+            "the run was cut short at 5.00 s (`other` not seen to end within its hang bound) before `bg` ended; what the CLI would have done next was not observed"
         )
     );
 }
@@ -1959,6 +2021,7 @@ fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
         checks: vec![],
         invariants: vec![invariant],
         rejected_lines: vec![],
+        faults: vec![],
     };
     let declared = crate::checks::CheckResult {
         may_break: Some("measured".into()),
@@ -1982,4 +2045,194 @@ fn a_broken_invariant_fails_the_run_unless_the_scenario_declares_it() {
     );
     assert_eq!(matches(None, check_that(Some(true))), None);
     assert_eq!(matches(Some(Outcome::Woke), check_that(None)), Some(true));
+}
+
+/// A captured real run (`tests/fixtures/runs/NAME`) judged afresh with its saved plan.
+fn judge_fixture(name: &str) -> Judgement {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs")
+        .join(name);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
+    let info: RunInfo = serde_json::from_str(&read("run.json")).unwrap();
+    let plan: Plan = serde_json::from_str(&read("plan.json")).unwrap();
+    let timeline: Timeline = serde_json::from_str(&read("timeline.json")).unwrap();
+    judge_run(&info, &timeline, &plan, &Default::default())
+}
+
+/// 2.1.87 prints no `task_updated` line (the trigger of anthropics/claude-code#45581: five
+/// background agents ending within a second). Each worker's end is still on the timeline (its
+/// SubagentStop, the CLI's task_notification), and `main`'s requests carry each notification:
+/// all five woke, never "had not ended when the CLI exited".
+#[test]
+fn five_workers_on_a_version_without_task_updated_all_woke() {
+    let j = judge_fixture("five-at-once-2.1.87");
+    let woke: Vec<(&str, Outcome)> = j
+        .verdicts
+        .iter()
+        .map(|v| (v.work.as_str(), v.outcome))
+        .collect();
+    assert_eq!(
+        woke,
+        ["w1", "w2", "w3", "w4", "w5"].map(|w| (w, Outcome::Woke)),
+        "{:#?}",
+        j.verdicts
+    );
+    for v in &j.verdicts {
+        let latency = v.latency_ms.expect("a wake-up has a latency");
+        assert!((0.0..1000.0).contains(&latency), "{}: {latency}", v.work);
+    }
+}
+
+/// A harness stopped (SIGSTOP) across the hang deadline fired its timer late: the run was cut
+/// there, while `bg` had ended at 3.51 s (its tracker's stamp) and `main`'s request carrying
+/// the notice was read 1 ms after the cut. Never H1 ("no request carrying it"): the timer was
+/// the harness's lateness, so the verdict says that and decides nothing.
+#[test]
+fn a_hang_timer_fired_late_by_a_paused_harness_is_no_verdict() {
+    let j = judge_fixture("paused-harness");
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Unknown, "{:#?}", v);
+    assert!(
+        v.contradiction.is_none(),
+        "the rules, not the audit, see it: {v:#?}"
+    );
+    let reason = v.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("had ended at 3.51 s, within it: the harness's timer fired late"),
+        "{reason}"
+    );
+}
+
+/// The late timer, had the rules taken it for the work's hang or for silence, is caught by the
+/// self-check: the claims "had not ended" and "never told" both stand against the timeline.
+#[test]
+fn the_self_check_catches_claims_the_paused_run_contradicts() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/paused-harness");
+    let timeline: Timeline =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("timeline.json")).unwrap()).unwrap();
+    let watch = Watch {
+        waiter: "main".into(),
+        work: "bg".into(),
+        hang_after: Some(std::time::Duration::from_secs(13)),
+    };
+    let f = facts::gather(&timeline, &watch, EndReason::WorkHung);
+    let overdue = timeline
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::WorkOverdue { .. }))
+        .unwrap();
+    let hung = audit::audit(&timeline, &f, &rules::Decision::Hung { overdue }).unwrap();
+    assert_eq!(hung.claim, "`bg` had not ended when its hang bound passed");
+    assert!(
+        hung.fact
+            .starts_with("`bg`'s process ending (exit 0) at 3.51 s"),
+        "{hung:?}"
+    );
+    let silent = audit::audit(
+        &timeline,
+        &f,
+        &rules::Decision::NeverFired { observed_ms: 0.0 },
+    )
+    .unwrap();
+    assert_eq!(silent.claim, "`main` was never told of `bg`");
+    assert!(
+        silent
+            .fact
+            .contains("a model request of `main` carrying `bg`'s notification at 15.48 s"),
+        "{silent:?}"
+    );
+}
+
+/// Each (waiter, work) pair of `j`'s judgement with its facts and the rules' decision, on `tl`.
+fn decisions_of(
+    tl: &Timeline,
+    end: EndReason,
+    waiter: &str,
+) -> Vec<(String, Option<Contradiction>)> {
+    let observed = tl.observed(end);
+    let watch = Watch {
+        waiter: waiter.into(),
+        work: "bg".into(),
+        hang_after: None,
+    };
+    let f = facts::gather(&observed, &watch, end);
+    let Some(started) = f.started else {
+        return vec![];
+    };
+    let input = Input {
+        timeline: tl,
+        end: &end,
+        cli_exit: Some(&ExitDesc::Code(0)),
+        watch: &[],
+        checks: &[],
+        invariants: &[],
+        raw: &Default::default(),
+        settle_ms: 0.0,
+    };
+    let d = rules::decide(&rules::Ctx {
+        input: &input,
+        tl: &observed,
+        f: &f,
+        started,
+        crashed: rules::crashed(&input),
+    });
+    vec![(format!("{d:?}"), audit::audit(tl, &f, &d))]
+}
+
+use audit::Contradiction;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The self-check never fires on what the rules decide: not on any hypothesis's shape with
+    /// noise, not on arbitrary sequences of events.
+    #[test]
+    fn the_self_check_never_fires_on_the_rules_output(case in case_strategy()) {
+        let j = judge_events(case.events.clone(), case.waiter, case.end);
+        prop_assert!(j.contradictions().is_empty(), "{:#?}", j.verdicts);
+    }
+
+    #[test]
+    fn the_self_check_never_fires_on_arbitrary_sequences(
+        events in prop::collection::vec(arbitrary_event(), 0..40),
+        end in prop_oneof![Just(EndReason::Finished), Just(EndReason::Ceiling), Just(EndReason::CliEnded)],
+    ) {
+        for waiter in ["main", "worker"] {
+            let j = judge_events(events.clone(), waiter, end);
+            prop_assert!(j.contradictions().is_empty(), "{:#?}", j.verdicts);
+        }
+    }
+
+    /// A contradiction planted in the rules' output makes it fire: a run where the waiter was
+    /// told, decided as "never told" (H1) or "not resumable" (H2).
+    #[test]
+    fn a_planted_contradiction_fires(case in case_strategy_of(0..1)) {
+        prop_assert_eq!(case.expected, Outcome::Woke);
+        let tl = Timeline::new(case.events.clone());
+        let observed = tl.observed(case.end);
+        let watch = Watch { waiter: case.waiter.into(), work: "bg".into(), hang_after: None };
+        let f = facts::gather(&observed, &watch, case.end);
+        let planted = [
+            rules::Decision::NeverFired { observed_ms: 0.0 },
+            rules::Decision::PrintedNotDelivered { printed: f.started.unwrap(), observed_ms: 0.0 },
+        ];
+        for d in planted {
+            let c = audit::audit(&tl, &f, &d);
+            prop_assert!(c.is_some(), "{:?} was not caught", d);
+            prop_assert!(c.unwrap().claim.contains("was never told of `bg`"));
+        }
+    }
+}
+
+/// The rules' own decisions on the hypothesis shapes are each audited (not skipped): the
+/// audit sees a decision for every started work.
+#[test]
+fn every_decision_is_audited() {
+    let mut events = start("main", 100.0, 200.0);
+    events.push(track_end(1000.0, ExitDesc::Code(0)));
+    events.push(request(1100.0, "main", 3, &["b1"]));
+    let decided = decisions_of(&Timeline::new(events), EndReason::Finished, "main");
+    assert_eq!(decided.len(), 1);
+    assert!(decided[0].0.starts_with("Woke"), "{decided:?}");
+    assert_eq!(decided[0].1, None);
 }

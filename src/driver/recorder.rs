@@ -29,10 +29,8 @@ pub struct Live {
     started_tracks: HashSet<String>,
     /// Scenario label (agent or tracked command) -> the CLI's latest task id for it.
     pub task_ids: HashMap<String, String>,
-    /// Scenario label -> when its work started (the first task or process for it).
-    pub work_started: HashMap<String, Instant>,
-    /// The same start on the run clock (ms), as its event says: a source read late does
-    /// not move it.
+    /// Scenario label -> when its work started (the first task or process for it), on the run
+    /// clock (ms), as its event says: a source read late does not move it.
     pub work_started_ms: HashMap<String, f64>,
     awaiting_turn: bool,
     results: usize,
@@ -57,7 +55,6 @@ impl Live {
             ended_tracks: HashSet::new(),
             started_tracks: HashSet::new(),
             task_ids: HashMap::new(),
-            work_started: HashMap::new(),
             work_started_ms: HashMap::new(),
             awaiting_turn: false,
             tool_unavailable: None,
@@ -78,9 +75,6 @@ impl Live {
                 self.running_tasks.insert(task_id.clone());
                 if let Some(label) = label {
                     self.task_ids.insert(label.clone(), task_id.clone());
-                    self.work_started
-                        .entry(label.clone())
-                        .or_insert_with(Instant::now);
                     self.work_started_ms
                         .entry(label.clone())
                         .or_insert(event.t_ms);
@@ -109,9 +103,6 @@ impl Live {
                 self.running_tracks.insert(*pid);
                 self.track_pids.insert(name.clone(), *pid);
                 self.started_tracks.insert(name.clone());
-                self.work_started
-                    .entry(name.clone())
-                    .or_insert_with(Instant::now);
                 self.work_started_ms
                     .entry(name.clone())
                     .or_insert(event.t_ms);

@@ -22,6 +22,15 @@ use crate::scenario::{InputAction, MAIN_AGENT, Plan};
 /// How often the progress status is refreshed.
 const STATUS_EVERY: Duration = Duration::from_millis(250);
 
+/// A gap this long between two turns of the loop, which wakes at least every [`STATUS_EVERY`],
+/// means the harness itself did not run (it was stopped, or starved of CPU).
+const STALL_GAP: Duration = Duration::from_secs(1);
+
+/// After a stall, how long the loop reads what reached the harness meanwhile before it judges a
+/// hang bound again: the CLI's requests and the trackers' reports queued during the stall come
+/// first, so a late timer does not end a run whose work had ended.
+const CATCH_UP: Duration = Duration::from_millis(500);
+
 /// Why and how the loop ended.
 pub struct Ending {
     pub reason: EndReason,
@@ -66,9 +75,13 @@ pub async fn drive(
     let mut stream_open = true;
     let mut cancel_open = true;
     let mut last_status = Instant::now() - STATUS_EVERY;
+    let mut stalls = StallWatch::new();
     let (reason, detail) = 'run: loop {
         let now = Instant::now();
         let mut wake = ceiling_at.min(now + STATUS_EVERY);
+        if let Some(at) = stalls.catching_up_until(now) {
+            wake = wake.min(at);
+        }
         if let Some(at) = schedule.next_wake(&rec.live) {
             wake = wake.min(at);
         }
@@ -136,6 +149,7 @@ pub async fn drive(
             _ = tokio::time::sleep_until(wake) => {}
         }
         let now = Instant::now();
+        stalls.observe(rec, now);
         if last_status + STATUS_EVERY <= now {
             last_status = now;
             let phase = RunPhase::of(plan.driver.mode, schedule.closed(), rec.live.requests);
@@ -151,6 +165,7 @@ pub async fn drive(
         }
         if let Some((work, at)) = next_hang(plan, rec)
             && now >= at
+            && stalls.catching_up_until(now).is_none()
         {
             break hung(rec, plan, &work);
         }
@@ -289,16 +304,64 @@ async fn send(run: &mut Launched, rec: &mut Recorder, due: Due<'_>) {
     }
 }
 
-/// The earliest hang bound still pending: (work, when it passes).
+/// The earliest hang bound still pending: (work, when it passes). A bound runs from the work's
+/// start as its event is stamped (the run's clock), not from when the harness read it.
 fn next_hang(plan: &Plan, rec: &Recorder) -> Option<(String, Instant)> {
+    let (now, now_ms) = (Instant::now(), rec.now_ms());
     plan.watch
         .iter()
         .filter_map(|w| {
             let bound = w.hang_after?;
-            let started = rec.live.work_started.get(&w.work)?;
-            (!rec.live.work_ended(&w.work)).then(|| (w.work.clone(), *started + bound))
+            let started_ms = rec.live.work_started_ms.get(&w.work)?;
+            let due_ms = started_ms + bound.as_secs_f64() * 1000.0;
+            let at = if due_ms >= now_ms {
+                now + Duration::from_secs_f64((due_ms - now_ms) / 1000.0)
+            } else {
+                now.checked_sub(Duration::from_secs_f64((now_ms - due_ms) / 1000.0))
+                    .unwrap_or(now)
+            };
+            (!rec.live.work_ended(&w.work)).then(|| (w.work.clone(), at))
         })
         .min_by_key(|(_, at)| *at)
+}
+
+/// Notices when the harness itself stopped running (a gap between two turns of the loop),
+/// records it as [`EventKind::HarnessStalled`], and holds deadline judgements for a moment
+/// after it.
+struct StallWatch {
+    last_turn: Instant,
+    catch_up_until: Option<Instant>,
+}
+
+impl StallWatch {
+    fn new() -> StallWatch {
+        StallWatch {
+            last_turn: Instant::now(),
+            catch_up_until: None,
+        }
+    }
+
+    /// A turn of the loop at `now`: a stall since the last one is recorded.
+    fn observe(&mut self, rec: &mut Recorder, now: Instant) {
+        let gap = now.duration_since(self.last_turn);
+        self.last_turn = now;
+        if gap < STALL_GAP {
+            return;
+        }
+        let until_ms = rec.now_ms();
+        rec.push(Event {
+            t_ms: until_ms - gap.as_secs_f64() * 1000.0,
+            source: Source::Driver,
+            agent: None,
+            kind: EventKind::HarnessStalled { until_ms },
+        });
+        self.catch_up_until = Some(now + CATCH_UP);
+    }
+
+    /// When the catching up after a stall ends, while it lasts.
+    fn catching_up_until(&self, now: Instant) -> Option<Instant> {
+        self.catch_up_until.filter(|at| *at > now)
+    }
 }
 
 fn hung(rec: &mut Recorder, plan: &Plan, work: &str) -> (EndReason, Option<String>) {

@@ -164,8 +164,12 @@ pub fn describe(e: &Event) -> String {
         EventKind::Interrupted { signal: None } => "run interrupted".into(),
         EventKind::HarnessFailed { what } => format!("the harness failed: {what}"),
         EventKind::WorkOverdue { work, bound_s } => {
-            format!("`{work}` still running past its {bound_s:.1} s hang bound")
+            format!("`{work}` not seen to end within its {bound_s:.1} s hang bound")
         }
+        EventKind::HarnessStalled { until_ms } => format!(
+            "the harness stalled until {} (stopped or starved): what reached it meanwhile is stamped late",
+            super::secs(*until_ms)
+        ),
         EventKind::Leftover { pid, command } => {
             format!("leftover process {pid} `{command}` killed")
         }

@@ -111,7 +111,8 @@ impl LaneMap {
             | EventKind::CeilingHit { .. }
             | EventKind::Interrupted { .. }
             | EventKind::HarnessFailed { .. }
-            | EventKind::WorkOverdue { .. } => Lane::Driver,
+            | EventKind::WorkOverdue { .. }
+            | EventKind::HarnessStalled { .. } => Lane::Driver,
             EventKind::CliExited { .. } => Lane::Session,
             _ => self.agent_lane(e),
         }

@@ -304,8 +304,13 @@ pub enum EventKind {
     /// The harness's own machinery failed (its supervisor died, the fake API stopped): the
     /// run was cut short.
     HarnessFailed { what: String },
-    /// Watched work was still running past the hang bound its scenario declares.
+    /// The harness's timer for watched work's hang bound fired: the work was not seen to end
+    /// by then. Whether it really ran past its bound is judged from the recorded stamps
+    /// (`classify`), since a paused or starved harness fires its timers late.
     WorkOverdue { work: String, bound_s: f64 },
+    /// The harness itself did not run from this moment until `until_ms` (it was stopped, or
+    /// starved of CPU): what reached it meanwhile was stamped late, and its timers fired late.
+    HarnessStalled { until_ms: f64 },
     /// A process the run started was still alive after cleanup and had to be killed.
     Leftover { pid: u32, command: String },
     /// A fact read from a transcript (seed 004's rules).

@@ -191,6 +191,60 @@ impl RunInfo {
             self.cli_spec.clone()
         }
     }
+
+    /// The simulator profile that ran, if the simulator did.
+    pub fn profile(&self) -> Option<&str> {
+        match &self.backend {
+            BackendKind::Sim { profile } => Some(profile),
+            BackendKind::Claude => None,
+        }
+    }
+
+    /// Its column's title ([`column_title`]).
+    pub fn column_title(&self) -> String {
+        let version = self
+            .cli_version_reported
+            .as_deref()
+            .unwrap_or(&self.cli_version);
+        column_title(
+            &self.column(),
+            version,
+            self.cli_channel.as_ref(),
+            self.profile(),
+        )
+    }
+}
+
+/// A matrix column's title, the same in every report: the CLI as asked for, then what it stood
+/// for when that says more. `latest (2.1.337, agent-sdk 0.3.337)`, `2.1.219`, and for the
+/// simulator its profile, not the simulator's own version: `2.1.228 (sim: fixed)`.
+pub fn column_title(
+    spec: &str,
+    version: &str,
+    channel: Option<&Channel>,
+    profile: Option<&str>,
+) -> String {
+    let said: Vec<String> = match profile {
+        Some(p) if spec == format!("sim:{p}") => vec![],
+        Some(p) => vec![format!("sim: {p}")],
+        None => {
+            let mut said = Vec::new();
+            if !version.is_empty() && version != spec {
+                said.push(version.to_string());
+            }
+            said.extend(
+                channel
+                    .filter(|c| c.note().is_some())
+                    .map(Channel::describe),
+            );
+            said
+        }
+    };
+    if said.is_empty() {
+        spec.to_string()
+    } else {
+        format!("{spec} ({})", said.join(", "))
+    }
 }
 
 fn complete_by_default() -> bool {

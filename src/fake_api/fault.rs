@@ -389,6 +389,7 @@ mod tests {
             seconds: 1.0,
             delay_ms: 10,
             line: 1,
+            optional: false,
         }
     }
 

@@ -7,13 +7,18 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::shards::{CellKey, Identity, ShardPos};
+use super::identity::CellKey;
+use super::identity::Identity;
+use super::shards::ShardPos;
 use crate::classify::Outcome;
-use crate::classify::result::{Against, BaselineMark, CellStats, RunResult, Summary};
+use crate::classify::result::{
+    Against, BaselineMark, CellStats, ColumnHead, LostCell, RunResult, Summary,
+};
 
-/// 2: the identity of the whole matrix and the shard (older files read as unsharded, with no
-/// identity).
-pub const MATRIX_SCHEMA: u32 = 2;
+/// 3: the identity records the resolved versions, the scenarios' contents, the backend, the run
+/// settings and what was left out by design; 2: the identity of the whole matrix and the shard
+/// (older files read as unsharded, with no identity). Every older schema still reads.
+pub const MATRIX_SCHEMA: u32 = 3;
 
 /// One cell: a scenario variant on one CLI, over all its repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -29,6 +34,9 @@ pub struct MatrixCell {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_channel: Option<crate::backend::channel::Channel>,
     pub cli_label: String,
+    /// The simulator profile standing in for the version, when the simulator ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The agreed outcome; `None` when repetitions disagree (flaky).
     pub outcome: Option<Outcome>,
     pub agreement: String,
@@ -106,6 +114,17 @@ impl MatrixCell {
 
     fn row(&self) -> String {
         format!("{}/{}", self.scenario, self.variant)
+    }
+
+    /// What ran, as a comparison names it: `2.1.335 (agent-sdk 0.3.335)`, `sim: fixed`.
+    pub fn version_text(&self) -> String {
+        match &self.profile {
+            Some(p) => format!("sim: {p}"),
+            None => crate::backend::channel::version_with_channel(
+                &self.cli_version,
+                self.cli_channel.as_ref(),
+            ),
+        }
     }
 
     /// [`MatrixCell::short`], then how it stands against the baseline when there is one:
@@ -190,6 +209,7 @@ impl Matrix {
                     .unwrap_or_else(|| first.run.cli_version.clone()),
                 cli_channel: first.run.cli_channel.clone(),
                 cli_label: first.run.cli_label.clone(),
+                profile: first.run.profile().map(str::to_string),
                 cli_spec: spec,
                 outcome: stats.outcome,
                 agreement: stats.agreement,
@@ -234,26 +254,29 @@ impl Matrix {
             .find(|c| c.row() == row && c.cli_spec == column)
     }
 
-    /// `latest (2.1.332)`, `latest (2.1.335, agent-sdk 0.3.335)`, `2.1.335 (agent-sdk
-    /// 0.3.335)`, `2.1.219`.
-    fn column_title(&self, column: &str) -> String {
+    /// `latest (2.1.332)`, `latest (2.1.335, agent-sdk 0.3.335)`, `2.1.228 (sim: fixed)`,
+    /// `2.1.219` ([`crate::evidence::run::column_title`], as every report titles it).
+    pub fn column_title(&self, column: &str) -> String {
         let Some(cell) = self.cells.iter().find(|c| c.cli_spec == column) else {
             return column.to_string();
         };
-        let channel = cell
-            .cli_channel
-            .as_ref()
-            .and_then(|c| c.note().map(|_| c.describe()));
-        let mut said: Vec<String> = Vec::new();
-        if !cell.cli_version.is_empty() && cell.cli_version != column {
-            said.push(cell.cli_version.clone());
-        }
-        said.extend(channel);
-        if said.is_empty() {
-            column.to_string()
-        } else {
-            format!("{column} ({})", said.join(", "))
-        }
+        crate::evidence::run::column_title(
+            column,
+            &cell.cli_version,
+            cell.cli_channel.as_ref(),
+            cell.profile.as_deref(),
+        )
+    }
+
+    /// The columns in their order, each with its title (for the page).
+    pub fn column_heads(&self) -> Vec<ColumnHead> {
+        self.columns
+            .iter()
+            .map(|c| ColumnHead {
+                spec: c.clone(),
+                title: self.column_title(c),
+            })
+            .collect()
     }
 
     /// The matrix as a Markdown table (versions as columns, scenarios as rows).
@@ -358,8 +381,32 @@ pub struct Comparison {
     pub changes: Vec<Change>,
     /// Cells in the matrix that the baseline does not have.
     pub new: Vec<String>,
-    /// Cells in the baseline that this matrix does not have.
-    pub missing: Vec<String>,
+    /// Cells in the baseline that this matrix does not cover: lost coverage, each a failure.
+    pub missing: Vec<Lost>,
+    /// Cells in the baseline that this matrix meant to run and has no runs of (a CLI that
+    /// could not start, a shard not merged): each fails as what happened to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrun: Vec<String>,
+    /// How the matrix was made unlike the baseline, compared anyway on purpose
+    /// (`--compare-across-settings`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub across_settings: Vec<String>,
+}
+
+/// A cell of the baseline the compared matrix does not cover, with its baseline verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Lost {
+    pub scenario: String,
+    pub variant: String,
+    pub cli_spec: String,
+    pub before: String,
+    pub before_version: String,
+}
+
+impl Lost {
+    fn name(&self) -> String {
+        format!("{}/{} on {}", self.scenario, self.variant, self.cli_spec)
+    }
 }
 
 fn is_good(c: &MatrixCell) -> Option<bool> {
@@ -505,16 +552,34 @@ impl Comparison {
                 cli_spec: cell.cli_spec.clone(),
                 before: before.agreement.clone(),
                 after: cell.agreement.clone(),
-                before_version: before.cli_version.clone(),
-                after_version: cell.cli_version.clone(),
+                before_version: before.version_text(),
+                after_version: cell.version_text(),
                 kind,
                 why,
             });
         }
+        // A cell the matrix meant to run is not lost coverage: what kept it from running
+        // (a setup failure, a missing shard) is said as such.
+        let planned = |key: &CellKey| {
+            current
+                .identity
+                .as_ref()
+                .is_some_and(|id| id.cells.contains(key))
+        };
         for b in &baseline.cells {
-            if !current.cells.iter().any(|c| c.key() == b.key()) {
-                out.missing
-                    .push(format!("{}/{} on {}", b.scenario, b.variant, b.cli_spec));
+            if current.cells.iter().any(|c| c.key() == b.key()) {
+                continue;
+            }
+            if planned(&b.cell_key()) {
+                out.unrun.push(b.cell_key().to_string());
+            } else {
+                out.missing.push(Lost {
+                    scenario: b.scenario.clone(),
+                    variant: b.variant.clone(),
+                    cli_spec: b.cli_spec.clone(),
+                    before: b.agreement.clone(),
+                    before_version: b.version_text(),
+                });
             }
         }
         out.changes
@@ -527,6 +592,16 @@ impl Comparison {
             .iter()
             .filter(|c| c.kind == ChangeKind::Regression)
             .count()
+    }
+
+    /// Cells of the baseline not covered (lost coverage).
+    pub fn lost(&self) -> usize {
+        self.missing.len()
+    }
+
+    /// Whether the comparison fails the invocation: a regression, or coverage lost.
+    pub fn fails(&self) -> bool {
+        self.regressions() > 0 || self.lost() > 0
     }
 
     pub fn improvements(&self) -> usize {
@@ -565,7 +640,8 @@ impl Comparison {
         }
     }
 
-    /// Marks every cell of `summary` (cells of `current`) against the baseline `baseline`.
+    /// Marks every cell of `summary` (cells of `current`) against the baseline `baseline`,
+    /// and lists the baseline's cells it lost.
     pub fn mark_summary(&self, summary: &mut Summary, current: &Matrix, baseline: &str) {
         for cell in &mut summary.cells {
             let of_matrix = current.cells.iter().find(|m| {
@@ -573,42 +649,64 @@ impl Comparison {
             });
             cell.baseline = of_matrix.map(|m| self.mark(m, baseline));
         }
-    }
-
-    /// The changed cells first, as lines.
-    pub fn lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .changes
+        summary.lost = self
+            .missing
             .iter()
-            .map(|c| {
-                format!(
-                    "{} {}/{} on {}: {} ({}) -> {} ({}): {}",
-                    match c.kind {
-                        ChangeKind::Regression => "REGRESSION",
-                        ChangeKind::Improvement => "improvement",
-                    },
-                    c.scenario,
-                    c.variant,
-                    c.cli_spec,
-                    c.before,
-                    c.before_version,
-                    c.after,
-                    c.after_version,
-                    c.why
-                )
+            .map(|l| LostCell {
+                scenario: l.scenario.clone(),
+                variant: l.variant.clone(),
+                cli_spec: l.cli_spec.clone(),
+                before: l.before.clone(),
+                before_version: l.before_version.clone(),
+                baseline: baseline.to_string(),
             })
             .collect();
+    }
+
+    /// The changed cells first, as lines (after what was compared across settings).
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .across_settings
+            .iter()
+            .map(|d| format!("comparing across settings on purpose: {d}"))
+            .collect();
+        let changes = self.changes.iter().map(|c| {
+            format!(
+                "{} {}/{} on {}: {} ({}) -> {} ({}): {}",
+                match c.kind {
+                    ChangeKind::Regression => "REGRESSION",
+                    ChangeKind::Improvement => "improvement",
+                },
+                c.scenario,
+                c.variant,
+                c.cli_spec,
+                c.before,
+                c.before_version,
+                c.after,
+                c.after_version,
+                c.why
+            )
+        });
+        lines.extend(changes);
         lines.extend(
             self.new
                 .iter()
                 .map(|n| format!("new cell (not in the baseline): {n}")),
         );
+        lines.extend(self.missing.iter().map(|m| {
+            format!(
+                "LOST COVERAGE {}: in the baseline ({} on {}), not in this run",
+                m.name(),
+                m.before,
+                m.before_version
+            )
+        }));
         lines.extend(
-            self.missing
+            self.unrun
                 .iter()
-                .map(|m| format!("missing cell (in the baseline only): {m}")),
+                .map(|m| format!("not run (in the baseline, planned here): {m}")),
         );
-        if lines.is_empty() {
+        if lines.len() == self.across_settings.len() {
             lines.push("no change against the baseline".into());
         }
         lines
@@ -624,24 +722,6 @@ impl Comparison {
     }
 }
 
-/// The cells of shard `i` of `n` (1-based): the cells sorted by key (scenario, variant, CLI
-/// spec), then every n-th from the i-th. Every shard of one matrix sees the same cell list, so
-/// shards never overlap, together cover every cell, and differ in size by one at most.
-pub fn take_shard<T>(
-    mut cells: Vec<T>,
-    shard: Option<(usize, usize)>,
-    key: impl Fn(&T) -> (String, String, String),
-) -> Vec<T> {
-    let Some((i, n)) = shard else { return cells };
-    cells.sort_by_key(|c| key(c));
-    cells
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| k % n == i - 1)
-        .map(|(_, c)| c)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,6 +734,7 @@ mod tests {
             cli_version: spec.into(),
             cli_channel: None,
             cli_label: format!("claude-{spec}"),
+            profile: None,
             outcome: Some(outcome),
             agreement: format!("{outcome} 1/1"),
             runs: 1,
@@ -851,6 +932,7 @@ mod tests {
             checks: vec![],
             invariants: vec![],
             rejected_lines: vec![],
+            faults: vec![],
         };
         RunResult::new(&info, judgement)
     }
@@ -941,14 +1023,14 @@ mod tests {
             c.lines(),
             [
                 "new cell (not in the baseline): fresh/print on latest",
-                "missing cell (in the baseline only): gone/print on latest",
+                "LOST COVERAGE gone/print on latest: in the baseline (woke 1/1 on latest), not in this run",
             ]
         );
         assert!(
             after.markdown(Some(&c)).starts_with(
                 "# wakeprobe matrix\n\n## Changes against the baseline\n\n\
                  - new cell (not in the baseline): fresh/print on latest\n\
-                 - missing cell (in the baseline only): gone/print on latest\n\n| scenario |"
+                 - LOST COVERAGE gone/print on latest: in the baseline (woke 1/1 on latest), not in this run\n\n| scenario |"
             ),
             "{}",
             after.markdown(Some(&c))
@@ -1036,26 +1118,5 @@ mod tests {
             "{:?}",
             c.lines()
         );
-    }
-
-    #[test]
-    fn shards_partition_the_cells() {
-        let keys: Vec<(String, String, String)> = (0..60)
-            .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
-            .collect();
-        let key = |k: &(String, String, String)| k.clone();
-        for n in 1..7 {
-            let shards: Vec<Vec<(String, String, String)>> = (1..=n)
-                .map(|i| take_shard(keys.clone(), Some((i, n)), key))
-                .collect();
-            for k in &keys {
-                let owners = shards.iter().filter(|s| s.contains(k)).count();
-                assert_eq!(owners, 1, "{k:?} in exactly one of {n} shards");
-            }
-            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
-            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
-            assert!(max - min <= 1, "balanced: {sizes:?}");
-        }
-        assert_eq!(take_shard(keys.clone(), None, key).len(), 60);
     }
 }

@@ -7,11 +7,13 @@
 pub mod bisect;
 pub mod grid;
 pub mod history;
+pub mod identity;
 pub mod minimize;
 pub mod nemesis;
 pub mod progress;
 pub mod shards;
 pub mod threshold;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -96,6 +98,23 @@ impl Job {
         format!("{}/{}", self.scenario.name, self.variant)
     }
 
+    /// The run as a log line names it: `top-level-control/session on latest (2.1.337) #2`
+    /// (the version as asked, what it resolved to when that differs, the repetition).
+    pub fn log_name(&self) -> String {
+        let resolved = match &self.cli.kind {
+            crate::backend::BackendKind::Claude if self.cli.version != self.cli.spec => {
+                format!(" ({})", self.cli.version)
+            }
+            _ => String::new(),
+        };
+        format!(
+            "{} on {}{resolved} #{}",
+            self.title(),
+            self.cli.spec,
+            self.repetition
+        )
+    }
+
     /// The command that reproduces this cell alone.
     pub fn command(&self) -> String {
         let mut cmd = format!(
@@ -142,7 +161,7 @@ pub struct ExecOptions {
     pub template: PathBuf,
     pub keep: bool,
     pub network: NetworkPolicy,
-    pub progress: bool,
+    pub progress: progress::Display,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -205,6 +224,7 @@ pub async fn execute(
         statuses.clone(),
         progress::Plan {
             // In the order the runs start: the time left schedules the rest in that order.
+            keys: order.iter().map(|&i| jobs[i].title()).collect(),
             ceilings: order.iter().map(|&i| plans[i].driver.ceiling).collect(),
             slots: opts.jobs.max(1),
         },
@@ -228,11 +248,16 @@ pub async fn execute(
                 ceiling_s: plan.driver.ceiling.as_secs_f64(),
                 ..LiveStatus::default()
             }));
-            board.started(&job.title());
+            let name = job.log_name();
+            board.started(&name);
             statuses
                 .lock()
                 .expect("status list")
-                .push((job.title(), status.clone()));
+                .push(progress::Running {
+                    name: name.clone(),
+                    key: job.title(),
+                    status: status.clone(),
+                });
             console::emit(&Message::RunStarted {
                 scenario: &job.scenario.name,
                 variant: &job.variant,
@@ -243,9 +268,10 @@ pub async fn execute(
             statuses
                 .lock()
                 .expect("status list")
-                .retain(|(_, s)| !Arc::ptr_eq(s, &status));
+                .retain(|r| !Arc::ptr_eq(&r.status, &status));
             emit_finished(&job, &outcome);
             board.finished(
+                &name,
                 &job.title(),
                 outcome.as_ref().map(|(_, r, _)| r).map_err(String::as_str),
             );
@@ -564,7 +590,7 @@ mod tests {
         assert_eq!(cells.len(), 4);
         let mut ran = Vec::new();
         for i in 1..=3 {
-            let wanted = grid::take_shard(cells.clone(), Some((i, 3)), |c| {
+            let wanted = shards::take_shard(cells.clone(), Some((i, 3)), |c| {
                 (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
             });
             let mine = jobs_of_cells(jobs.clone(), &wanted);
@@ -599,7 +625,7 @@ mod tests {
             template: PathBuf::from("/nonexistent"),
             keep: false,
             network: NetworkPolicy::Host,
-            progress: false,
+            progress: progress::Display::Off,
         };
         let (_tx, cancel) = tokio::sync::watch::channel(None);
         let e = execute(vec![bad], &opts, cancel).await.unwrap_err();

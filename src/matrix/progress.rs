@@ -1,10 +1,15 @@
 //! The progress display while runs wait (indicatif, on stderr). On a terminal: one line for the
-//! invocation (runs done, elapsed, the time left: estimated from the measured durations of the
-//! runs that finished, or bounded by the runs' ceilings before any has) and
-//! one line per running run (its real phase, its time, its requests, hooks and tasks), each cut
-//! to the terminal's width, with a line per finished run printed above them; everything is
-//! cleared before the results are printed. When stderr is not a terminal: plain start and
-//! finish lines.
+//! invocation (runs done, elapsed, the time left) and one line per running run (its real
+//! phase, its time, its requests, hooks and tasks), each cut to the terminal's width, with a
+//! line per finished run printed above them; everything is cleared before the results are
+//! printed. When stderr is not a terminal (a CI log): plain start and finish lines, each naming
+//! the run's version and repetition, a finish line saying the time left; `--quiet` keeps only
+//! the finish lines.
+//!
+//! The time left: before any run has finished, an upper bound (each run to its ceiling); after,
+//! an estimate: a run takes what runs of its scenario variant took (the median), else its
+//! ceiling scaled by how much of their ceilings the finished runs used. The short runs finish
+//! first, so taking their length for every run would say "0s left" while the long ones run.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,14 +24,34 @@ use crate::driver::{LiveStatus, StatusHandle};
 /// How often the running lines are refreshed.
 const TICK: Duration = Duration::from_millis(200);
 
-/// The runs under way, by title, with their live status.
-pub type Statuses = Arc<Mutex<Vec<(String, StatusHandle)>>>;
+/// A run under way: its name as lines show it, the key runs alike share (scenario/variant),
+/// and its live status.
+pub struct Running {
+    pub name: String,
+    pub key: String,
+    pub status: StatusHandle,
+}
 
-/// What the invocation will run: each job's ceiling (in the order they start) and how many
-/// run at once.
+/// The runs under way.
+pub type Statuses = Arc<Mutex<Vec<Running>>>;
+
+/// What the invocation will run, in the order the runs start: each run's key (runs of one
+/// scenario variant take alike) and ceiling; and how many run at once.
 pub struct Plan {
+    pub keys: Vec<String>,
     pub ceilings: Vec<Duration>,
     pub slots: usize,
+}
+
+/// What the display shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    /// Everything: the live display on a terminal, start and finish lines off one.
+    Full,
+    /// One line per finished run and nothing else (`--quiet`: a CI log).
+    Finished,
+    /// Nothing.
+    Off,
 }
 
 #[derive(Clone)]
@@ -34,14 +59,20 @@ pub struct Board {
     inner: Arc<Inner>,
 }
 
+/// A finished run, as the estimate reads it.
+struct Measured {
+    key: String,
+    duration_s: f64,
+    ceiling_s: f64,
+}
+
 struct Inner {
     statuses: Statuses,
     plan: Plan,
     started: AtomicUsize,
     done: AtomicUsize,
-    /// How long each finished run took, in seconds.
-    measured: Mutex<Vec<f64>>,
-    enabled: bool,
+    measured: Mutex<Vec<Measured>>,
+    display: Display,
     /// The terminal's display, when stderr is one.
     live: Option<Live>,
     stop: AtomicBool,
@@ -57,8 +88,8 @@ struct Live {
 }
 
 impl Board {
-    pub fn start(statuses: Statuses, plan: Plan, enabled: bool) -> Board {
-        let live = (enabled && std::io::stderr().is_terminal())
+    pub fn start(statuses: Statuses, plan: Plan, display: Display) -> Board {
+        let live = (display == Display::Full && std::io::stderr().is_terminal())
             .then(|| Live::new(&plan, ProgressDrawTarget::stderr()));
         let inner = Arc::new(Inner {
             statuses,
@@ -66,7 +97,7 @@ impl Board {
             started: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             measured: Mutex::default(),
-            enabled,
+            display,
             live,
             stop: AtomicBool::new(false),
             ticker: Mutex::new(None),
@@ -86,15 +117,15 @@ impl Board {
     }
 
     /// A run began.
-    pub fn started(&self, title: &str) {
-        if let Some(line) = self.inner.count_start(title) {
+    pub fn started(&self, name: &str) {
+        if let Some(line) = self.inner.count_start(name) {
             eprintln!("{line}");
         }
     }
 
-    /// A run ended, with its result, or with why it could not run.
-    pub fn finished(&self, title: &str, result: Result<&RunResult, &str>) {
-        let (done, line) = self.inner.count_finish(title, result);
+    /// A run of `key` ended, with its result, or with why it could not run.
+    pub fn finished(&self, name: &str, key: &str, result: Result<&RunResult, &str>) {
+        let (done, line) = self.inner.count_finish(name, key, result);
         let Some(line) = line else { return };
         match &self.inner.live {
             Some(live) => {
@@ -122,19 +153,17 @@ impl Board {
     }
 }
 
-/// `done (not-resumable as expected, 6.0s)`, or `failed to run: WHY`.
+/// `not-resumable as expected, 6.0s`, or `failed to run: WHY`.
 fn detail(result: Result<&RunResult, &str>) -> String {
     match result {
         Ok(r) => {
             let expect = match r.matches_expect {
+                _ if !r.judgement.contradictions().is_empty() => " CONTRADICTED: a wakeprobe bug",
                 Some(true) => " as expected",
                 Some(false) => " UNEXPECTED",
                 None => "",
             };
-            format!(
-                "done ({}{expect}, {:.1}s)",
-                r.judgement.outcome, r.run.duration_s
-            )
+            format!("{}{expect}, {:.1}s", r.judgement.outcome, r.run.duration_s)
         }
         Err(why) => format!("failed to run: {}", crate::console::printable(why)),
     }
@@ -178,20 +207,36 @@ impl Live {
     }
 }
 
+/// How long a run is expected to take.
+struct Expected {
+    length: f64,
+    /// The median share of their ceilings the finished runs took (1 before any finished).
+    share: f64,
+    /// Whether `length` was measured on runs of the same key (not scaled from others').
+    measured: bool,
+}
+
+/// A running run as the time left reads it.
+struct Under {
+    key: String,
+    status: LiveStatus,
+}
+
 impl Inner {
-    /// Counts a run's start; returns the plain line that announces it (none when the display
-    /// is off or live on a terminal).
-    fn count_start(&self, title: &str) -> Option<String> {
+    /// Counts a run's start; returns the plain line that announces it (only with the whole
+    /// display off a terminal).
+    fn count_start(&self, name: &str) -> Option<String> {
         let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
-        (self.enabled && self.live.is_none())
-            .then(|| format!("[start {n}/{}] {title}", self.plan.ceilings.len()))
+        (self.display == Display::Full && self.live.is_none())
+            .then(|| format!("[start {n}/{}] {name}", self.plan.ceilings.len()))
     }
 
-    /// Counts a run's end; returns how many are done and the line that says so (none when the
-    /// display is off).
+    /// Counts a run's end; returns how many are done and the line that says so, with the time
+    /// left while runs remain (none when the display is off).
     fn count_finish(
         &self,
-        title: &str,
+        name: &str,
+        key: &str,
         result: Result<&RunResult, &str>,
     ) -> (usize, Option<String>) {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
@@ -199,53 +244,73 @@ impl Inner {
             self.measured
                 .lock()
                 .expect("measured durations")
-                .push(r.run.duration_s);
+                .push(Measured {
+                    key: key.to_string(),
+                    duration_s: r.run.duration_s,
+                    ceiling_s: r.run.ceiling_s,
+                });
         }
-        let line = self.enabled.then(|| {
-            format!(
-                "[{done}/{}] {title} {}",
-                self.plan.ceilings.len(),
-                detail(result)
-            )
-        });
-        (done, line)
+        if self.display == Display::Off {
+            return (done, None);
+        }
+        let total = self.plan.ceilings.len();
+        let mut line = format!("[{done}/{total}] {name}: {}", detail(result));
+        // Off a terminal (a CI log), where no live line shows the time left.
+        if done < total && self.live.is_none() {
+            line.push_str(&format!(" · {}", self.left_text(&self.running())));
+        }
+        (done, Some(line))
+    }
+
+    /// The runs under way, with their status now.
+    fn running(&self) -> Vec<Under> {
+        self.statuses
+            .lock()
+            .expect("status list")
+            .iter()
+            .map(|r| Under {
+                key: r.key.clone(),
+                status: r.status.lock().expect("status").clone(),
+            })
+            .collect()
+    }
+
+    /// `about 1m10s left (measured)`, or `at most 3m00s left (ceilings)` before any run ended.
+    fn left_text(&self, running: &[Under]) -> String {
+        let left = clock(self.time_left(running));
+        if self.measured.lock().expect("measured durations").is_empty() {
+            format!("at most {left} left (ceilings)")
+        } else {
+            format!("about {left} left (measured)")
+        }
     }
 
     /// Redraws the live display for a terminal of `rows` rows.
     fn draw(&self, rows: usize) {
         let Some(live) = &self.live else { return };
-        let running: Vec<(String, LiveStatus)> = self
+        let shown: Vec<(String, LiveStatus)> = self
             .statuses
             .lock()
             .expect("status list")
             .iter()
-            .map(|(title, s)| (title.clone(), s.lock().expect("status").clone()))
+            .map(|r| (r.name.clone(), r.status.lock().expect("status").clone()))
             .collect();
-        let lines = live.fit_lines(running.len(), rows);
-        for (line, (title, s)) in lines.iter().zip(&running) {
+        let lines = live.fit_lines(shown.len(), rows);
+        for (line, (name, s)) in lines.iter().zip(&shown) {
             line.set_message(format!(
-                "{title} {} {:.1}s · req {} · hooks {} · tasks {}",
+                "{name} {} {:.1}s · req {} · hooks {} · tasks {}",
                 s.phase, s.elapsed_s, s.requests, s.hooks, s.running_tasks
             ));
             line.tick();
         }
-        let hidden = running.len().saturating_sub(lines.len());
+        let hidden = shown.len().saturating_sub(lines.len());
         drop(lines);
         let elapsed = live.began.elapsed();
-        let left = match self.typical_run() {
-            Some(typical) => format!(
-                "about {} left (measured)",
-                clock(self.time_left_with(&running, Some(typical)))
-            ),
-            None => format!(
-                "at most {} left (ceilings)",
-                clock(self.time_left(&running))
-            ),
-        };
         let mut msg = format!(
-            "elapsed {} · {left} · {} running",
+            "elapsed {} · {} · {} running",
             clock(elapsed),
-            running.len()
+            self.left_text(&self.running()),
+            shown.len()
         );
         if hidden > 0 {
             msg.push_str(&format!(" ({hidden} not shown)"));
@@ -253,37 +318,67 @@ impl Inner {
         live.overall.set_message(msg);
     }
 
-    /// An upper bound of the time left: running runs end by their ceilings, and the runs not
-    /// started yet take the slots that free first, each for its whole ceiling.
-    fn time_left(&self, running: &[(String, LiveStatus)]) -> Duration {
-        self.time_left_with(running, None)
+    /// How long a run of `key` with this ceiling is expected to take: what finished runs of
+    /// its key took (their median), else its ceiling scaled by the median share of their
+    /// ceilings the finished runs took; its whole ceiling before any run finished. Also that
+    /// share (1 before any run finished).
+    fn expected(&self, key: &str, ceiling_s: f64) -> Expected {
+        let measured = self.measured.lock().expect("measured durations");
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let alike: Vec<f64> = measured
+            .iter()
+            .filter(|m| m.key == key)
+            .map(|m| m.duration_s)
+            .collect();
+        let share = median(
+            measured
+                .iter()
+                .filter(|m| m.ceiling_s > 0.0)
+                .map(|m| (m.duration_s / m.ceiling_s).min(1.0))
+                .collect(),
+        )
+        .unwrap_or(1.0);
+        let of_key = median(alike);
+        Expected {
+            length: of_key.unwrap_or(share * ceiling_s).min(ceiling_s),
+            share,
+            measured: of_key.is_some(),
+        }
     }
 
-    /// The median duration of the runs that finished, once one has.
-    fn typical_run(&self) -> Option<f64> {
-        let mut measured = self.measured.lock().expect("measured durations").clone();
-        measured.sort_by(f64::total_cmp);
-        measured.get(measured.len() / 2).copied()
-    }
-
-    /// The time left when each run takes `typical` seconds (never past its ceiling; a running
-    /// run already past it is taken to end now), or its whole ceiling when `typical` is `None`:
-    /// the runs not started yet take the slots that free first.
-    fn time_left_with(&self, running: &[(String, LiveStatus)], typical: Option<f64>) -> Duration {
-        let length = |ceiling: f64| typical.map_or(ceiling, |t| t.min(ceiling));
+    /// The time left: each running run its expected length less what it ran; when that length
+    /// is only scaled from other runs, or the run is past it, never less than the share of its
+    /// remaining ceiling the finished runs used (a run still going has not ended: it is not
+    /// "0s" away); never past its ceiling. Then the runs not started yet, in their order, each
+    /// onto the slot that frees first.
+    fn time_left(&self, running: &[Under]) -> Duration {
+        let keys = &self.plan.keys;
         let ceilings = &self.plan.ceilings;
         let started = self.started.load(Ordering::SeqCst).min(ceilings.len());
         let mut slots: Vec<f64> = running
             .iter()
-            .map(|(_, s)| (length(s.ceiling_s) - s.elapsed_s).max(0.0))
+            .map(|r| {
+                let (elapsed, ceiling) = (r.status.elapsed_s, r.status.ceiling_s);
+                let expected = self.expected(&r.key, ceiling);
+                let to_ceiling = (ceiling - elapsed).max(0.0);
+                let left = expected.length - elapsed;
+                let left = match expected.measured && left > 0.0 {
+                    true => left,
+                    false => left.max(expected.share * to_ceiling),
+                };
+                left.clamp(0.0, to_ceiling)
+            })
             .collect();
         slots.resize(self.plan.slots.max(1).max(slots.len()), 0.0);
-        for ceiling in &ceilings[started..] {
+        for (key, ceiling) in keys.iter().zip(ceilings).skip(started) {
             let first_free = slots
                 .iter_mut()
                 .min_by(|a, b| a.total_cmp(b))
                 .expect("at least one slot");
-            *first_free += length(ceiling.as_secs_f64());
+            *first_free += self.expected(key, ceiling.as_secs_f64()).length;
         }
         Duration::from_secs_f64(slots.into_iter().fold(0.0, f64::max))
     }
@@ -331,8 +426,10 @@ fn clock(d: Duration) -> String {
 mod tests {
     use super::*;
 
+    /// Runs of one key `k` with these ceilings, `slots` at once, `started` of them started.
     fn board(ceilings: &[u64], slots: usize, started: usize) -> Inner {
         let plan = Plan {
+            keys: ceilings.iter().map(|_| "k".to_string()).collect(),
             ceilings: ceilings.iter().map(|s| Duration::from_secs(*s)).collect(),
             slots,
         };
@@ -342,17 +439,17 @@ mod tests {
             started: AtomicUsize::new(started),
             done: AtomicUsize::new(0),
             measured: Mutex::default(),
-            enabled: false,
+            display: Display::Off,
             live: None,
             stop: AtomicBool::new(false),
             ticker: Mutex::new(None),
         }
     }
 
-    /// A board showing plain lines (`enabled`), with nothing started.
-    fn plain_board(runs: usize, enabled: bool) -> Board {
+    /// A board showing `display`, with nothing started.
+    fn plain_board(runs: usize, display: Display) -> Board {
         let mut inner = board(&vec![60; runs], 1, 0);
-        inner.enabled = enabled;
+        inner.display = display;
         Board {
             inner: Arc::new(inner),
         }
@@ -361,7 +458,7 @@ mod tests {
     /// A board with a live display drawn nowhere, `running` runs under way.
     fn live_board(running: usize) -> Inner {
         let mut inner = board(&[60; 40], 40, running);
-        inner.enabled = true;
+        inner.display = Display::Full;
         inner.live = Some(Live::new(&inner.plan, ProgressDrawTarget::hidden()));
         for i in 0..running {
             let status = LiveStatus {
@@ -370,72 +467,82 @@ mod tests {
                 requests: 2,
                 ..LiveStatus::default()
             };
-            inner
-                .statuses
-                .lock()
-                .unwrap()
-                .push((format!("run{i}"), Arc::new(Mutex::new(status))));
+            inner.statuses.lock().unwrap().push(Running {
+                name: format!("run{i}"),
+                key: "k".into(),
+                status: Arc::new(Mutex::new(status)),
+            });
         }
         inner
     }
 
-    /// A run of the seed fixture judged `not-resumable` in 6 s, matching its expectation or not.
+    /// A run of the seed fixture judged `not-resumable` in 6 s (of a 60 s ceiling), matching
+    /// its expectation or not.
     fn result(matches_expect: Option<bool>) -> RunResult {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/runs/seed000-print/run.json");
         let mut info: crate::evidence::run::RunInfo =
             serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
         info.duration_s = 6.04;
+        info.ceiling_s = 60.0;
         let judgement = crate::classify::Judgement {
             outcome: crate::classify::Outcome::NotResumable,
             verdicts: vec![],
             checks: vec![],
             invariants: vec![],
             rejected_lines: vec![],
+            faults: vec![],
         };
         let mut r = RunResult::new(&info, judgement);
         r.matches_expect = matches_expect;
         r
     }
 
-    /// Off a terminal, each start and end is a line counting runs from 1 of all; the end says
-    /// the verdict, whether it was expected, and the time. With the display off: no lines.
+    /// Off a terminal, each start and end is a line counting runs from 1 of all, naming the
+    /// run; the end says the verdict, whether it was expected, the time, and the time left
+    /// while runs remain. `--quiet` keeps the end lines only; with the display off, no line.
     #[test]
     fn plain_lines_count_runs_from_one_of_all() {
-        let b = plain_board(3, true);
-        assert_eq!(b.inner.count_start("a").as_deref(), Some("[start 1/3] a"));
+        let b = plain_board(3, Display::Full);
+        let name = "x/print on 2.1.228 #1";
+        assert_eq!(
+            b.inner
+                .count_start("a/print on latest (2.1.337) #1")
+                .as_deref(),
+            Some("[start 1/3] a/print on latest (2.1.337) #1")
+        );
         b.started("b");
         assert_eq!(b.inner.count_start("c").as_deref(), Some("[start 3/3] c"));
-        b.finished("a", Err("no CLI"));
-        let line = |r: Result<&RunResult, &str>| b.inner.count_finish("x", r).1.unwrap();
+        let line = |r: Result<&RunResult, &str>| b.inner.count_finish(name, "k", r).1.unwrap();
+        assert_eq!(
+            line(Err("no CLI")),
+            "[1/3] x/print on 2.1.228 #1: failed to run: no CLI · at most 0s left (ceilings)"
+        );
         assert_eq!(
             line(Ok(&result(Some(true)))),
-            "[2/3] x done (not-resumable as expected, 6.0s)"
+            "[2/3] x/print on 2.1.228 #1: not-resumable as expected, 6.0s · about 0s left (measured)"
         );
         assert_eq!(
             line(Ok(&result(Some(false)))),
-            "[3/3] x done (not-resumable UNEXPECTED, 6.0s)"
+            "[3/3] x/print on 2.1.228 #1: not-resumable UNEXPECTED, 6.0s"
         );
         assert_eq!(
             line(Ok(&result(None))),
-            "[4/3] x done (not-resumable, 6.0s)"
-        );
-        assert_eq!(
-            line(Err(
-                "reports/x/run.json: No space left on device (os error 28)"
-            )),
-            "[5/3] x failed to run: reports/x/run.json: No space left on device (os error 28)"
+            "[4/3] x/print on 2.1.228 #1: not-resumable, 6.0s"
         );
 
-        let off = plain_board(3, false);
+        let quiet = plain_board(3, Display::Finished);
+        assert_eq!(quiet.inner.count_start("a"), None, "no start line");
+        assert!(quiet.inner.count_finish("a", "k", Err("x")).1.is_some());
+        let off = plain_board(3, Display::Off);
         assert_eq!(off.inner.count_start("a"), None);
-        assert_eq!(off.inner.count_finish("a", Err("x")), (1, None));
+        assert_eq!(off.inner.count_finish("a", "k", Err("x")), (1, None));
     }
 
     /// A started run no longer waits for a slot: the time left counts it by its status only.
     #[test]
     fn a_started_run_leaves_the_queue_of_the_time_left() {
-        let b = plain_board(3, false);
+        let b = plain_board(3, Display::Off);
         assert_eq!(b.inner.time_left(&[]), Duration::from_secs(180));
         b.started("a");
         assert_eq!(b.inner.time_left(&[]), Duration::from_secs(120));
@@ -488,44 +595,70 @@ mod tests {
         }
     }
 
-    fn running(elapsed: &[f64]) -> Vec<(String, LiveStatus)> {
+    fn running(key: &str, elapsed: &[f64]) -> Vec<Under> {
         elapsed
             .iter()
-            .map(|e| {
-                (
-                    "x".to_string(),
-                    LiveStatus {
-                        elapsed_s: *e,
-                        ceiling_s: 60.0,
-                        ..LiveStatus::default()
-                    },
-                )
+            .map(|e| Under {
+                key: key.into(),
+                status: LiveStatus {
+                    elapsed_s: *e,
+                    ceiling_s: 60.0,
+                    ..LiveStatus::default()
+                },
             })
             .collect()
     }
 
-    /// Once a run has finished, the time left is estimated from the measured durations (their
-    /// median), not the ceilings: two slots, runs of 60 s ceilings that take 12 s each, two
-    /// running for 10 s and 4 s, two waiting: 8 + 12 = 20 s, where the ceilings say 116 s.
+    fn measured(b: &Inner, key: &str, durations: &[f64]) {
+        b.measured
+            .lock()
+            .unwrap()
+            .extend(durations.iter().map(|d| Measured {
+                key: key.into(),
+                duration_s: *d,
+                ceiling_s: 60.0,
+            }));
+    }
+
+    /// Once runs of a key have finished, that key's runs take their median: two slots, 60 s
+    /// ceilings, runs taking 12 s, two running for 10 s and 4 s, two waiting: 8 + 12 = 20 s.
     #[test]
     fn the_eta_uses_the_measured_durations_of_finished_runs() {
         let b = board(&[60, 60, 60, 60], 2, 2);
-        assert_eq!(b.typical_run(), None);
         assert_eq!(
-            b.time_left(&running(&[10.0, 4.0])),
+            b.time_left(&running("k", &[10.0, 4.0])),
             Duration::from_secs(116)
         );
-        b.measured.lock().unwrap().extend([12.0, 11.0, 40.0]);
-        assert_eq!(b.typical_run(), Some(12.0));
+        measured(&b, "k", &[12.0, 11.0, 40.0]);
         assert_eq!(
-            b.time_left_with(&running(&[10.0, 4.0]), b.typical_run()),
+            b.time_left(&running("k", &[10.0, 4.0])),
             Duration::from_secs(20)
         );
-        // A run already past the typical length is taken to end now, never below zero.
+    }
+
+    /// The short runs finish first: their length is not every run's. Long runs of another key
+    /// still running past what the short ones took are not about to end ("about 0s left" while
+    /// half the runs remain): they take the share of their ceiling the finished runs took, and
+    /// one past that is taken to need as long again.
+    #[test]
+    fn short_runs_finishing_first_do_not_make_the_long_ones_end_now() {
+        let b = board(&[60, 60, 60, 60], 2, 4);
+        measured(&b, "short", &[3.0, 3.0]);
+        // Two long runs under way for 20 s: expected at the finished runs' share of their
+        // ceiling (3 s of 60), already past it: they take that share of what is left of
+        // their ceilings (2 s), not nothing.
         assert_eq!(
-            b.time_left_with(&running(&[30.0, 30.0]), b.typical_run()),
-            Duration::from_secs(12)
+            b.time_left(&running("long", &[20.0, 20.0])),
+            Duration::from_secs(2)
         );
+        // Once a long run finished, its key's median decides: 50 s, 30 s left.
+        measured(&b, "long", &[50.0]);
+        assert_eq!(
+            b.time_left(&running("long", &[20.0, 20.0])),
+            Duration::from_secs(30)
+        );
+        // Never past the ceiling: a run at 59 s of 60 has at most 1 s.
+        assert!(b.time_left(&running("long", &[59.0])) <= Duration::from_secs(1));
     }
 
     #[test]
@@ -534,7 +667,7 @@ mod tests {
         // slot free first (in 10 s) takes one, then the other: at most 10 + 30 + 30 = 70 s.
         let b = board(&[60, 60, 30, 30], 2, 2);
         assert_eq!(
-            b.time_left(&running(&[10.0, 50.0])),
+            b.time_left(&running("k", &[10.0, 50.0])),
             Duration::from_secs(70)
         );
         // Nothing started: four runs onto two slots.

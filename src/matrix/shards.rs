@@ -1,88 +1,16 @@
-//! A matrix's identity and its shards: what `matrix --shard i/n` records about the whole it
-//! belongs to (the versions as asked, scenarios, variants, `--set` values, repeats and the full
-//! cell list), and the checks `merge` makes before it trusts shard outputs: every shard of
-//! `1..=n` present exactly once, all of one matrix, and every cell of the matrix with its runs.
+//! A matrix's shards: which shard an output is, and the checks `merge` makes before it trusts
+//! shard outputs. Outputs of different matrices (their identities differ, see `identity`) or a
+//! shard given twice are refused; a shard or a cell that is missing is said (exit 6) while the
+//! rest still merges, so one failed runner does not hide the other shards' findings.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::identity::CellKey;
+use super::identity::Identity;
+use crate::classify::result::{MissingKind, MissingPart};
 use crate::report::plural;
-
-/// One cell of a matrix, by key: a scenario variant on a CLI as asked for.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct CellKey {
-    pub scenario: String,
-    pub variant: String,
-    pub cli_spec: String,
-}
-
-impl std::fmt::Display for CellKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}/{} on {}", self.scenario, self.variant, self.cli_spec)
-    }
-}
-
-/// What makes a matrix this matrix. Every shard of one matrix records the same identity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Identity {
-    /// The versions as asked for (`latest` stays `latest`).
-    pub versions: Vec<String>,
-    /// The scenarios' names.
-    pub scenarios: Vec<String>,
-    /// The `--variant` filter (empty: every variant).
-    pub variants: Vec<String>,
-    /// The `--set` values, `KEY=VALUE`.
-    pub sets: Vec<String>,
-    /// `--sim-version` mappings, `VERSION=PROFILE`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sim_versions: Vec<String>,
-    /// Runs per cell.
-    pub repeat: u32,
-    /// Every cell of the whole matrix (all shards together), sorted.
-    pub cells: Vec<CellKey>,
-}
-
-impl Identity {
-    /// The first field in which two identities differ, in words.
-    pub fn difference(&self, other: &Identity) -> Option<String> {
-        let list = |v: &[String]| {
-            if v.is_empty() {
-                "(none)".to_string()
-            } else {
-                v.join(",")
-            }
-        };
-        let fields: [(&str, String, String); 5] = [
-            ("versions", list(&self.versions), list(&other.versions)),
-            ("scenarios", list(&self.scenarios), list(&other.scenarios)),
-            ("variants", list(&self.variants), list(&other.variants)),
-            ("--set values", list(&self.sets), list(&other.sets)),
-            (
-                "--sim-version mappings",
-                list(&self.sim_versions),
-                list(&other.sim_versions),
-            ),
-        ];
-        for (what, a, b) in fields {
-            if a != b {
-                return Some(format!("{what} {a} vs {b}"));
-            }
-        }
-        if self.repeat != other.repeat {
-            return Some(format!("--repeat {} vs {}", self.repeat, other.repeat));
-        }
-        (self.cells != other.cells).then(|| {
-            format!(
-                "cell lists of {} and {} cells",
-                self.cells.len(),
-                other.cells.len()
-            )
-        })
-    }
-}
 
 /// Which shard a matrix output is: `index` of `count`, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -97,11 +25,10 @@ impl std::fmt::Display for ShardPos {
     }
 }
 
-/// Why shard outputs cannot be merged into one trustworthy matrix (exit code 6).
+/// Why shard outputs cannot be merged at all: they are not the parts of one matrix (exit code
+/// 6, nothing written: a merged page would mix matrices).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MergeError {
-    #[error("{dir}: no matrix.json in it: not a matrix output (did its shard fail to start?)")]
-    NoMatrix { dir: String },
     #[error(
         "{dir}: its matrix.json records no identity (written by an older wakeprobe): it cannot be checked against the other shards"
     )]
@@ -118,10 +45,71 @@ pub enum MergeError {
         second: String,
         difference: String,
     },
-    #[error("missing shard(s) of {count}: {missing}")]
-    MissingShards { count: usize, missing: String },
+}
+
+/// What the outputs of one matrix lack to be the whole of it. They still merge, and the merge
+/// says what it lacks, in every output, and exits 6.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum Missing {
+    #[error("no shard output given to merge")]
+    NoShards,
+    #[error("{dir}: no matrix.json in it: not a matrix output (did its shard fail to start?)")]
+    NoMatrix { dir: String },
+    #[error("missing shard(s) of {count}: {}", list_shards(missing))]
+    Shards {
+        count: usize,
+        missing: Vec<ShardPos>,
+    },
     #[error("{} missing from the merged runs: {}", plural(missing.len(), "cell", "cells"), list_cells(missing))]
-    MissingCells { missing: Vec<String> },
+    Cells { missing: Vec<String> },
+}
+
+fn list_shards(shards: &[ShardPos]) -> String {
+    shards
+        .iter()
+        .map(ShardPos::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Missing {
+    /// One part per thing missing (a shard, a cell, a folder's output), as the summary and
+    /// JUnit (an error case each) name them.
+    pub fn parts(&self) -> Vec<MissingPart> {
+        let part = |kind, name: String, message: String| MissingPart {
+            kind,
+            name,
+            message,
+        };
+        match self {
+            Missing::NoShards => vec![part(MissingKind::Shard, "no shard".into(), self.to_string())],
+            Missing::NoMatrix { dir } => {
+                vec![part(MissingKind::Output, dir.clone(), self.to_string())]
+            }
+            Missing::Shards { count, missing } => missing
+                .iter()
+                .map(|pos| {
+                    part(
+                        MissingKind::Shard,
+                        format!("shard {pos}"),
+                        format!(
+                            "missing shard(s) of {count}: {pos}: no output of it was given to merge (did its runner fail?)"
+                        ),
+                    )
+                })
+                .collect(),
+            Missing::Cells { missing } => missing
+                .iter()
+                .map(|cell| {
+                    part(
+                        MissingKind::Cell,
+                        cell.clone(),
+                        format!("{cell}: missing from the merged runs (its shard was cut short?)"),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 fn list_cells(cells: &[String]) -> String {
@@ -146,8 +134,19 @@ pub struct ShardOutput<'a> {
     pub shard: Option<ShardPos>,
 }
 
-/// Checks that shard outputs are all the shards of one matrix, each once; returns its identity.
-pub fn check_shards<'a>(outputs: &[ShardOutput<'a>]) -> Result<&'a Identity, MergeError> {
+/// Shard outputs found to be parts of one matrix: its identity, how many shards it has, and
+/// which of them were not given.
+#[derive(Debug, PartialEq)]
+pub struct OneMatrix<'a> {
+    pub identity: &'a Identity,
+    pub count: usize,
+    pub present: Vec<usize>,
+    pub missing: Option<Missing>,
+}
+
+/// Checks that shard outputs are shards of one matrix, each once; returns its identity and
+/// the shards not given (`None`: no output given at all).
+pub fn check_shards<'a>(outputs: &[ShardOutput<'a>]) -> Result<Option<OneMatrix<'a>>, MergeError> {
     let mut identity: Option<(&'a Identity, &str)> = None;
     let mut seen: BTreeMap<usize, &str> = BTreeMap::new();
     let mut count = None;
@@ -182,33 +181,43 @@ pub fn check_shards<'a>(outputs: &[ShardOutput<'a>]) -> Result<&'a Identity, Mer
             });
         }
     }
-    let (identity, _) = identity.ok_or(MergeError::MissingShards {
-        count: 0,
-        missing: "no shard given".into(),
-    })?;
+    let Some((identity, _)) = identity else {
+        return Ok(None);
+    };
     let count = count.unwrap_or(1);
-    let missing: Vec<String> = (1..=count)
+    let missing: Vec<ShardPos> = (1..=count)
         .filter(|i| !seen.contains_key(i))
-        .map(|i| format!("{i}/{count}"))
+        .map(|index| ShardPos { index, count })
         .collect();
-    if !missing.is_empty() {
-        return Err(MergeError::MissingShards {
-            count,
-            missing: missing.join(", "),
-        });
-    }
-    Ok(identity)
+    Ok(Some(OneMatrix {
+        identity,
+        count,
+        present: seen.into_keys().collect(),
+        missing: (!missing.is_empty()).then_some(Missing::Shards { count, missing }),
+    }))
 }
 
-/// Cells of the identity with fewer runs than `repeat` among `present` (one key per run).
-pub fn check_cells(identity: &Identity, present: &[CellKey]) -> Result<(), MergeError> {
+/// The cells of the given shards with fewer runs than `repeat` among `present` (one key per
+/// run): a cell of a shard not given is that shard's absence, said once.
+pub fn check_cells(matrix: &OneMatrix, present: &[CellKey]) -> Option<Missing> {
+    let identity = matrix.identity;
     let mut counts: BTreeMap<&CellKey, u32> = BTreeMap::new();
     for key in present {
         *counts.entry(key).or_default() += 1;
     }
+    let expected: Vec<CellKey> = matrix
+        .present
+        .iter()
+        .flat_map(|&i| {
+            take_shard(identity.cells.clone(), Some((i, matrix.count)), |c| {
+                (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
+            })
+        })
+        .collect();
     let missing: Vec<String> = identity
         .cells
         .iter()
+        .filter(|cell| expected.contains(cell))
         .filter_map(|cell| {
             let n = counts.get(cell).copied().unwrap_or(0);
             match n {
@@ -220,11 +229,25 @@ pub fn check_cells(identity: &Identity, present: &[CellKey]) -> Result<(), Merge
             }
         })
         .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(MergeError::MissingCells { missing })
-    }
+    (!missing.is_empty()).then_some(Missing::Cells { missing })
+}
+
+/// The cells of shard `i` of `n` (1-based): the cells sorted by key (scenario, variant, CLI
+/// spec), then every n-th from the i-th. Every shard of one matrix sees the same cell list, so
+/// shards never overlap, together cover every cell, and differ in size by one at most.
+pub fn take_shard<T>(
+    mut cells: Vec<T>,
+    shard: Option<(usize, usize)>,
+    key: impl Fn(&T) -> (String, String, String),
+) -> Vec<T> {
+    let Some((i, n)) = shard else { return cells };
+    cells.sort_by_key(|c| key(c));
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 #[cfg(test)]
@@ -232,22 +255,7 @@ mod tests {
     use super::*;
 
     fn identity(versions: &[&str]) -> Identity {
-        Identity {
-            versions: versions.iter().map(|v| v.to_string()).collect(),
-            scenarios: vec!["a".into()],
-            variants: vec![],
-            sets: vec!["bg_seconds=1".into()],
-            sim_versions: vec![],
-            repeat: 1,
-            cells: versions
-                .iter()
-                .map(|v| CellKey {
-                    scenario: "a".into(),
-                    variant: "print".into(),
-                    cli_spec: v.to_string(),
-                })
-                .collect(),
-        }
+        crate::matrix::identity::tests::identity(versions)
     }
 
     fn out<'a>(dir: &str, id: &'a Identity, i: usize, n: usize) -> ShardOutput<'a> {
@@ -258,29 +266,51 @@ mod tests {
         }
     }
 
+    /// The whole matrix, given as one output.
+    fn whole(id: &Identity) -> OneMatrix<'_> {
+        OneMatrix {
+            identity: id,
+            count: 1,
+            present: vec![1],
+            missing: None,
+        }
+    }
+
     #[test]
     fn all_shards_of_one_matrix_pass() {
         let id = identity(&["1", "2"]);
         let outs = [out("s2", &id, 2, 2), out("s1", &id, 1, 2)];
-        assert_eq!(check_shards(&outs), Ok(&id));
-        let whole = [ShardOutput {
+        let one = check_shards(&outs).unwrap().unwrap();
+        assert_eq!((one.identity, one.count, one.missing), (&id, 2, None));
+        let alone = [ShardOutput {
             dir: "w".into(),
             identity: Some(&id),
             shard: None,
         }];
-        assert_eq!(check_shards(&whole), Ok(&id), "an unsharded matrix is 1/1");
+        assert_eq!(
+            check_shards(&alone),
+            Ok(Some(whole(&id))),
+            "an unsharded matrix is 1/1"
+        );
+        assert_eq!(check_shards(&[]), Ok(None), "nothing given");
     }
 
+    /// A shard not given is said (the rest merges); one given twice, or of another matrix,
+    /// refuses the merge.
     #[test]
-    fn a_missing_twice_given_or_foreign_shard_is_refused() {
+    fn a_missing_shard_is_said_and_a_twice_given_or_foreign_one_refused() {
         let id = identity(&["1", "2"]);
         let other = identity(&["1", "3"]);
+        let one = check_shards(&[out("s1", &id, 1, 3), out("s3", &id, 3, 3)])
+            .unwrap()
+            .unwrap();
+        let missing = one.missing.unwrap();
+        assert_eq!(missing.to_string(), "missing shard(s) of 3: 2/3");
+        let parts = missing.parts();
+        assert_eq!(parts.len(), 1);
         assert_eq!(
-            check_shards(&[out("s1", &id, 1, 3), out("s3", &id, 3, 3)]),
-            Err(MergeError::MissingShards {
-                count: 3,
-                missing: "2/3".into()
-            })
+            (parts[0].kind, parts[0].name.as_str()),
+            (MissingKind::Shard, "shard 2/3")
         );
         assert!(matches!(
             check_shards(&[out("a", &id, 1, 2), out("b", &id, 1, 2)]),
@@ -305,45 +335,6 @@ mod tests {
         ));
     }
 
-    /// `merge` names the first thing in which two shards' matrices differ.
-    #[test]
-    fn two_matrices_differ_by_their_first_differing_field() {
-        let id = identity(&["1", "2"]);
-        let differs = |change: fn(&mut Identity)| {
-            let mut other = id.clone();
-            change(&mut other);
-            id.difference(&other)
-        };
-        assert_eq!(id.difference(&id.clone()), None);
-        assert_eq!(
-            differs(|o| o.scenarios = vec!["a".into(), "b".into()]).as_deref(),
-            Some("scenarios a vs a,b")
-        );
-        assert_eq!(
-            differs(|o| o.variants = vec!["print".into()]).as_deref(),
-            Some("variants (none) vs print")
-        );
-        assert_eq!(
-            differs(|o| o.sets.clear()).as_deref(),
-            Some("--set values bg_seconds=1 vs (none)")
-        );
-        assert_eq!(
-            differs(|o| o.sim_versions = vec!["2.1.9=fixed".into()]).as_deref(),
-            Some("--sim-version mappings (none) vs 2.1.9=fixed")
-        );
-        assert_eq!(
-            differs(|o| o.repeat = 3).as_deref(),
-            Some("--repeat 1 vs 3")
-        );
-        assert_eq!(
-            differs(|o| {
-                o.cells.pop();
-            })
-            .as_deref(),
-            Some("cell lists of 2 and 1 cells")
-        );
-    }
-
     /// A shard given twice is named by its position, with both folders.
     #[test]
     fn a_shard_given_twice_names_both_folders() {
@@ -357,36 +348,68 @@ mod tests {
     fn many_missing_cells_are_listed_eight_then_counted() {
         let versions: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
         let id = identity(&versions.iter().map(String::as_str).collect::<Vec<_>>());
-        let e = check_cells(&id, &[]).unwrap_err().to_string();
+        let e = check_cells(&whole(&id), &[]).unwrap().to_string();
         assert!(
             e.starts_with("10 cells missing from the merged runs: a/print on 1; a/print on 2;"),
             "{e}"
         );
         assert!(e.ends_with("a/print on 8; and 2 more"), "{e}");
-        let e = check_cells(&id, &id.cells[2..]).unwrap_err().to_string();
+        let e = check_cells(&whole(&id), &id.cells[2..])
+            .unwrap()
+            .to_string();
         assert_eq!(
             e,
             "2 cells missing from the merged runs: a/print on 1; a/print on 2"
         );
-        let eight = identity(&versions[..8].iter().map(String::as_str).collect::<Vec<_>>());
-        let e = check_cells(&eight, &[]).unwrap_err().to_string();
-        assert!(e.ends_with("a/print on 7; a/print on 8"), "{e}");
     }
 
     #[test]
     fn a_cell_without_its_runs_is_missing() {
         let mut id = identity(&["1", "2"]);
         let present = vec![id.cells[0].clone()];
-        let e = check_cells(&id, &present).unwrap_err();
+        let e = check_cells(&whole(&id), &present).unwrap();
         assert_eq!(
             e.to_string(),
             "1 cell missing from the merged runs: a/print on 2"
         );
         id.repeat = 2;
-        let e = check_cells(&id, &[id.cells[0].clone(), id.cells[1].clone()]).unwrap_err();
+        let e = check_cells(&whole(&id), &[id.cells[0].clone(), id.cells[1].clone()]).unwrap();
         assert!(e.to_string().contains("2 cells missing"), "{e}");
         assert!(e.to_string().contains("a/print on 1 (1 of 2 runs)"), "{e}");
         let all: Vec<CellKey> = id.cells.iter().chain(id.cells.iter()).cloned().collect();
-        assert_eq!(check_cells(&id, &all), Ok(()));
+        assert_eq!(check_cells(&whole(&id), &all), None);
+    }
+
+    /// The cells of a shard not given are that shard's absence, not cells missing each.
+    #[test]
+    fn the_cells_of_a_missing_shard_are_not_counted_again() {
+        let id = identity(&["1", "2", "3", "4"]);
+        let one = check_shards(&[out("s1", &id, 1, 2)]).unwrap().unwrap();
+        let first = take_shard(id.cells.clone(), Some((1, 2)), |c| {
+            (c.scenario.clone(), c.variant.clone(), c.cli_spec.clone())
+        });
+        assert_eq!(check_cells(&one, &first), None);
+        assert!(check_cells(&one, &first[1..]).is_some());
+    }
+
+    #[test]
+    fn shards_partition_the_cells() {
+        let keys: Vec<(String, String, String)> = (0..60)
+            .map(|i| (format!("s{i}"), "v".to_string(), format!("2.1.{i}")))
+            .collect();
+        let key = |k: &(String, String, String)| k.clone();
+        for n in 1..7 {
+            let shards: Vec<Vec<(String, String, String)>> = (1..=n)
+                .map(|i| take_shard(keys.clone(), Some((i, n)), key))
+                .collect();
+            for k in &keys {
+                let owners = shards.iter().filter(|s| s.contains(k)).count();
+                assert_eq!(owners, 1, "{k:?} in exactly one of {n} shards");
+            }
+            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
+            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(max - min <= 1, "balanced: {sizes:?}");
+        }
+        assert_eq!(take_shard(keys.clone(), None, key).len(), 60);
     }
 }

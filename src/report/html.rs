@@ -6,7 +6,6 @@
 //! and Mermaid source inline and links to its files, and the passing runs collapsed below.
 //! No script, no external resource: every link is a relative path to a file that exists.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -163,16 +162,32 @@ fn run_order(summary: &Summary, runs: &[PageRun]) -> Vec<usize> {
     order
 }
 
-/// The failing cells, regressions first, each linking to its first run.
+/// What an incomplete merge lacks, then the cells of the baseline this invocation lost, then
+/// the failing cells, regressions first, each linking to its first run.
 fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String {
     let mut cells: Vec<&CellSummary> = summary.cells.iter().filter(|c| c.fails()).collect();
-    if cells.is_empty() {
+    if cells.is_empty() && summary.lost.is_empty() && summary.missing.is_empty() {
         return String::new();
     }
     cells.sort_by_key(|c| Standing::of(c));
     let mut out = String::from("<h2>Failing</h2>\n<ul class=\"failing\">\n");
+    for part in &summary.missing {
+        let _ = writeln!(
+            out,
+            "<li class=\"fail missing\">{}</li>",
+            prose(&part.message)
+        );
+    }
+    for lost in &summary.lost {
+        let _ = writeln!(
+            out,
+            "<li class=\"fail lost\">{}: {}</li>",
+            esc(&lost.name()),
+            prose(&lost.sentence())
+        );
+    }
     for cell in cells {
-        let name = format!("{}/{} on {}", cell.scenario, cell.variant, cell.cli);
+        let name = format!("{}/{} on {}", cell.scenario, cell.variant, column_of(cell));
         let why = match &cell.baseline {
             Some(mark) if mark.against == crate::classify::result::Against::Regression => {
                 mark.sentence(&cell.agreement)
@@ -294,14 +309,67 @@ fn anchor(n: usize) -> String {
     format!("run-{}", n + 1)
 }
 
+/// The column a cell is in: the CLI as asked for, or its label in files without a spec.
+fn column_of(cell: &CellSummary) -> &str {
+    if cell.cli_spec.is_empty() {
+        &cell.cli
+    } else {
+        &cell.cli_spec
+    }
+}
+
+/// The grid's columns (key, title): a matrix's in the order asked; otherwise each CLI that
+/// ran, in version order (semver, never as text: 2.1.87 before 2.1.207), the others after.
+fn columns(summary: &Summary, runs: &[PageRun]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = summary
+        .columns
+        .iter()
+        .map(|c| (c.spec.clone(), c.title.clone()))
+        .collect();
+    let mut more: Vec<(Option<semver::Version>, String, String)> = Vec::new();
+    let keys = summary
+        .cells
+        .iter()
+        .map(column_of)
+        .chain(summary.lost.iter().map(|l| l.cli_spec.as_str()));
+    for key in keys {
+        if out.iter().any(|(k, _)| k == key) || more.iter().any(|(_, k, _)| k == key) {
+            continue;
+        }
+        let run = runs.iter().find(|r| r.result.run.column() == key);
+        let version = run.and_then(|r| semver::Version::parse(&r.result.run.cli_version).ok());
+        let title = run.map_or_else(|| key.to_string(), |r| r.result.run.column_title());
+        more.push((version, key.to_string(), title));
+    }
+    // A version first, in its order; then the rest as they came.
+    more.sort_by(|a, b| match (&a.0, &b.0) {
+        (Some(x), Some(y)) => x.cmp(y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    out.extend(more.into_iter().map(|(_, k, t)| (k, t)));
+    out
+}
+
 /// Scenario/variant rows by CLI columns; each cell in its verdict's colour, linking to its
-/// first run's section.
+/// first run's section; a cell of the baseline the invocation lost, in the failure colour.
 fn grid(summary: &Summary, runs: &[PageRun]) -> String {
-    let clis: BTreeSet<&str> = summary.cells.iter().map(|c| c.cli.as_str()).collect();
+    let clis = columns(summary, runs);
     let mut rows: Vec<(&str, &str)> = Vec::new();
-    for c in &summary.cells {
-        if !rows.contains(&(c.scenario.as_str(), c.variant.as_str())) {
-            rows.push((&c.scenario, &c.variant));
+    let keys = summary
+        .cells
+        .iter()
+        .map(|c| (c.scenario.as_str(), c.variant.as_str()))
+        .chain(
+            summary
+                .lost
+                .iter()
+                .map(|l| (l.scenario.as_str(), l.variant.as_str())),
+        );
+    for key in keys {
+        if !rows.contains(&key) {
+            rows.push(key);
         }
     }
     // Rows with a regression first, then rows with a failure, then the rest.
@@ -313,16 +381,23 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
             .map(Standing::of)
             .min()
     };
-    rows.sort_by_key(|r| worst(r).filter(|s| s.failing()).unwrap_or(Standing::Pass));
+    let lost_in = |row: &(&str, &str)| {
+        summary
+            .lost
+            .iter()
+            .any(|l| (l.scenario.as_str(), l.variant.as_str()) == *row)
+    };
+    rows.sort_by_key(|r| {
+        if lost_in(r) {
+            Standing::Fail
+        } else {
+            worst(r).filter(|s| s.failing()).unwrap_or(Standing::Pass)
+        }
+    });
     let mut out =
         String::from("<table class=\"grid\">\n<tr><th>scenario/variant</th><th>expect</th>");
-    for cli in &clis {
-        let title = runs
-            .iter()
-            .find(|r| r.result.run.cli_label == *cli)
-            .map(|r| r.result.run.cli_label_text())
-            .unwrap_or_else(|| cli.to_string());
-        let _ = write!(out, "<th>{}</th>", esc(&title));
+    for (_, title) in &clis {
+        let _ = write!(out, "<th>{}</th>", esc(title));
     }
     out.push_str("</tr>\n");
     for (scenario, variant) in rows {
@@ -342,26 +417,21 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
             esc(variant),
             esc(&expect)
         );
-        for cli in &clis {
-            match cells.iter().find(|c| c.cli == *cli) {
-                Some(cell) => {
-                    let first = runs.iter().position(|r| {
-                        r.result.run.scenario == cell.scenario
-                            && r.result.run.variant == cell.variant
-                            && r.result.run.cli_label == cell.cli
-                    });
-                    let standing = Standing::of(cell);
-                    let text = format!(
-                        "{}<small>{}</small>",
-                        esc(&cell.agreement),
-                        esc(&standing.mark(cell))
-                    );
-                    let body = match first {
-                        Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
-                        None => text,
-                    };
-                    let _ = write!(out, "<td class=\"cell {}\">{body}</td>", standing.class());
-                }
+        for (cli, _) in &clis {
+            let lost = summary
+                .lost
+                .iter()
+                .find(|l| l.scenario == scenario && l.variant == variant && l.cli_spec == *cli);
+            if let Some(lost) = lost {
+                let _ = write!(
+                    out,
+                    "<td class=\"cell fail lost\">lost coverage<small> · baseline {}</small></td>",
+                    esc(&lost.before)
+                );
+                continue;
+            }
+            match cells.iter().find(|c| column_of(c) == cli) {
+                Some(cell) => out.push_str(&grid_cell(cell, runs)),
                 None => out.push_str("<td>-</td>"),
             }
         }
@@ -369,6 +439,26 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
     }
     out.push_str("</table>\n");
     out
+}
+
+/// One cell of the grid: its verdict in its standing's colour, linking to its first run.
+fn grid_cell(cell: &CellSummary, runs: &[PageRun]) -> String {
+    let first = runs.iter().position(|r| {
+        r.result.run.scenario == cell.scenario
+            && r.result.run.variant == cell.variant
+            && r.result.run.cli_label == cell.cli
+    });
+    let standing = Standing::of(cell);
+    let text = format!(
+        "{}<small>{}</small>",
+        esc(&cell.agreement),
+        esc(&standing.mark(cell))
+    );
+    let body = match first {
+        Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
+        None => text,
+    };
+    format!("<td class=\"cell {}\">{body}</td>", standing.class())
 }
 
 fn legend() -> String {
@@ -385,7 +475,8 @@ fn legend() -> String {
     }
     out.push_str(
         " ✓ as expected, ✗ differs from <code>expect</code>; against a baseline each cell says \
-         regression, improvement, unchanged or new (only a regression fails)</p>\n",
+         regression, improvement, unchanged or new (only a regression fails); a cell of the \
+         baseline this run lacks is lost coverage, a failure</p>\n",
     );
     out
 }

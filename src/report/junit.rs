@@ -3,8 +3,10 @@
 //! agreement, the expectation and the version. A verdict that differs from `expect` is a
 //! `<failure>` saying both; a failed check is a `<failure>` naming the check with what it
 //! observed and expected; a run that decided nothing (`unknown` where something else was
-//! expected) and a cell whose CLI could not start are `<error>`s, not failures. Each case's
-//! `system-out` holds its explanation and the folders of its runs.
+//! expected) and a cell whose CLI could not start are `<error>`s, not failures. Against a
+//! baseline, a cell it has and the run lacks is a `<failure type="lost-coverage">`; each part
+//! an incomplete merge lacks (a shard, a cell) is an `<error>`. Each case's `system-out` holds
+//! its explanation and the folders of its runs.
 
 use std::time::Duration;
 
@@ -12,11 +14,15 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use crate::checks::CheckResult;
 use crate::classify::Outcome;
-use crate::classify::result::{CellSummary, ExtraCase, RunResult, SetupError, Summary};
+use crate::classify::result::{
+    CellSummary, ExtraCase, LostCell, MissingPart, RunResult, SetupError, Summary,
+};
 
 /// The JUnit file for an invocation's summary, the runs behind it, and any extra cases.
 pub fn render(summary: &Summary, results: &[&RunResult], extra: &[ExtraCase]) -> String {
-    let mut report = Report::new(format!("wakeprobe {}", summary.run_id));
+    // Named alike every night (a reporter keeps a history by name); the run id is in each
+    // case's report paths.
+    let mut report = Report::new("wakeprobe");
     let mut total = Duration::ZERO;
     for cell in &summary.cells {
         let runs: Vec<&&RunResult> = results
@@ -34,6 +40,12 @@ pub fn render(summary: &Summary, results: &[&RunResult], extra: &[ExtraCase]) ->
     for error in &summary.setup_errors {
         report.add_test_suite(setup_suite(error));
     }
+    for lost in &summary.lost {
+        report.add_test_suite(lost_suite(lost));
+    }
+    for part in &summary.missing {
+        report.add_test_suite(missing_suite(part));
+    }
     for case in extra {
         report.add_test_suite(extra_suite(case));
     }
@@ -42,7 +54,13 @@ pub fn render(summary: &Summary, results: &[&RunResult], extra: &[ExtraCase]) ->
 }
 
 fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestSuite {
-    let name = format!("{}/{} on {}", cell.scenario, cell.variant, cell.cli);
+    // The CLI as asked (`latest`, not what it resolved to tonight): stable from run to run.
+    let on = if cell.cli_spec.is_empty() {
+        &cell.cli
+    } else {
+        &cell.cli_spec
+    };
+    let name = format!("{}/{} on {on}", cell.scenario, cell.variant);
     let version = runs
         .first()
         .map(|r| {
@@ -89,9 +107,26 @@ fn cell_suite(cell: &CellSummary, runs: &[&&RunResult], time: Duration) -> TestS
     suite
 }
 
+/// An error of wakeprobe's own: a run's verdict contradicted its timeline (never the CLI's
+/// failure, whatever the baseline says).
+fn contradiction_status(runs: &[&&RunResult]) -> Option<TestCaseStatus> {
+    let c = runs
+        .iter()
+        .find_map(|r| r.judgement.contradictions().first().copied())?;
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_type("contradiction")
+        .set_message("wakeprobe contradicted its own timeline (a bug in its rules)")
+        .set_description(c.reason());
+    Some(status)
+}
+
 /// An error (a run crashed, or decided nothing where the scenario expects a verdict), else
 /// passed, skipped (no expectation) or failed (a verdict or a check differs).
 fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
+    if let Some(status) = contradiction_status(runs) {
+        return status;
+    }
     if let Some(status) = baseline_status(cell, runs) {
         return status;
     }
@@ -129,6 +164,19 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
                     .map_or_else(|| "-".to_string(), |e| e.to_string()),
                 cell.agreement
             ))
+            .set_description(reason);
+    } else if let Some(faults) = first
+        .map(|r| r.judgement.missed_faults())
+        .filter(|f| !f.is_empty())
+    {
+        // The run was not the experiment asked for: a fault never hit it.
+        let lines: Vec<String> = faults
+            .iter()
+            .map(|f| format!("fault {}: {}", f.fault, f.detail))
+            .collect();
+        status
+            .set_type("fault-not-applied")
+            .set_message(lines.join("; "))
             .set_description(reason);
     } else {
         // What failed is a check, or a broken invariant: the text is its own, not the verdict's.
@@ -347,6 +395,30 @@ fn setup_suite(error: &SetupError) -> TestSuite {
         setup_error(&error.message),
         None,
     )
+}
+
+/// A cell of the baseline this invocation did not cover: a failure (coverage lost).
+fn lost_suite(lost: &LostCell) -> TestSuite {
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+    status
+        .set_type("lost-coverage")
+        .set_message(lost.sentence());
+    untimed_suite(
+        lost.name(),
+        format!("wakeprobe.{}", lost.scenario),
+        status,
+        None,
+    )
+}
+
+/// What an incomplete merge lacks (a shard, a cell, a folder's output): an error, since
+/// nothing of it was judged.
+fn missing_suite(part: &MissingPart) -> TestSuite {
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_type(part.kind.as_str())
+        .set_message(part.message.clone());
+    untimed_suite(part.name.clone(), "wakeprobe.merge".into(), status, None)
 }
 
 fn setup_error(message: &str) -> TestCaseStatus {

@@ -377,7 +377,20 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
             0 => "`--fault`".to_string(),
             line => format!("line {line} of the scenario"),
         };
-        steps.push(format!("Injected fault ({from}): {}.", fault.describe()));
+        let hit = d
+            .result
+            .judgement
+            .faults
+            .iter()
+            .find(|r| r.line == fault.line && r.fault == fault.describe());
+        match hit {
+            Some(r) if !r.applied => steps.push(format!(
+                "Fault planned ({from}): {}; {}.",
+                fault.describe(),
+                r.detail
+            )),
+            _ => steps.push(format!("Injected fault ({from}): {}.", fault.describe())),
+        }
     }
     if !run.params.is_empty() {
         let params: Vec<String> = run

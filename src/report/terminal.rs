@@ -24,7 +24,7 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 signal.as_deref().unwrap_or("interrupted")
             )),
             EventKind::HarnessFailed { .. } => Some(format!("harness failed {t:.2}s")),
-            EventKind::WorkOverdue { work, .. } => Some(format!("{work} hung {t:.2}s")),
+            EventKind::WorkOverdue { work, .. } => Some(format!("{work} overdue {t:.2}s")),
             _ => None,
         };
         if ended.is_some() {
@@ -36,6 +36,9 @@ pub fn handoffs(timeline: &Timeline, end: EndReason) -> String {
                 Some(format!("{agent} turn-end {t:.2}s"))
             }
             EventKind::AgentFinalized { hook } => Some(format!("{hook}({agent}) {t:.2}s")),
+            EventKind::HarnessStalled { until_ms } => {
+                Some(format!("harness stalled {t:.2}-{:.2}s", until_ms / 1000.0))
+            }
             EventKind::TrackEnded { name, exit, .. } => {
                 Some(format!("{name} {} {t:.2}s", short_exit(exit)))
             }
@@ -351,6 +354,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
             format!(", within the race the scenario declares ({e})")
         }
         (Some(e), Some(true)) => format!(", as the scenario expects ({e})"),
+        (Some(e), Some(false)) if !result.judgement.missed_faults().is_empty() => {
+            format!(", but a fault it was to inject never hit it (expected {e})")
+        }
         (Some(e), Some(false)) if e.allows(result.judgement.outcome) => {
             format!(", as the scenario expects ({e}), but a check failed")
         }
@@ -375,9 +381,22 @@ pub fn verdict_lines(result: &RunResult) -> String {
     for unsent in &run.unsent_inputs {
         text.push_str(&format!("\n  {unsent}"));
     }
+    if !result.judgement.contradictions().is_empty() {
+        text.push_str(
+            "\n  WAKEPROBE BUG: a verdict contradicts its own timeline; the run is unknown and not filed (exit 7). Please report it with this run's folder.",
+        );
+    }
     text.push_str(&format!("\n  {}", v.explanation));
     if let Some(fault) = fault_line(result) {
         text.push_str(&format!("\n  {fault}"));
+    }
+    for f in result.judgement.faults.iter().filter(|f| !f.applied) {
+        let effect = if f.optional {
+            "optional, so it fails nothing"
+        } else {
+            "the run fails"
+        };
+        text.push_str(&format!("\n  fault {}: {} ({effect})", f.fault, f.detail));
     }
     let rejected = &result.judgement.rejected_lines;
     if !rejected.is_empty() {

@@ -38,7 +38,7 @@ pub fn parse_spec<'a>(
     let text: String = spec
         .split(',')
         .map(|pair| match pair.split_once('=') {
-            Some((k, v)) if v.trim().parse::<f64>().is_ok() => {
+            Some((k, v)) if v.trim().parse::<f64>().is_ok() || v.trim().parse::<bool>().is_ok() => {
                 format!("{} = {}\n", k.trim(), v.trim())
             }
             Some((k, v)) => format!("{} = {:?}\n", k.trim(), v.trim()),
@@ -79,6 +79,7 @@ pub(super) fn resolve_fault(
         seconds: request_seconds(at, fault, kind)?,
         delay_ms: fault_delay_ms(at, fault, kind)?,
         line: at.line_col(fault.span().start).0,
+        optional: f.optional.unwrap_or(false),
     })
 }
 
@@ -418,6 +419,7 @@ fn resolve_process_fault(
         seconds,
         delay_ms: 0,
         line: at.line_col(fault.span().start).0,
+        optional: fault.get_ref().optional.unwrap_or(false),
     })
 }
 

@@ -60,6 +60,11 @@ pub(super) fn beside(scenario: &Path) -> Result<Option<Invariants>, ScenarioErro
 }
 
 impl Invariants {
+    /// The file's text, as read.
+    pub(super) fn source(&self) -> &str {
+        &self.source
+    }
+
     /// The invariants resolved for one variant: names they use must exist in its script, and
     /// mistakes are located in the invariants file.
     pub(super) fn resolve(

@@ -22,6 +22,7 @@ mod plan;
 pub mod query;
 mod raw;
 mod reach;
+mod references;
 mod resolve;
 mod source;
 pub mod template;
@@ -521,6 +522,12 @@ impl Scenario {
     /// The SDK driver standing in for the variants' own (`--driver`), if any.
     pub fn driver_override(&self) -> Option<DriverMode> {
         self.driver_override
+    }
+
+    /// The text of the `invariants.toml` beside the file, when there is one: it judges the
+    /// scenario's runs as much as the file itself does.
+    pub fn invariants_source(&self) -> Option<&str> {
+        self.invariants.as_ref().map(|i| i.source())
     }
 
     /// The error for a `--set` outside the range where the expected verdict holds.

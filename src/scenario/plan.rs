@@ -588,6 +588,9 @@ pub struct Fault {
     pub delay_ms: u64,
     /// 1-based line of the fault in the scenario file; 0 for a `--fault`.
     pub line: usize,
+    /// The fault may miss the run (`optional = true`): not applied, it fails nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 impl Fault {

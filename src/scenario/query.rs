@@ -50,6 +50,7 @@ pub const KINDS: &[&str] = &[
     "interrupted",
     "harness_failed",
     "work_overdue",
+    "harness_stalled",
     "leftover",
     "transcript_fact",
     "screen",

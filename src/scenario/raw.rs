@@ -86,6 +86,8 @@ pub struct RawFault {
     pub after_seconds: Option<Spanned<f64>>,
     /// A process fault's trigger (as an input's `after`): `after_seconds` counts from it.
     pub after: Option<Spanned<String>>,
+    /// The fault may miss the run without failing it.
+    pub optional: Option<bool>,
 }
 
 /// Driver settings: the base `[driver]` table, and each `[variants.NAME]` patch over it.

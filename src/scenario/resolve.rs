@@ -52,6 +52,7 @@ pub(super) fn plan(
         }
     }
     let names = Names::of(&agents);
+    super::references::check(at, &effective, &src.raw.watch, &names)?;
     check_inputs(at, &src.driver, &names)?;
     let watch = src
         .raw

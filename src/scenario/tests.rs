@@ -917,3 +917,53 @@ fn a_wrong_number_or_kind_of_value_is_said_without_rust_type_names() {
         assert!(err.starts_with("ex.toml:"), "located: {err}");
     }
 }
+
+/// Two commands tracked under one name would mix their times in a verdict: the second name is
+/// the error, pointing at the first.
+#[test]
+fn a_track_name_given_twice_is_located() {
+    let text = GOOD.replace(
+        "[[agents.worker.steps]]\nsay = \"I will be re-invoked.\"",
+        "[[agents.worker.steps]]\ncall = \"Bash\"\ntrack = \"bg\"\ninput = { command = \"sleep 1\", run_in_background = true }\n\n[[agents.worker.steps]]\nsay = \"I will be re-invoked.\"",
+    );
+    assert_error(
+        &text,
+        38,
+        9,
+        "`track = \"bg\"` is already the name of a command of `worker` (line 33)",
+    );
+}
+
+/// The same watch twice would judge the same pair twice.
+#[test]
+fn a_watch_given_twice_is_located() {
+    let watch = "\n[[watch]]\nwaiter = \"worker\"\nwork = \"bg\"\n";
+    let text = format!("{GOOD}{watch}{watch}");
+    assert_error(
+        &text,
+        47,
+        1,
+        "a second `[[watch]]` of `worker` waiting for `bg` (the first is on line 43)",
+    );
+}
+
+/// `{{@agent-id:NAME}}` names an agent the variant spawns, like `{{@task-id:NAME}}` names a
+/// work: a ghost is refused before anything runs, and so is a placeholder of another kind.
+#[test]
+fn an_agent_id_placeholder_names_a_spawned_agent() {
+    let with = |placeholder: &str| {
+        GOOD.replace(
+            "say = \"Launched.\"",
+            &format!("say = \"Launched.\"\ncall = \"SendMessage\"\ninput = {{ to = \"{placeholder}\", message = \"hi\" }}"),
+        )
+    };
+    assert!(parse(&with("{{@agent-id:worker}}")).is_ok());
+    assert_error(
+        &with("{{@agent-id:ghost}}"),
+        31,
+        9,
+        "`{{@agent-id:ghost}}`: a tool input names a spawned agent's id as `{{@agent-id:NAME}}`, NAME an agent this variant spawns (it has: worker)",
+    );
+    assert_error(&with("{{@agent-id:main}}"), 31, 9, "`{{@agent-id:main}}`");
+    assert_error(&with("{{@task-id:worker}}"), 31, 9, "`{{@task-id:worker}}`");
+}

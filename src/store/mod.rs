@@ -49,16 +49,20 @@ fn err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 /// Writes `bytes` to `path` so that a reader sees the old file or the whole new one, never a
 /// part, even if the harness is killed mid-write: a temp file in the same folder is written,
 /// fsynced, and renamed over `path`. A killed writer leaves at most a `.wakeprobe-*.partial`
-/// temp file, never a partial `path`.
+/// temp file, never a partial `path`. The file's mode follows the umask.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err(dir))?;
+    // Created as any program creates a file (0666 less the umask), not tempfile's private
+    // 0600: a report written by `sudo wakeprobe run` stays readable by the user under the
+    // usual umask 022, and a private one under 077.
     let mut tmp = tempfile::Builder::new()
         .prefix(".wakeprobe-")
         .suffix(".partial")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(err(dir))?;
     // On the file itself: the error is the system's (`No space left on device`), not one

@@ -275,3 +275,19 @@ impl Drop for Slots {
         CHANGED.notify_all();
     }
 }
+
+/// The output of a running harness once it ends, within `limit` (else it is killed and the test
+/// fails).
+pub fn wait_output(child: std::process::Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    rx.recv_timeout(limit)
+        .unwrap_or_else(|_| {
+            signal(pid, libc::SIGKILL);
+            panic!("wakeprobe did not end within {limit:?}");
+        })
+        .unwrap()
+}

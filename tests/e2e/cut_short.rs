@@ -123,20 +123,6 @@ fn check_cut_run(run: &Path, stop: Stop) {
     assert!(draft.contains("**This run was cut short**"), "{draft}");
 }
 
-fn wait_output(child: Child, limit: Duration) -> std::process::Output {
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    rx.recv_timeout(limit)
-        .unwrap_or_else(|_| {
-            signal(pid, libc::SIGKILL);
-            panic!("wakeprobe did not end within {limit:?} of the signal");
-        })
-        .unwrap()
-}
-
 const SIM: &[&str] = &["--backend", "sim"];
 
 #[test]

@@ -947,3 +947,112 @@ fn a_crash_and_resume_has_the_pinned_clis_shape_on_the_simulator() {
         "{stdout}"
     );
 }
+
+/// A fault that never hits the run (its request never comes, its work has ended, its trigger
+/// never happens, its agent is never notified) leaves a run that is not the experiment asked
+/// for: the run fails (exit 1), says which fault was not applied and why, and its draft never
+/// claims it was injected. With `optional=true` it fails nothing. On the simulator.
+#[test]
+fn a_fault_that_never_fires_fails_the_run_and_says_so_on_the_simulator() {
+    let cases = [
+        (
+            "top-level-control",
+            "print",
+            "kind=http-500,agent=main,request=1000",
+            "`main` made fewer than 1000 model requests",
+        ),
+        (
+            "top-level-control",
+            "print",
+            "kind=kill-task,work=bg,after_seconds=100",
+            "`bg` was not running when the fault was due",
+        ),
+        (
+            "top-level-control",
+            "print",
+            "kind=http-500,agent=main,after=result#5",
+            "`result#5` did not happen",
+        ),
+        (
+            "subagent-bg-turn-end",
+            "print",
+            "kind=http-500,agent=worker,on=notification",
+            "no request of `worker` carried a notification",
+        ),
+    ];
+    std::thread::scope(|s| {
+        for (scenario, variant, spec, why) in cases {
+            s.spawn(move || {
+                for optional in [false, true] {
+                    let spec = match optional {
+                        false => spec.to_string(),
+                        true => format!("{spec},optional=true"),
+                    };
+                    let out = tempfile::tempdir().unwrap();
+                    let output = output_within(
+                        wakeprobe(&[
+                            "run",
+                            scenario,
+                            "--variant",
+                            variant,
+                            "--set",
+                            "bg_seconds=6",
+                            "--fault",
+                            &spec,
+                            "--backend",
+                            "sim",
+                            "--out",
+                            out.path().to_str().unwrap(),
+                        ]),
+                        Duration::from_secs(120),
+                    );
+                    let stdout = String::from_utf8_lossy(&output.stdout);
+                    assert!(stdout.contains(why), "{spec}: {stdout}");
+                    let run = runs(&run_dir(out.path())).pop().unwrap();
+                    let faults = &json(&run.join("result.json"))["judgement"]["faults"];
+                    assert_eq!(faults[0]["applied"], false, "{spec}: {faults}");
+                    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+                    assert!(!report.contains("Injected fault"), "{spec}: {report}");
+                    assert!(report.contains("not applied"), "{spec}: {report}");
+                    if optional {
+                        assert_eq!(output.status.code(), Some(0), "{spec}: {stdout}");
+                        assert!(stdout.contains("optional, so it fails nothing"), "{stdout}");
+                    } else {
+                        assert_eq!(output.status.code(), Some(1), "{spec}: {stdout}");
+                        assert!(stdout.contains("never hit it"), "{stdout}");
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// A `--fault` no chosen variant can take is refused before anything runs (exit 2, nothing
+/// written), never skipped in silence: a crash with only print variants chosen.
+#[test]
+fn a_fault_no_chosen_variant_can_take_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "top-level-control",
+            "--variant",
+            "print",
+            "--fault",
+            "kind=crash-cli,work=bg,after_seconds=0.5",
+            "--backend",
+            "sim",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--fault kind=crash-cli,work=bg,after_seconds=0.5: it applies to none of the chosen variants: `crash-cli` needs a variant whose driver can resume"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written");
+}

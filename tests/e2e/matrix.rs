@@ -90,8 +90,11 @@ fn merge_refuses_a_missing_twice_given_or_foreign_shard_and_a_missing_cell() {
     let out = dir.path().join("merged");
     let (code, text) = merge(&[&s1, &s2], &out);
     assert!(code == 0 || code == 1, "the whole merges: {text}");
+    // A shard missing: what was given is still merged and written (see nightly.rs), exit 6.
+    let (code, text) = merge(&[&s1], &dir.path().join("half"));
+    assert_eq!(code, 6, "{text}");
+    assert!(text.contains("missing shard(s) of 2: 2/2"), "{text}");
     for (shards, needle) in [
-        (vec![&s1], "missing shard(s) of 2: 2/2"),
         (vec![&s1, &s1], "shard 1/2 given twice"),
         (
             vec![&s1, &other],
@@ -148,7 +151,7 @@ fn a_change_toward_want_is_an_improvement_and_away_from_it_a_regression() {
             .unwrap_or("")
             .starts_with("improvement subagent-bg-turn-end/print on 2.1.228: not-resumable 1/1 (")
             && text.contains(
-                "-> woke 1/1 (2.1.332-sim): toward the behaviour the CLI should have (`woke`)"
+                "-> woke 1/1 (sim: fixed): toward the behaviour the CLI should have (`woke`)"
             ),
         "{text}"
     );

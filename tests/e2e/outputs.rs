@@ -87,8 +87,9 @@ fn the_repro_command_never_names_an_absolute_path_and_a_simulator_run_offers_no_
         assert!(!said.contains("issue draft"), "{said}");
         // stderr is no terminal: plain lines as each run starts and ends, no redraws.
         let err = String::from_utf8_lossy(&out.stderr);
-        let started = err.find("[start 1/1] subagent-bg-turn-end/session\n");
-        let done = err.find("[1/1] subagent-bg-turn-end/session done (");
+        let started =
+            err.find("[start 1/1] subagent-bg-turn-end/session on sim:finalize-on-turn-end #1\n");
+        let done = err.find("[1/1] subagent-bg-turn-end/session on sim:finalize-on-turn-end #1: ");
         assert!(started.is_some() && started < done, "{err}");
         assert!(!err.contains('\r') && !err.contains("\x1b["), "{err:?}");
     }
@@ -170,13 +171,14 @@ fn message_format_json_puts_one_object_a_line_on_stdout_and_people_on_stderr() {
         "the table moved to stderr:\n{stderr}"
     );
 
-    // list: one scenario a line, as many as the library holds.
+    // list: one scenario a line, as many as the library holds, then the summary.
     let out = output_within(wakeprobe(&["list", "--message-format", "json"]), LIMIT);
-    let all = messages(&out);
+    let mut all = messages(&out);
     let library = std::fs::read_dir(root().join("scenarios"))
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name() != "invariants.toml") // not a scenario
         .count();
+    assert_eq!(all.pop().map(|m| m["type"].clone()), Some("summary".into()));
     assert_eq!(all.len(), library);
     assert!(
         all.iter()
@@ -361,16 +363,16 @@ fn a_library_run_in_an_80_column_terminal_leaves_no_stale_lines() {
     assert!(closing.contains(" passed, "), "{all}");
 }
 
-/// The run's title in `[3/21] scenario/variant done (verdict …, 1.2s)` (cut with `…` when
-/// the terminal is narrower than the line).
+/// The run's title in `[3/21] scenario/variant on sim:fixed #1: verdict …, 1.2s` (cut with
+/// `…` when the terminal is narrower than the line).
 fn finish_line_title(line: &str) -> Option<&str> {
     let rest = line.strip_prefix('[')?;
     let (count, rest) = rest.split_once("] ")?;
     let (a, b) = count.split_once('/')?;
     a.parse::<u32>().ok()?;
     b.parse::<u32>().ok()?;
-    let (title, detail) = rest.split_once(" done (")?;
-    let whole = detail.ends_with(')') || detail.ends_with('…');
+    let (title, detail) = rest.split_once(" on ")?;
+    let whole = detail.ends_with('s') || detail.ends_with('…');
     (title.contains('/') && !title.contains(' ') && whole).then_some(title)
 }
 

@@ -142,3 +142,62 @@ fn the_readme_shows_history_and_threshold_and_every_stored_change_point() {
         assert!(readme.contains(command), "the README shows `{command}`");
     }
 }
+
+/// The README's figures of the committed baseline are the baseline's own, not prose that
+/// ages: the table under "What it finds" is `baseline/matrix.md`'s, the runs counted are its
+/// cells times its repeats, and the versions `latest` and `latest~3` stood for are those its
+/// cells recorded.
+#[test]
+fn the_readmes_version_figures_are_the_committed_baselines() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## What it finds")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a section `What it finds`");
+    let table = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("| scenario |"))
+            .take_while(|l| l.starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    };
+    let committed = std::fs::read_to_string(root().join("baseline/matrix.md")).unwrap();
+    assert!(!table(&committed).is_empty());
+    assert_eq!(table(section), table(&committed), "the README's table");
+    let baseline = json(&root().join("baseline/matrix.json"));
+    let cells = baseline["cells"].as_array().unwrap();
+    let runs: u64 = cells.iter().map(|c| c["runs"].as_u64().unwrap()).sum();
+    assert!(section.contains(&format!("{runs} runs")), "{runs} runs");
+    for spec in ["latest", "latest~3"] {
+        let version = cells
+            .iter()
+            .find(|c| c["cli_spec"] == spec)
+            .and_then(|c| c["cli_version"].as_str())
+            .unwrap();
+        let said = format!("`{spec}` was ");
+        let at = section.find(&said).unwrap_or_else(|| panic!("says {said}"));
+        let rest = &section[at + said.len()..];
+        // The first version the sentence names after it.
+        let named = rest
+            .split_whitespace()
+            .map(|w| w.trim_end_matches([',', ':', '.', ')']))
+            .find(|w| w.parse::<semver::Version>().is_ok());
+        assert_eq!(named, Some(version), "{spec} in: {rest:.80}");
+    }
+}
+
+/// The install the README gives is the tested build: `--locked`, or cargo resolves the
+/// dependencies anew (newer hyper, http, clap...) and builds something no test ran.
+#[test]
+fn every_cargo_install_in_the_readme_is_locked() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let installs: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cargo install --"))
+        .collect();
+    assert!(!installs.is_empty());
+    for line in installs {
+        assert!(line.contains(" --locked "), "{line}");
+    }
+}

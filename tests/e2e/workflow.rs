@@ -85,6 +85,7 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         "npm view '@anthropic-ai/claude-agent-sdk@>=0.0.0' name version claudeCodeVersion \\\n            optionalDependencies --json > sdk.json",
         "--append baseline/history.json --to latest --set bg_seconds=7",
         "git push",
+        "resolve: ${{ needs.versions.outputs.resolve }}",
     ] {
         assert!(text.contains(needle), "the workflow has `{needle}`");
     }
@@ -93,7 +94,10 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         "using: composite",
         "matrix --versions",
         "\"${shard_args[@]}\"",
-        "merge \"$FROM\"/*",
+        "merge \"${shards[@]}\"",
+        "shopt -s nullglob",
+        "rm -f \"$out/latest\"",
+        "shard_args+=(--resolve \"$RESOLVE\")",
         "\"${baseline_args[@]}\"",
         "~/.cache/wakeprobe/claude-code",
         "uses: dorny/test-reporter@",
@@ -107,6 +111,43 @@ fn the_nightly_workflow_passes_actionlint_and_uses_the_action() {
         assert!(file.contains("|| code=$?"), "{file}");
     }
     assert!(action.contains("4) echo") && action.contains("6) echo"));
+}
+
+/// The nightly's shards run with the committed baseline's settings (its identity's `--set`
+/// values, repeats and versions), or the comparison would refuse it (exit 2); and the first
+/// job hands every shard the versions it resolved once (`--resolve`).
+#[test]
+fn the_nightly_runs_as_its_baseline_was_made() {
+    let nightly = std::fs::read_to_string(root().join(".github/workflows/nightly.yml")).unwrap();
+    let baseline = json(&root().join("baseline/matrix.json"));
+    let identity = &baseline["identity"];
+    let with = |key: &str| {
+        nightly
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("the shard job passes `{key}`"))
+            .trim_matches('"')
+            .to_string()
+    };
+    assert_eq!(with("repeat"), identity["repeat"].to_string());
+    let sets: Vec<String> = identity["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("--set {}", s.as_str().unwrap()))
+        .collect();
+    assert_eq!(with("args"), sets.join(" "));
+    let versions: Vec<&str> = identity["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(with("VERSIONS"), versions.join(","));
+    assert!(
+        identity["sim_versions"].is_null(),
+        "the baseline is of the real CLI, as the nightly"
+    );
 }
 
 /// The nightly's `latest` and `latest~K` (`.ci/versions.mjs`, on the recorded registry
@@ -152,6 +193,34 @@ fn the_nightly_resolves_latest_as_wakeprobe_does() {
         .collect();
     assert_eq!(got, want);
     assert_eq!(got[0], "latest=2.1.335", "as recorded on 2026-12-03");
+
+    // What the first job hands every shard (`--resolve`), by the workflow's own line.
+    let nightly = std::fs::read_to_string(root().join(".github/workflows/nightly.yml")).unwrap();
+    let line = nightly
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("resolve=$("))
+        .expect("the versions job computes `resolve`");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("resolved.txt"),
+        format!(
+            "{}\nlatest~0={}\nlatest~3={}\n",
+            got[0],
+            at(0).describe(),
+            at(3).describe()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-c", &format!("{line}\necho \"$resolve\"")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("latest={},latest~3={}", at(0).version, at(3).version)
+    );
 }
 
 /// The stored history the workflow extends: written by `wakeprobe history` with the settings
