@@ -150,7 +150,10 @@ pub fn finish_against(
     if out.table {
         print_table(&summary, ran);
     }
-    eprintln!("reports: {}", out.dir.display());
+    eprintln!(
+        "reports: {}",
+        console::printable(&out.dir.display().to_string())
+    );
     Ok(summary)
 }
 

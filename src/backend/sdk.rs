@@ -167,7 +167,9 @@ fn install_into(root: &Path, host: Host, folder: &Path, version: &str) -> Result
             let python = python3()?;
             let venv = folder.join("venv");
             vec![
-                duct::cmd!(python, "-m", "venv", &venv).stdin_null(),
+                duct::cmd!(python, "-m", "venv", &venv)
+                    .full_env(crate::os::env::tool_env(root))
+                    .stdin_null(),
                 duct::cmd!(
                     venv.join("bin/python"),
                     "-m",
@@ -178,7 +180,7 @@ fn install_into(root: &Path, host: Host, folder: &Path, version: &str) -> Result
                     "--no-input",
                     format!("{PY_PACKAGE}=={version}")
                 )
-                .env("PIP_CACHE_DIR", root.join("pip-cache"))
+                .full_env(pip_env(root))
                 .stdin_null(),
             ]
         }
@@ -237,6 +239,22 @@ fn installed(host: Host, dir: &Path, version: &str) -> Result<SdkInstall, Instal
     }
 }
 
+/// pip's whole environment: a tool's (HOME is the cache folder), the user's registry settings
+/// (`PIP_INDEX_URL`, a proxy, a CA bundle), its cache in ours, and no configuration file (the
+/// user's `pip.conf` may hold an index's credentials).
+fn pip_env(root: &Path) -> Vec<(String, String)> {
+    let mut env = crate::os::env::registry_tool_env(root);
+    env.extend([
+        (
+            "PIP_CACHE_DIR".to_string(),
+            root.join("pip-cache").display().to_string(),
+        ),
+        ("PIP_CONFIG_FILE".into(), "/dev/null".into()),
+        ("PYTHONNOUSERSITE".into(), "1".into()),
+    ]);
+    env
+}
+
 /// The `python3` (or `WAKEPROBE_PYTHON`) to make the virtual environment with, if it is new
 /// enough for the Python SDK.
 fn python3() -> Result<PathBuf, InstallError> {
@@ -250,6 +268,7 @@ fn python3() -> Result<PathBuf, InstallError> {
         "-c",
         "import sys; print('%d.%d' % sys.version_info[:2])"
     )
+    .full_env(crate::os::env::tool_env(&std::env::temp_dir()))
     .stdin_null()
     .stdout_capture()
     .stderr_capture();
@@ -277,4 +296,23 @@ fn no_python(why: String) -> InstallError {
         "the sdk-py driver needs Python {}.{} or later for {PY_PACKAGE}: {why} (WAKEPROBE_PYTHON names another)",
         MIN_PYTHON.0, MIN_PYTHON.1
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pip_reads_no_configuration_and_no_real_home() {
+        let env = pip_env(Path::new("/cache"));
+        let get = |k: &str| {
+            env.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("HOME"), Some("/cache"));
+        assert_eq!(get("PIP_CONFIG_FILE"), Some("/dev/null"));
+        assert_eq!(get("PIP_CACHE_DIR"), Some("/cache/pip-cache"));
+        assert_eq!(get("ANTHROPIC_API_KEY"), None);
+    }
 }

@@ -203,6 +203,21 @@ struct SpawnParts<'a> {
     host: Option<&'a super::sdk::HostLaunch>,
 }
 
+/// The scenario's `env` with each second sandboxed folder (`{{@folder:NAME}}`) made and named.
+fn with_folders(
+    env: &indexmap::IndexMap<String, String>,
+    sandbox: &Sandbox,
+) -> std::io::Result<indexmap::IndexMap<String, String>> {
+    env.iter()
+        .map(|(name, value)| {
+            let value = crate::scenario::env::fill(value, |folder| {
+                sandbox.folder(folder).map(|p| p.display().to_string())
+            })?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}
+
 /// Spawns the supervisor with the CLI under it, in the scrubbed environment.
 fn spawn_supervised(
     req: &RunRequest,
@@ -222,11 +237,18 @@ fn spawn_supervised(
         run_tag: parts.run_tag,
         events_socket: &parts.sandbox.events_socket(),
         pty: parts.pty.is_some(),
-        scenario_env: &plan.driver.env,
+        scenario_env: &with_folders(&plan.driver.env, parts.sandbox)?,
         sim_profile,
     });
     let (program, args, host_env) = match parts.host {
-        Some(host) => (&host.program, host.args.clone(), host.env.clone()),
+        Some(host) => (
+            &host.program,
+            host.args.clone(),
+            host.env
+                .iter()
+                .map(|(var, value)| (var.name(), value.clone()))
+                .collect(),
+        ),
         None => {
             let mut args = req.cli.args(&plan.driver, parts.tagged_prompt);
             args.extend(req.cli_args.iter().cloned());

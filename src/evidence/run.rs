@@ -189,6 +189,10 @@ pub struct RunInfo {
     /// (a full disk, say): `report` and `merge` skip such folders.
     #[serde(default = "complete_by_default")]
     pub complete: bool,
+    /// Why a folder left incomplete is not whole: the file that could not be written, the
+    /// system's reason, and the run's files that are missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 impl RunInfo {

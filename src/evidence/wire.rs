@@ -13,7 +13,7 @@ use std::path::Path;
 use super::ExitDesc;
 
 /// Environment variable holding the socket path.
-pub const EVENTS_ENV: &str = "WAKEPROBE_EVENTS";
+pub const EVENTS_ENV: &str = crate::os::env::RunVar::Events.name();
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "src", rename_all = "snake_case")]

@@ -386,6 +386,24 @@ fn cli_arg_flags(args: &[String]) -> String {
         .collect()
 }
 
+/// A run's setup failure in words. The whole stderr of what could not start is kept as
+/// `FOLDER.stderr.log` beside the run folders (there is no run folder), and named.
+fn kept_failure(
+    e: driver::DriverError,
+    run_dir: &std::path::Path,
+    folder: &std::path::Path,
+) -> String {
+    let message = e.to_string();
+    let driver::DriverError::CliDidNotStart { log: Some(log), .. } = e else {
+        return message;
+    };
+    let path = run_dir.join(format!("{}.stderr.log", folder.display()));
+    match crate::store::write_atomic(&path, Redactor::basic().text(&log).as_bytes()) {
+        Ok(()) => format!("{message} (its whole stderr: {})", path.display()),
+        Err(_) => message,
+    }
+}
+
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.
 async fn run_cell(
     job: &Job,
@@ -408,7 +426,7 @@ async fn run_cell(
         command: job.command() + &fault_flags(&opts.faults, &plan) + &cli_arg_flags(&opts.cli_args),
     })
     .await
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| kept_failure(e, &opts.run_dir, &folder))?;
     let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
     // Checks read the payloads and lines as the folder keeps them, so a saved run judges the
     // same.

@@ -106,6 +106,18 @@ pub fn write_run_reports(
 pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), store::StoreError> {
     store::create_exclusive(dir)?;
     store::begin_run(dir, redactor, &run.result.run)?;
+    write_run_files(dir, redactor, run).inspect_err(|e| {
+        store::fail_run(dir, redactor, &run.result.run, e);
+    })?;
+    store::end_run(dir, redactor, &run.result.run)
+}
+
+/// Everything of a run's folder between its two marks.
+fn write_run_files(
+    dir: &Path,
+    redactor: &Redactor,
+    run: &RunFiles,
+) -> Result<(), store::StoreError> {
     store::write_run_evidence(
         dir,
         redactor,
@@ -124,8 +136,7 @@ pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), 
         run.plan,
         Some(run.scenario_source),
         None,
-    )?;
-    store::end_run(dir, redactor, &run.result.run)
+    )
 }
 
 /// Hook payloads and stream lines as `hooks.jsonl` and `stream.jsonl` keep them (redacted; text

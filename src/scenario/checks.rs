@@ -270,6 +270,12 @@ fn selector(
             .map(|p| predicate(at, p, names))
             .collect::<Result<_, _>>()?,
     };
+    if resolved == Selector::default() {
+        return Err(at.error(
+            raw.span(),
+            "an empty selector `{}` matches every event: name what to look for (`kind`, `hook`, `agent`, `work`, `source`, `tool`, ...)".into(),
+        ));
+    }
     super::reach::check(at, raw, &resolved, names)?;
     Ok(resolved)
 }

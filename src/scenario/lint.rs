@@ -36,6 +36,15 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
             ),
         ));
     }
+    if s.raw.may_break.is_some() && s.invariants.is_none() {
+        found.push(s.stale_at(
+            r"(?m)^\s*may_break\s*=",
+            format!(
+                "`may_break` names invariants, but no `{}` is beside this file: here it has none to break",
+                super::invariants::FILE
+            ),
+        ));
+    }
     let mut tool_search_lines = BTreeSet::new();
     let mut repeated_default = false;
     for variant in s.variants() {
@@ -165,5 +174,14 @@ say = "done"
         };
         assert_eq!(stale_of(&with("004")), Vec::<usize>::new());
         assert_eq!(stale_of(&with("005")), [4]);
+    }
+
+    #[test]
+    fn a_may_break_with_no_invariants_beside_is_stale() {
+        let with = BASE.replace(
+            "summary = \"s\"",
+            "summary = \"s\"\nmay_break = { \"pairs\" = \"measures it\" }",
+        );
+        assert_eq!(stale_of(&with), [4]);
     }
 }

@@ -52,7 +52,10 @@ pub struct RawScenario {
 
 /// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a verdict such as \"woke\", or a list of verdicts such as [\"woke\", \"queued-until-input\"]"
+)]
 pub enum RawVerdicts {
     One(String),
     Many(Vec<String>),

@@ -299,6 +299,17 @@ fn resolve_driver(
         .permission_mode
         .iter()
         .chain(raw.allowed_tools.iter().flatten());
+    if raw
+        .allowed_tools
+        .iter()
+        .flatten()
+        .any(|t| t.trim().is_empty())
+    {
+        return Err(at.error(
+            table.span(),
+            "`allowed_tools` holds an empty name: name each tool the CLI may run (e.g. \"Bash\"), or leave the key out (then it is every tool the script calls)".into(),
+        ));
+    }
     if let Some(word) = arguments.into_iter().find(|w| w.contains('\0')) {
         return Err(at.error(
             table.span(),
@@ -504,7 +515,8 @@ fn resolve_callback_hooks(
 }
 
 /// An `env` entry's substituted value; the name and the value must be able to go into a
-/// process's environment (no NUL byte, no `=` in the name).
+/// process's environment (no NUL byte, no `=` in the name), and leave the sandbox whole
+/// (`scenario::env`).
 fn env_value(
     at: &Locator,
     key: &str,
@@ -526,6 +538,12 @@ fn env_value(
             value.span(),
             format!("`env.{key}` holds a NUL byte, which no environment can carry"),
         ));
+    }
+    if let Some(why) = super::env::placeholder_problem(&text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
+    }
+    if let Some(why) = super::env::refusal(key, &text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
     }
     Ok(text)
 }
@@ -834,9 +852,24 @@ fn allow_breaks(
     may_break: Option<&Spanned<IndexMap<String, String>>>,
     mut invariants: Vec<Check>,
 ) -> Result<Vec<Check>, ScenarioError> {
-    let Some(may_break) = may_break.filter(|_| !invariants.is_empty()) else {
+    let Some(may_break) = may_break else {
         return Ok(invariants);
     };
+    if let Some((name, _)) = may_break
+        .get_ref()
+        .iter()
+        .find(|(_, why)| why.trim().is_empty())
+    {
+        return Err(at.error(
+            may_break.span(),
+            format!("`may_break` gives no reason for `{name}`: say why this scenario's runs may break it"),
+        ));
+    }
+    // Copied away from its folder's invariants (a `minimize` candidate, a run folder's copy),
+    // a scenario has none to break (`lint` says so).
+    if invariants.is_empty() {
+        return Ok(invariants);
+    }
     for (name, why) in may_break.get_ref() {
         let known: Vec<String> = invariants.iter().map(|i| format!("`{}`", i.name)).collect();
         let Some(invariant) = invariants.iter_mut().find(|i| &i.name == name) else {
@@ -848,12 +881,6 @@ fn allow_breaks(
                 ),
             ));
         };
-        if why.trim().is_empty() {
-            return Err(at.error(
-                may_break.span(),
-                format!("`may_break` gives no reason for `{name}`: say why this scenario's runs may break it"),
-            ));
-        }
         invariant.may_break = Some(why.clone());
     }
     Ok(invariants)

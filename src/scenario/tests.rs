@@ -41,6 +41,7 @@ say = "I will be re-invoked."
 
 [expect]
 print = "not-resumable"
+session = "woke"
 "#;
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
@@ -878,7 +879,7 @@ fn what_only_an_integration_has_is_refused_elsewhere() {
             "[variants.session]\nmode = \"session\"",
             "[variants.session]",
         )
-        .replace("print = \"not-resumable\"", "");
+        .replace("print = \"not-resumable\"\nsession = \"woke\"", "");
     let err = parse(&command).unwrap_err().to_string();
     assert!(
         err.contains("unknown `approve` value `maybe` (expected `allow` or `deny`)"),
@@ -888,6 +889,33 @@ fn what_only_an_integration_has_is_refused_elsewhere() {
     let plan = parse(&fine).unwrap().plan("print", &[]).unwrap();
     assert_eq!(plan.driver.approve, Answer::Deny);
     assert!(plan.driver.command[1].ends_with("scenarios/./app.mjs"));
+}
+
+/// Issue #41: no Rust type name reaches a user, whatever number or kind of value a key gets.
+#[test]
+fn a_wrong_number_or_kind_of_value_is_said_without_rust_type_names() {
+    let big = "99999999999999999999999";
+    let base = "name = \"ex\"\ntitle = \"t\"\nsummary = \"s\"\n[driver]\nmode = \"print\"\nprompt = \"go\"\nceiling_seconds = 10\n[[agents.main.steps]]\nsay = \"hi\"\n";
+    let cases = [
+        format!("{base}[expect]\nprint = 3\n"),
+        format!("{base}[expect]\nprint = {big}\n"),
+        format!("{base}[expect]\nprint = [\"woke\", 3]\n"),
+        base.replace("ceiling_seconds = 10", &format!("ceiling_seconds = {big}")),
+        base.replace("title = \"t\"", &format!("title = {big}")),
+        format!("{base}[params]\nbg = {big}\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ntimes = {big}\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ntimes = -1\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ndelay_ms = -1\n"),
+    ];
+    for text in cases {
+        let err = Scenario::parse(std::path::Path::new("ex.toml"), text.clone())
+            .unwrap_err()
+            .to_string();
+        for rust in ["i128", "u32", "u64", "untagged", "enum", "RawVerdicts"] {
+            assert!(!err.contains(rust), "{err}\n{text}");
+        }
+        assert!(err.starts_with("ex.toml:"), "located: {err}");
+    }
 }
 
 /// Two commands tracked under one name would mix their times in a verdict: the second name is
@@ -913,9 +941,9 @@ fn a_watch_given_twice_is_located() {
     let text = format!("{GOOD}{watch}{watch}");
     assert_error(
         &text,
-        46,
+        47,
         1,
-        "a second `[[watch]]` of `worker` waiting for `bg` (the first is on line 42)",
+        "a second `[[watch]]` of `worker` waiting for `bg` (the first is on line 43)",
     );
 }
 

@@ -272,7 +272,9 @@ fn lines_outside_the_protocol_are_kept_and_named() {
 }
 
 /// A program that is missing, not executable, or exits before its CLI reaches the API is a
-/// setup failure before any verdict: exit 3, with the reason (and its stderr's tail).
+/// setup failure before any verdict: exit 3, with the reason. One that ran is named as the
+/// integration (never as the CLI, which it never started), with the line of its stderr that
+/// says what went wrong, and its whole stderr is kept beside the run folders (issue #41).
 #[test]
 fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
     let tmp = tempfile::tempdir().unwrap();
@@ -284,6 +286,14 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
         (
             r#"["sh", "-c", "echo the-integration-broke >&2; exit 4"]"#,
             "the-integration-broke",
+        ),
+        (
+            r#"["sh", "-c", "exit 0"]"#,
+            "the integration `sh -c exit 0` exited with status 0 before the CLI made a model request",
+        ),
+        (
+            r#"["node", "./nope.mjs"]"#,
+            "its stderr: Error: Cannot find module",
         ),
     ];
     for (command, said) in cases {
@@ -301,7 +311,23 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(3), "{command}: {stderr}");
         assert!(stderr.contains(said), "{command}: {stderr}");
+        assert!(
+            !stderr.contains("the CLI could not start") && !stderr.contains("claude-sim exited"),
+            "{command}: the integration is blamed, not the CLI: {stderr}"
+        );
         assert_eq!(tagged_by(pid), vec![], "{command}: processes left behind");
+        if command.contains("nope.mjs") {
+            let kept = stderr
+                .split("(its whole stderr: ")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .unwrap_or_else(|| panic!("the kept stderr is named: {stderr}"));
+            let log = std::fs::read_to_string(kept).unwrap();
+            assert!(
+                log.contains("Cannot find module") && log.contains("Node.js"),
+                "{log}"
+            );
+        }
     }
 }
 
