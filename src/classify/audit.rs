@@ -220,6 +220,11 @@ impl<'a> Pair<'a> {
                     _ if self.carries(e) => {
                         format!("a model request carrying `{}`'s notification", self.work)
                     }
+                    EventKind::TurnEnded { .. }
+                        if e.agent.as_deref() == Some(self.work) && self.answered_last(e) =>
+                    {
+                        format!("`{}`'s final answer (its last turn ends)", self.work)
+                    }
                     _ => return None,
                 };
                 Some((e, what))
@@ -229,6 +234,13 @@ impl<'a> Pair<'a> {
             ended.0,
             ended.1,
         ))
+    }
+
+    /// Whether `turn_end` of the work (an agent) answered its last model request: one came
+    /// before it, and nothing of it came after.
+    fn answered_last(&self, turn_end: &Event) -> bool {
+        let requests = || self.tl.iter().filter(|e| e.is_request_by(self.work));
+        requests().any(|e| e.t_ms <= turn_end.t_ms) && !requests().any(|e| e.t_ms > turn_end.t_ms)
     }
 
     /// The claim "the work's end was its own or the CLI's doing": the harness sent it no kill.

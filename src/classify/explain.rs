@@ -34,6 +34,7 @@ pub struct Scene<'a> {
     pub started: Option<&'a Event>,
     pub cli_exit: Option<String>,
     pub settle_ms: f64,
+    pub offers: &'a crate::evidence::offers::Offers,
 }
 
 /// A decision in words: the witness, the confirmed facts, the explanation, and for `unknown`
@@ -293,7 +294,12 @@ fn ended(
         ));
     }
     match decision {
-        Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
+        Decision::FailedOnItsOwn { why, told, .. } => {
+            use crate::evidence::offers::Evidence;
+            let unreadable = (!scene.offers.has(Evidence::NoticeInRequests))
+                .then(|| scene.offers.why_not(Evidence::NoticeInRequests));
+            failed(v, (w, k), end, why, *told, unreadable)
+        }
         Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
         Decision::Woke { delivery, how } => {
             let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
@@ -349,6 +355,26 @@ fn ended(
             observed_ms,
         } => at.printed_not_delivered(v, printed, *observed_ms),
         Decision::NeverFired { observed_ms } => at.never_fired(v, *observed_ms),
+        Decision::FiringUnseen { observed_ms, why } => unknown(
+            v,
+            format!(
+                "`{k}` ended at {} and no request of `{w}` carried its notification in the {:.2} s that followed, but {why}: whether a notification fired (H1) or waited (H2, H3) is not observable",
+                secs(end.t_ms),
+                observed_ms / 1000.0
+            ),
+        ),
+        Decision::NoticeUnreadable { request, why } => {
+            v.witness
+                .push(witness(request, format!("`{w}` makes a request")));
+            unknown(
+                v,
+                format!(
+                    "`{k}` ended at {} and `{w}` made a model request at {}, but {why}: whether that request carried the notification is not known",
+                    secs(end.t_ms),
+                    secs(request.t_ms)
+                ),
+            )
+        }
         Decision::LostInRestart {
             restart,
             stale,
@@ -542,20 +568,22 @@ fn end_words(how: &WorkEnd) -> String {
     }
 }
 
+/// `unreadable`: why the version's notices in a request cannot be read, where they cannot
+/// (then "never told" is not observed, and is not said).
 fn failed(
     mut v: Wording,
-    w: &str,
-    k: &str,
+    (w, k): (&str, &str),
     end: &Event,
     why: &str,
     told: Option<&Event>,
+    unreadable: Option<String>,
 ) -> Wording {
     v.facts.push(format!(
         "`{k}` failed on its own ({why}) at {}",
         secs(end.t_ms)
     ));
-    match told {
-        Some(d) => {
+    match (told, unreadable) {
+        (Some(d), _) => {
             v.witness
                 .push(witness(d, format!("`{w}` is told of the failure")));
             v.facts.push(format!(
@@ -570,7 +598,16 @@ fn failed(
                 latency(end, d) / 1000.0
             );
         }
-        None => {
+        (None, Some(unreadable)) => {
+            v.facts.push(format!(
+                "whether `{w}` was told that `{k}` failed is not observable: {unreadable}"
+            ));
+            v.explanation = format!(
+                "`{k}` failed on its own at {} ({why}). Whether `{w}` was told is not observable: {unreadable}.",
+                secs(end.t_ms)
+            );
+        }
+        (None, None) => {
             v.facts
                 .push(format!("`{w}` was never told that `{k}` failed"));
             v.explanation = format!(

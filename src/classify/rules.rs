@@ -4,6 +4,7 @@
 
 use super::facts::{self, Facts, WorkEnd};
 use super::{Input, Outcome};
+use crate::evidence::offers::Evidence;
 use crate::evidence::run::EndReason;
 use crate::evidence::{Event, EventKind, Source, Timeline};
 
@@ -69,6 +70,12 @@ pub enum Decision<'a> {
     },
     /// Nothing anywhere (H1).
     NeverFired { observed_ms: f64 },
+    /// Nothing anywhere, but this version prints nothing that would show a notification fire:
+    /// H1 cannot be told from H2 or H3.
+    FiringUnseen { observed_ms: f64, why: String },
+    /// The waiter made requests after the work ended, but this version's notices in a request
+    /// are not in a form the harness reads: whether one carried it is not known.
+    NoticeUnreadable { request: &'a Event, why: String },
     /// The harness crashed the CLI while the work ran and started it again; the work's real
     /// end was never reported (H1). The restarted CLI may have called it stopped (`stale`).
     LostInRestart {
@@ -101,6 +108,8 @@ impl Decision<'_> {
             | Decision::CutBeforeTold { .. }
             | Decision::CrashedBeforeTold
             | Decision::OrderBlurred { .. }
+            | Decision::FiringUnseen { .. }
+            | Decision::NoticeUnreadable { .. }
             | Decision::TooShort { .. } => Outcome::Unknown,
         }
     }
@@ -160,6 +169,7 @@ const ENDED: &[Rule] = &[
     told,
     answers_lost,
     cut_before_told,
+    notice_unreadable,
     lost_in_restart,
     killed_after_finalized,
     finalized_before_end,
@@ -383,8 +393,32 @@ fn printed_not_delivered<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
 }
 
 fn never_fired<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    Some(Decision::NeverFired {
-        observed_ms: observed_after_end(ctx),
+    let observed_ms = observed_after_end(ctx);
+    let offers = ctx.input.offers;
+    if !offers.has(Evidence::NotificationLine) {
+        return Some(Decision::FiringUnseen {
+            observed_ms,
+            why: offers.why_not(Evidence::NotificationLine),
+        });
+    }
+    Some(Decision::NeverFired { observed_ms })
+}
+
+/// Every rule after this one reads "no request carried the notice": that needs a version whose
+/// notices in a request the harness can read, or a waiter that made no request after the end.
+fn notice_unreadable<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+    let offers = ctx.input.offers;
+    if offers.has(Evidence::NoticeInRequests) {
+        return None;
+    }
+    let (end, _) = end(ctx);
+    let request = ctx
+        .tl
+        .iter()
+        .find(|e| e.t_ms > end.t_ms && e.is_request_by(ctx.f.waiter))?;
+    Some(Decision::NoticeUnreadable {
+        request,
+        why: offers.why_not(Evidence::NoticeInRequests),
     })
 }
 

@@ -119,6 +119,7 @@ fn judge_events(events: Vec<Event>, waiter: &str, end: EndReason) -> Judgement {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     })
 }
 
@@ -234,6 +235,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(j.outcome, Outcome::Unknown);
     assert!(
@@ -281,6 +283,7 @@ fn no_background_work_is_unknown() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 1000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(j.outcome, Outcome::Unknown);
 }
@@ -650,12 +653,18 @@ proptest! {
         if !started {
             prop_assert_eq!(j.outcome, Outcome::Unknown);
         }
-        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], raw: &Default::default(), settle_ms: 0.0 });
+        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], raw: &Default::default(), settle_ms: 0.0, offers: &crate::evidence::offers::Offers::all() });
     }
 }
 
 fn arbitrary_event() -> impl Strategy<Value = Event> {
-    let agent = prop_oneof![Just(None), Just(Some("main")), Just(Some("worker"))];
+    // `bg` as an agent too: the work spawned as a background agent, with events of its own.
+    let agent = prop_oneof![
+        Just(None),
+        Just(Some("main")),
+        Just(Some("worker")),
+        Just(Some("bg"))
+    ];
     let kind = prop_oneof![base_kind(), rarer_kind()];
     (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
 }
@@ -1364,6 +1373,7 @@ fn another_works_hang_cuts_the_run_short_for_the_rest() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     let bg = &j.verdicts[0];
     assert_eq!(bg.outcome, Outcome::Unknown, "{}", bg.explanation);
@@ -1650,6 +1660,7 @@ fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 3000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     let v = &j.verdicts[0];
     assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
@@ -1710,6 +1721,7 @@ fn a_crash_with_the_work_running_is_unknown() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(
         j.verdicts[0].reason.as_deref(),
@@ -2168,6 +2180,7 @@ fn decisions_of(
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 0.0,
+        offers: &crate::evidence::offers::Offers::all(),
     };
     let d = rules::decide(&rules::Ctx {
         input: &input,
@@ -2235,4 +2248,62 @@ fn every_decision_is_audited() {
     assert_eq!(decided.len(), 1);
     assert!(decided[0].0.starts_with("Woke"), "{decided:?}");
     assert_eq!(decided[0].1, None);
+}
+
+/// What a version cannot print shows nothing by its absence: on 2.1.0 (no task lines, no
+/// `<task-notification>` in requests) silence after the work's end is no H1, and a request the
+/// waiter made after it may have carried a notice in a form the harness does not read.
+#[test]
+fn an_absence_the_version_cannot_show_is_no_verdict() {
+    let judge_on = |events: Vec<Event>, version: &str| {
+        let timeline = Timeline::new(events);
+        let offers = crate::evidence::offers::Offers::of_claude(
+            version,
+            crate::scenario::DriverMode::Session,
+        );
+        judge(&Input {
+            timeline: &timeline,
+            end: &EndReason::Finished,
+            cli_exit: Some(&ExitDesc::Code(0)),
+            watch: &[Watch {
+                waiter: "main".into(),
+                work: "bg".into(),
+                hang_after: None,
+            }],
+            checks: &[],
+            invariants: &[],
+            raw: &Default::default(),
+            settle_ms: 1000.0,
+            offers: &offers,
+        })
+    };
+    let mut silent = start("main", 100.0, 200.0);
+    silent.push(track_end(1000.0, ExitDesc::Code(0)));
+    silent.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    assert_eq!(
+        judge_on(silent.clone(), "2.1.332").outcome,
+        Outcome::NeverFired
+    );
+    let old = judge_on(silent, "2.1.0");
+    assert_eq!(old.outcome, Outcome::Unknown, "{:#?}", old.verdicts);
+    assert!(
+        old.verdicts[0].reason.as_deref().unwrap().contains(
+            "but Claude Code 2.1.0 (in this driver mode) emits no task_started or task_notification line: whether a notification fired (H1) or waited (H2, H3) is not observable"
+        ),
+        "{:?}",
+        old.verdicts[0].reason
+    );
+    let mut asked = start("main", 100.0, 200.0);
+    asked.push(track_end(1000.0, ExitDesc::Code(0)));
+    asked.push(request(1500.0, "main", 3, &[]));
+    asked.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    let unread = judge_on(asked, "2.1.0");
+    assert_eq!(unread.outcome, Outcome::Unknown);
+    assert!(
+        unread.verdicts[0].reason.as_deref().unwrap().contains(
+            "`main` made a model request at 1.50 s, but Claude Code 2.1.0 (in this driver mode) emits no <task-notification> in any model request"
+        ),
+        "{:?}",
+        unread.verdicts[0].reason
+    );
 }

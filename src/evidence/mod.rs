@@ -10,6 +10,7 @@ pub mod describe;
 pub mod integration;
 pub mod lanes;
 pub mod normalize;
+pub mod offers;
 pub mod recorder;
 pub mod run;
 pub mod tap;
