@@ -249,7 +249,7 @@ fn did_not_start(
             "before its first model request",
         ),
     };
-    let how = match (&rec.live.cli_exit, ending.reason) {
+    let how = match (rec.live.supervised_exit(), ending.reason) {
         (Some((ExitDesc::Signal(s), _)), _) => format!(
             "was killed by {} {before}",
             crate::evidence::signal_name(*s)

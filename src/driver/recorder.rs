@@ -190,6 +190,11 @@ impl Live {
         self.supervised_exit.is_some()
     }
 
+    /// How and when the supervisor's child (the CLI, or the integration that runs it) exited.
+    pub fn supervised_exit(&self) -> Option<&(ExitDesc, f64)> {
+        self.supervised_exit.as_ref()
+    }
+
     pub fn running(&self) -> usize {
         self.running_tasks.len() + self.running_agents.len() + self.running_tracks.len()
     }
