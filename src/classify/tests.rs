@@ -2133,7 +2133,12 @@ fn the_self_check_catches_claims_the_paused_run_contradicts() {
         .iter()
         .find(|e| matches!(e.kind, EventKind::WorkOverdue { .. }))
         .unwrap();
-    let hung = audit::audit(&timeline, &f, &rules::Decision::Hung { overdue }).unwrap();
+    let hung = audit::audit(
+        &timeline,
+        &f,
+        &rules::Decision::Unended(rules::Unended::Hung { overdue }),
+    )
+    .unwrap();
     assert_eq!(hung.claim, "`bg` had not ended when its hang bound passed");
     assert!(
         hung.fact
@@ -2143,7 +2148,7 @@ fn the_self_check_catches_claims_the_paused_run_contradicts() {
     let silent = audit::audit(
         &timeline,
         &f,
-        &rules::Decision::NeverFired { observed_ms: 0.0 },
+        &ended_as(&f, rules::AfterEnd::NeverFired { observed_ms: 0.0 }),
     )
     .unwrap();
     assert_eq!(silent.claim, "`main` was never told of `bg`");
@@ -2226,8 +2231,8 @@ proptest! {
         let watch = Watch { waiter: case.waiter.into(), work: "bg".into(), hang_after: None };
         let f = facts::gather(&observed, &watch, case.end);
         let planted = [
-            rules::Decision::NeverFired { observed_ms: 0.0 },
-            rules::Decision::PrintedNotDelivered { printed: f.started.unwrap(), observed_ms: 0.0 },
+            ended_as(&f, rules::AfterEnd::NeverFired { observed_ms: 0.0 }),
+            ended_as(&f, rules::AfterEnd::PrintedNotDelivered { printed: f.started.unwrap(), observed_ms: 0.0 }),
         ];
         for d in planted {
             let c = audit::audit(&tl, &f, &d);
@@ -2246,7 +2251,7 @@ fn every_decision_is_audited() {
     events.push(request(1100.0, "main", 3, &["b1"]));
     let decided = decisions_of(&Timeline::new(events), EndReason::Finished, "main");
     assert_eq!(decided.len(), 1);
-    assert!(decided[0].0.starts_with("Woke"), "{decided:?}");
+    assert!(decided[0].0.contains("why: Woke"), "{decided:?}");
     assert_eq!(decided[0].1, None);
 }
 
@@ -2306,4 +2311,13 @@ fn an_absence_the_version_cannot_show_is_no_verdict() {
         "{:?}",
         unread.verdicts[0].reason
     );
+}
+
+/// A decision on the ended work of `f` (it must have ended): `why`, planted by a test.
+fn ended_as<'a>(f: &'a facts::Facts<'a>, why: rules::AfterEnd<'a>) -> rules::Decision<'a> {
+    let (event, how) = f.end.as_ref().expect("the work ended");
+    rules::Decision::Ended {
+        end: rules::End { event, how },
+        why,
+    }
 }
