@@ -247,7 +247,7 @@ fn selector(
     let hooks: Vec<&str> = HookName::KNOWN.iter().map(HookName::as_str).collect();
     let resolved = Selector {
         source: one_of(&s.source, SOURCES, "source")?,
-        kind: one_of(&s.kind, KINDS, "event kind")?,
+        kind: one_of(&s.kind, super::fields::kinds(), "event kind")?,
         agent: s
             .agent
             .as_ref()
