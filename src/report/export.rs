@@ -90,7 +90,7 @@ mod tests {
             serde_json::to_value(&plan).unwrap()
         );
         assert_eq!(
-            embedded.agents["worker"][0].call.as_ref().unwrap().input["command"],
+            embedded.agents["worker"][0].first_call().unwrap().input["command"],
             "sleep 7; echo bg-done"
         );
     }

@@ -145,34 +145,18 @@ fn script_steps(plan: &Plan) -> Vec<String> {
         let mut parts = Vec::new();
         for step in steps {
             let mut p = String::new();
-            if let Some(call) = &step.call {
-                let detail = call
-                    .input
-                    .get("command")
-                    .and_then(|c| c.as_str())
-                    .map(|c| format!(" `{c}`"))
-                    .unwrap_or_default();
-                let bg = if call
-                    .input
-                    .get("run_in_background")
-                    .and_then(|b| b.as_bool())
-                    == Some(true)
-                {
-                    " with `run_in_background: true`"
-                } else {
-                    ""
-                };
-                let _ = write!(p, "calls {}{detail}{bg}", call.tool);
-                if let Some(s) = &call.spawn {
-                    let _ = write!(p, " (starting `{s}`)");
-                }
+            let calls: Vec<String> = step.calls.iter().map(call_words).collect();
+            if calls.len() > 1 {
+                let _ = write!(p, "in one message, {}", calls.join(", "));
+            } else {
+                p.push_str(&calls.concat());
             }
             if let Some(say) = &step.say {
                 if !p.is_empty() {
                     p.push_str(" and ");
                 }
                 let _ = write!(p, "says “{say}”");
-                if step.call.is_none() {
+                if step.ends_turn() {
                     p.push_str(" (ending its turn)");
                 }
             }
@@ -181,6 +165,31 @@ fn script_steps(plan: &Plan) -> Vec<String> {
         out.push(format!("`{agent}`: {}.", parts.join("; then ")));
     }
     out
+}
+
+/// `calls Bash `sleep 3` with `run_in_background: true``, `calls Agent (starting `worker`)`.
+fn call_words(call: &crate::scenario::ToolCall) -> String {
+    let detail = call
+        .input
+        .get("command")
+        .and_then(|c| c.as_str())
+        .map(|c| format!(" `{c}`"))
+        .unwrap_or_default();
+    let bg = if call
+        .input
+        .get("run_in_background")
+        .and_then(|b| b.as_bool())
+        == Some(true)
+    {
+        " with `run_in_background: true`"
+    } else {
+        ""
+    };
+    let mut p = format!("calls {}{detail}{bg}", call.tool);
+    if let Some(s) = &call.spawn {
+        let _ = write!(p, " (starting `{s}`)");
+    }
+    p
 }
 
 fn witness_table(v: &Verdict) -> String {

@@ -233,25 +233,29 @@ function nextStep(agent, view) {
   return c.step < steps.length ? steps[c.step] : null;
 }
 
-// A scripted step's content blocks, and the journal's words for it.
+// A scripted step's content blocks (its text, then each tool call: several go out in one message,
+// as the model's parallel calls), and the journal's words for it.
 function scripted(agent, step, seq, view) {
   const content = step.say != null ? [{ type: "text", text: step.say }] : [];
-  const call = step.call;
-  if (!call) return { content, what: `ends its turn${step.say ? `: "${step.say}"` : ""}` };
-  let tool = call.tool; // the Agent tool was once named Task: offer the name this CLI has
-  if (view.tools.length && !view.tools.includes(tool) && ["Agent", "Task"].includes(tool)) {
-    tool = tool === "Agent" ? "Task" : "Agent";
-  }
-  // `{{@agent-id:NAME}}`: the id the CLI gave the spawned agent NAME (its task id).
-  const ids = JSON.stringify(call.input).replace(/\{\{@agent-id:([\w-]+)\}\}/g, (all, name) => agentIdOf(name) ?? all);
-  const input = JSON.parse(ids);
-  if (call.spawn) input.prompt = `${input.prompt}\n\n${tagFor(call.spawn)}`;
-  const id = `toolu_repro${String(seq).padStart(4, "0")}_${agent.replace(/-/g, "_")}`;
-  const background = input.run_in_background === true;
-  ev.calls.push({ id, agent, tool, spawn: call.spawn, track: call.track, background });
-  content.push({ type: "tool_use", id, name: tool, input });
-  const name = call.spawn || call.track;
-  return { content, what: `calls ${tool}${background ? " in the background" : ""}${name ? ` (\`${name}\`)` : ""}` };
+  const calls = step.calls ?? [];
+  if (!calls.length) return { content, what: `ends its turn${step.say ? `: "${step.say}"` : ""}` };
+  const words = calls.map((call, nth) => {
+    let tool = call.tool; // the Agent tool was once named Task: offer the name this CLI has
+    if (view.tools.length && !view.tools.includes(tool) && ["Agent", "Task"].includes(tool)) {
+      tool = tool === "Agent" ? "Task" : "Agent";
+    }
+    // `{{@agent-id:NAME}}`: the id the CLI gave the spawned agent NAME (its task id).
+    const ids = JSON.stringify(call.input).replace(/\{\{@agent-id:([\w-]+)\}\}/g, (all, name) => agentIdOf(name) ?? all);
+    const input = JSON.parse(ids);
+    if (call.spawn) input.prompt = `${input.prompt}\n\n${tagFor(call.spawn)}`;
+    const id = `toolu_repro${String(seq).padStart(4, "0")}_${agent.replace(/-/g, "_")}${nth ? `_${nth + 1}` : ""}`;
+    const background = input.run_in_background === true;
+    ev.calls.push({ id, seq, agent, tool, spawn: call.spawn, track: call.track, background });
+    content.push({ type: "tool_use", id, name: tool, input });
+    const name = call.spawn || call.track;
+    return `${tool}${background ? " in the background" : ""}${name ? ` (\`${name}\`)` : ""}`;
+  });
+  return { content, what: `calls ${words.join(", ")}${words.length > 1 ? " (in one message)" : ""}` };
 }
 
 // The SSE frames of the Messages API: message_start, each block's start/deltas/stop, message_delta, message_stop.
@@ -316,9 +320,10 @@ function answer(box, req, res, raw) {
     const step = nextStep(view.agent, view);
     const { content, what } = step ? scripted(view.agent, step, seq, view)
       : { content: [{ type: "text", text: "(no more steps)" }], what: "ends its turn (its script is exhausted)" };
-    Object.assign(message, { content, stop_reason: step?.call ? "tool_use" : "end_turn" });
+    const calls = step?.calls?.length > 0;
+    Object.assign(message, { content, stop_reason: calls ? "tool_use" : "end_turn" });
     Object.assign(entry, { route: step ? "turn" : "script exhausted", answer: what });
-    if (!step?.call) ev.turnEnds[view.agent] = (ev.turnEnds[view.agent] ?? 0) + 1;
+    if (!calls) ev.turnEnds[view.agent] = (ev.turnEnds[view.agent] ?? 0) + 1;
     delay = (step?.think ?? 0) * 1000;
   }
   if (view.stream) reply(200, "text/event-stream", sse(message), delay);

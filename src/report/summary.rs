@@ -10,7 +10,7 @@ use super::draft::{Draft, check_headline, headline};
 use crate::classify::filing::{Bugs, Filing, filing};
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::secs;
-use crate::scenario::{MAIN_AGENT, Plan, Step};
+use crate::scenario::{MAIN_AGENT, Plan, ToolCall};
 
 /// The guard wakeprobe ships and tests (`wakeprobe guard verify`), named in the workaround.
 const STALL_GUARD: &str = "sandbox-project/.claude/hooks/subagent-stall-guard.sh";
@@ -112,7 +112,7 @@ fn agent_role(plan: &Plan, agent: &str) -> String {
         .agents
         .values()
         .flatten()
-        .filter_map(|s| s.call.as_ref())
+        .flat_map(|s| &s.calls)
         .find(|c| c.spawn.as_deref() == Some(agent));
     match spawn {
         Some(c) if in_background(&c.input) => format!("the background subagent `{agent}`"),
@@ -126,10 +126,10 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     if plan.agents.contains_key(work) {
         return agent_role(plan, work);
     }
-    let Some((owner, step)) = tracked_by(plan, work) else {
+    let Some((owner, call)) = tracked_by(plan, work) else {
         return format!("`{work}`");
     };
-    let call = step.call.as_ref();
+    let call = Some(call);
     let command = call
         .and_then(|c| c.input.get("command"))
         .and_then(|c| c.as_str())
@@ -148,16 +148,17 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     format!("{how} `{work}`{command} {whose} started")
 }
 
-/// The agent whose step tracks `work` as a command, and that step.
-fn tracked_by<'a>(plan: &'a Plan, work: &str) -> Option<(&'a str, &'a Step)> {
+/// The agent whose step tracks `work` as a command, and that call.
+fn tracked_by<'a>(plan: &'a Plan, work: &str) -> Option<(&'a str, &'a ToolCall)> {
     plan.agents
         .iter()
-        .flat_map(|(agent, steps)| steps.iter().map(move |s| (agent.as_str(), s)))
-        .find(|(_, s)| {
-            s.call
-                .as_ref()
-                .is_some_and(|c| c.track.as_deref() == Some(work))
+        .flat_map(|(agent, steps)| {
+            steps
+                .iter()
+                .flat_map(|s| &s.calls)
+                .map(move |c| (agent.as_str(), c))
         })
+        .find(|(_, c)| c.track.as_deref() == Some(work))
 }
 
 fn in_background(input: &serde_json::Value) -> bool {

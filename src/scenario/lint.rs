@@ -44,7 +44,7 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
             .agents
             .values()
             .flatten()
-            .filter_map(|step| step.call.as_ref().map(|c| (step.line, c.tool.as_str())))
+            .flat_map(|step| step.calls.iter().map(|c| (step.line, c.tool.as_str())))
             .collect();
         tool_search_lines.extend(
             calls

@@ -791,7 +791,7 @@ fn relevant_profiles(
         };
         ceiling = ceiling.min(plan.driver.ceiling.as_secs_f64());
         for steps in plan.agents.values() {
-            for call in steps.iter().filter_map(|s| s.call.as_ref()) {
+            for call in steps.iter().flat_map(|s| &s.calls) {
                 background_bash |= call.tool == "Bash" && call.input["run_in_background"] == true;
                 named_agent |= matches!(call.tool.as_str(), "Agent" | "Task")
                     && call.input.get("name").is_some();
