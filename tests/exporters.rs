@@ -360,6 +360,7 @@ fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
         vacuous: false,
         may_break: None,
         layer: None,
+        describes: None,
     };
     broke.judgement.invariants = vec![invariant.clone()];
     let broke = RunResult::new(&broke.run, broke.judgement);
@@ -451,12 +452,22 @@ const INTENDED_HTML: [&str; 5] = [
 
 #[test]
 fn report_md_shows_html_from_agents_and_the_cli_as_text() {
-    // The CLI's own injected `<system-reminder>` (in the captured run's requests), and an
-    // agent's text made of tags.
+    // An agent's text made of tags, and a user's input with tags beside the CLI's own injected
+    // `<system-reminder>` (in the captured run's requests): the reminder is folded away, the
+    // rest shown as text.
     let (mut saved, _) = load("interrupt-stop");
     for e in saved.timeline.events.iter_mut() {
-        if let wakeprobe::evidence::EventKind::TurnEnded { text, .. } = &mut e.kind {
-            *text = "<b>done</b> & <img src=x onerror=alert(1)>\n| not a row".into();
+        match &mut e.kind {
+            wakeprobe::evidence::EventKind::TurnEnded { text, .. } => {
+                *text = "<b>done</b> & <img src=x onerror=alert(1)>\n| not a row".into();
+            }
+            wakeprobe::evidence::EventKind::ModelRequest {
+                injected: Some(text),
+                ..
+            } => {
+                *text = format!("{text} Use <i>this</i> one");
+            }
+            _ => {}
         }
     }
     let result = saved.judge();
@@ -469,11 +480,18 @@ fn report_md_shows_html_from_agents_and_the_cli_as_text() {
         );
     }
     for visible in [
-        "<system-reminder>",
         "<b>done</b> & <img src=x onerror=alert(1)>",
+        "Use <i>this</i> one",
     ] {
-        assert!(text.contains(visible), "`{visible}` is not shown as text");
+        assert!(
+            text.contains(visible),
+            "`{visible}` is not shown as text:\n{text}"
+        );
     }
+    assert!(
+        !text.contains("system-reminder") && !text.contains("gitStatus"),
+        "the CLI's injected context is folded away:\n{text}"
+    );
 }
 
 #[test]
@@ -503,7 +521,28 @@ fn report_md_says_each_thing_once_and_links_nothing_an_issue_cannot_reach() {
 
 #[test]
 fn pictures_draw_control_and_injected_inputs() {
-    let (saved, result) = load("interrupt-stop");
+    let (mut saved, result) = load("interrupt-stop");
+    // A user's words beside the CLI's own reminder in the last request that has injected text.
+    if let Some(wakeprobe::evidence::EventKind::ModelRequest {
+        injected: Some(text),
+        ..
+    }) = saved
+        .timeline
+        .events
+        .iter_mut()
+        .map(|e| &mut e.kind)
+        .rfind(|k| {
+            matches!(
+                k,
+                wakeprobe::evidence::EventKind::ModelRequest {
+                    injected: Some(_),
+                    ..
+                }
+            )
+        })
+    {
+        *text = format!("{text} Use the short check.");
+    }
     let diagram = mermaid::diagram(&saved.timeline);
     mermaid::check(&diagram).unwrap_or_else(|e| panic!("{e}\n{diagram}"));
     let worker = diagram
@@ -522,8 +561,12 @@ fn pictures_draw_control_and_injected_inputs() {
         "{diagram}"
     );
     assert!(
-        diagram.contains("Note over P1: injected text: system-reminder"),
+        diagram.contains("Note over P1: injected text: Use the short check."),
         "{diagram}"
+    );
+    assert!(
+        !diagram.contains("system-reminder"),
+        "folded away: {diagram}"
     );
     let picture = svg::render(
         &saved.timeline,
@@ -718,6 +761,7 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         vacuous: false,
         may_break: None,
         layer: None,
+        describes: None,
     };
     let mut unmet = result.clone();
     unmet.judgement.checks = vec![check(false)];
@@ -799,6 +843,7 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         vacuous: false,
         may_break: None,
         layer: Some(layer),
+        describes: None,
     };
     let mut integration = result.clone();
     integration.judgement.checks = vec![check(Layer::Integration)];
