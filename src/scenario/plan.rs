@@ -400,7 +400,15 @@ pub struct Check {
     /// reported with the reason, and does not fail the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may_break: Option<String>,
+    /// The bug this check catches, in the CLI's terms, one line of at most
+    /// [`DESCRIBES_MAX_CHARS`] characters (`describes`): the draft's title when it fails its
+    /// `want`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describes: Option<String>,
 }
+
+/// The longest `describes` a check may carry: it becomes an issue's title.
+pub const DESCRIBES_MAX_CHARS: usize = 80;
 
 /// Durations as seconds (a float) in `plan.json`.
 mod secs {

@@ -279,6 +279,9 @@ pub struct RawCheck {
     /// The selectors may match nothing without the check being vacuous.
     #[serde(default)]
     pub allow_empty: bool,
+    /// The maintainer's sentence for the bug the check catches when it fails its `want`, in
+    /// the CLI's terms: the issue draft's title and the first line of its Summary.
+    pub describes: Option<Spanned<String>>,
     pub count: Option<Spanned<RawSelector>>,
     pub exists: Option<Spanned<RawSelector>>,
     pub absent: Option<Spanned<RawSelector>>,
