@@ -232,7 +232,7 @@ say = "Done."
     let child = node(&script).spawn().expect("node runs");
     let (code, stdout, stderr) = finish_within(child, Duration::from_secs(120));
     assert!(
-        stdout.contains("ends its turn (its script is exhausted)"),
+        stdout.contains("past the end of its script; ends its turn"),
         "{stdout}"
     );
     assert_eq!(code, Some(0), "the waiter woke: exit 0\n{stdout}\n{stderr}");
@@ -325,4 +325,209 @@ fn bad_input_is_one_line_and_exit_2() {
         .expect("node runs");
     assert_eq!(result.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&result.stderr).contains("unknown argument `--no-such-flag`"));
+}
+
+/// The `[[checks]]` tables of the README's TOML examples ("Scenarios" and "Writing checks"),
+/// each as a `[[checks]]` block to append to a scenario file.
+fn readme_checks() -> Vec<String> {
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    let mut found = Vec::new();
+    for section in ["\n## Scenarios\n", "\n## Writing checks\n"] {
+        let start = readme.find(section).unwrap();
+        let end = readme[start + 1..]
+            .find("\n## ")
+            .map_or(readme.len(), |e| e + start + 1);
+        for block in readme[start..end].split("```toml\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            let Ok(table) = block.parse::<toml::Table>() else {
+                continue;
+            };
+            for check in table
+                .get("checks")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let mut one = toml::Table::new();
+                one.insert("checks".into(), toml::Value::Array(vec![check.clone()]));
+                found.push(toml::to_string(&one).unwrap());
+            }
+        }
+    }
+    found
+}
+
+/// The script judges a saved run as wakeprobe does: the saved runs in `tests/fixtures/runs`
+/// (real 2.1.332 evidence), each with its own checks and with every README check example its
+/// agents can carry, judged by both from the same files (`common::judges`). The library's runs
+/// are compared the same way where they are made (the simulator's profiles, the pinned CLI).
+#[test]
+fn the_script_judges_saved_runs_as_wakeprobe_does() {
+    let examples = readme_checks();
+    assert!(
+        examples.len() >= 3,
+        "the README's check examples: {examples:?}"
+    );
+    let runs = crate::common::root().join("tests/fixtures/runs");
+    let mut judged = 0;
+    let mut examples_judged = std::collections::BTreeSet::new();
+    for run in std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+    {
+        let found = crate::common::judges::disagreements(&run, None);
+        assert!(found.is_empty(), "{}:\n{}", run.display(), found.join("\n"));
+        judged += 1;
+        let saved = wakeprobe::store::saved::SavedRun::load(&run).unwrap();
+        let source = std::fs::read_to_string(run.join("scenario.toml")).unwrap();
+        let sets: Vec<(String, String)> = saved
+            .plan
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        for (i, example) in examples.iter().enumerate() {
+            let text = format!("{source}\n{example}");
+            let Ok(scenario) =
+                wakeprobe::scenario::Scenario::parse(&run.join("scenario.toml"), text)
+            else {
+                continue; // it names an agent or work this run does not have
+            };
+            let Ok(plan) = scenario.plan(&saved.plan.variant, &sets) else {
+                continue;
+            };
+            let found = crate::common::judges::disagreements(&run, Some(&plan));
+            assert!(
+                found.is_empty(),
+                "{} with the README's check {example}:\n{}",
+                run.display(),
+                found.join("\n")
+            );
+            examples_judged.insert(i);
+        }
+    }
+    assert_eq!(judged, 4);
+    // The teammate example needs a teammate (the library's teammate-idle, on the simulator).
+    assert!(
+        examples_judged.len() >= examples.len() - 1,
+        "{examples_judged:?} of {examples:?}"
+    );
+}
+
+/// The case of issue 44 (`subagent-parked-completed`): a background subagent parked on its own
+/// background command is reported `completed` to its parent before the command ends, and again
+/// after its re-invocation. Its checks carry the bug (`want`), not its verdicts (`woke`): the
+/// exported script judges them as wakeprobe does, exits 1 and says which check failed, with the
+/// witness the draft of a wakeprobe run of the same scenario shows.
+#[test]
+fn the_parked_subagent_script_exits_1_on_the_failed_check_with_the_drafts_witness() {
+    let _cli = crate::common::cli_slots(2);
+    let dir = tempfile::tempdir().unwrap();
+    let script = export(dir.path(), &["subagent-parked-completed"]);
+    let mut node = node(&script);
+    node.args(["--keep", "--json"]);
+    let (code, stdout, stderr) =
+        finish_within(node.spawn().expect("node runs"), Duration::from_secs(120));
+    assert_eq!(
+        code,
+        Some(1),
+        "the bug reproduces: exit 1\n{stdout}\n{stderr}"
+    );
+    let judged: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(judged["outcome"], "woke", "{judged}");
+    let failed: Vec<&serde_json::Value> = judged["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["meets_want"] == false)
+        .collect();
+    assert_eq!(failed.len(), 2, "{judged}");
+    // The words, without --json: exit 1, the failed check named, its witness shown.
+    let kept = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("evidence (wakeprobe's run-folder shapes): "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .unwrap_or_else(|| panic!("--keep names the folder on stderr:\n{stderr}"));
+    let mut words = Command::new("node");
+    words.arg(&script).args(["--judge", &kept]);
+    let out = crate::common::output_within(words, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("“main is told the worker completed while its command still runs” (query:before): observed `yes`")
+            && text.contains("it should be `no` (the scenario's `want`): NOT MET: this is the bug")
+            && text.contains("The bug reproduces: check “main is told the worker completed while its command still runs” observed `yes` where the CLI should give `no`"),
+        "{text}"
+    );
+    // The same witness as wakeprobe's draft of the same scenario on the same CLI.
+    let out_dir = tempfile::tempdir().unwrap();
+    let run = crate::common::output_within(
+        crate::common::wakeprobe(&[
+            "run",
+            "subagent-parked-completed",
+            "--quiet",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    let folder = crate::common::runs(&crate::common::run_dir(out_dir.path())).remove(0);
+    let result = crate::common::json(&folder.join("result.json"));
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    let shape = |witness: &serde_json::Value, timeline: &Path| -> Vec<String> {
+        let labels: Vec<(String, String)> = crate::common::events(timeline)
+            .iter()
+            .filter(|e| e["kind"] == "task_started")
+            .map(|e| {
+                (
+                    e["task_id"].as_str().unwrap().to_string(),
+                    e["label"].as_str().unwrap_or("?").to_string(),
+                )
+            })
+            .collect();
+        witness
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let mut what = w["what"].as_str().unwrap().to_string();
+                for (id, label) in &labels {
+                    what = what.replace(id, label);
+                }
+                format!("{} · {} · {what}", w["source"], w["agent"])
+            })
+            .collect()
+    };
+    let kept = Path::new(&kept);
+    for check in &failed {
+        let name = check["name"].as_str().unwrap();
+        let ours = result["judgement"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap();
+        assert_eq!(ours["meets_want"], false, "{ours}");
+        assert_eq!(
+            shape(&check["witness"], kept),
+            shape(&ours["witness"], &folder),
+            "{name}"
+        );
+        for w in ours["witness"].as_array().unwrap() {
+            let what = w["what"].as_str().unwrap();
+            assert!(
+                report.contains(what),
+                "the draft shows the witness `{what}`:\n{report}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(kept).unwrap();
 }

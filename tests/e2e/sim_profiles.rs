@@ -168,6 +168,14 @@ pub(super) fn run_sim(
                 }
                 let run_json = read_json(&dir.join("run.json"));
                 let timeline = read_json(&dir.join("timeline.json"));
+                // The exported script judges this evidence as wakeprobe does.
+                let disagree = crate::common::judges::disagreements(&dir, None);
+                assert!(
+                    disagree.is_empty(),
+                    "{scenario} on {profile}, {}: the exported script judges otherwise:\n{}",
+                    dir.display(),
+                    disagree.join("\n")
+                );
                 let kept = out.path().join("..").join(format!(
                     "wakeprobe-sim-test-{}-{}-{}",
                     std::process::id(),
