@@ -704,12 +704,37 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
     sim.run.backend = wakeprobe::backend::BackendKind::Sim {
         profile: "default".into(),
     };
+    // Undecided, with a check that fails its `want`: no title either.
+    let mut undecided = bug.clone();
+    undecided.judgement.outcome = Outcome::Unknown;
+    undecided.judgement.verdicts[0].outcome = Outcome::Unknown;
+    undecided.judgement.verdicts[0].reason = Some("`worker`'s script ran out".into());
+    let mut check = wakeprobe::checks::CheckResult {
+        name: "c".into(),
+        kind: "query:count".into(),
+        agent: None,
+        observed: "2".into(),
+        expected: Some("2".into()),
+        passed: Some(true),
+        want: Some("1".into()),
+        meets_want: Some(false),
+        witness: vec![],
+        explanation: String::new(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+        layer: None,
+        describes: None,
+    };
+    check.describes = Some("Reported twice".into());
+    undecided.judgement.checks = vec![check];
     let redactor = wakeprobe::store::redact::Redactor::basic();
     for (case, r, files) in [
         ("bug", &bug, true),
         ("fixed", &fixed, false),
         ("no want", &unstated, false),
         ("simulator", &sim, false),
+        ("undecided", &undecided, false),
     ] {
         assert_eq!(filing(r) == Filing::Bug, files, "{case}");
         let dir = tempfile::tempdir().unwrap();
@@ -777,8 +802,10 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
     let md = markdown::render(&draft(&saved, &unmet));
     let title = markdown::draft_title(&draft(&saved, &unmet));
     let headline = "check “the stop lists the idle teammate as idle” observes `no` where the CLI should give `yes`";
-    assert!(title.ends_with(headline), "{title}");
-    assert!(!title.contains("woken"), "{title}");
+    assert_eq!(
+        title,
+        "the stop lists the idle teammate as idle: `no` where the CLI should give `yes`"
+    );
     let section = |name: &str| {
         let from = md.find(&format!("## {name}\n")).unwrap();
         let rest = &md[from + name.len() + 4..];
@@ -790,31 +817,56 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         "{md}"
     );
     assert!(!md.contains("differs"), "{md}");
+    // Expected and Actual in the check's words and values, no query jargon.
     assert!(
-        section("Expected").contains("the idle teammate as idle” (query:exists) observes `yes`"),
+        section("Expected").contains("“the stop lists the idle teammate as idle”: `yes`."),
         "{md}"
     );
+    assert!(!section("Expected").contains("query:"), "{md}");
     assert!(
         !section("Expected").contains("receives its completion"),
         "{md}"
     );
     assert!(
-        section("Actual").contains("No Stop payload lists the teammate as idle."),
+        section("Actual").contains("“the stop lists the idle teammate as idle”: `no`"),
         "{md}"
     );
-    // Both fail: the title and Expected speak of both.
+    // The wake-up works as wanted: the Summary says so, and that the bug is the check's.
+    assert!(
+        section("Summary").contains("the wake-up itself is not the bug")
+            && !section("Summary").contains("is the behaviour the CLI should have"),
+        "{md}"
+    );
+    // Both fail: the title is the verdict's, in the CLI's terms; Expected speaks of both.
     let mut both = unmet.clone();
     both.run.want = Some(Outcome::NotResumable);
     let title = markdown::draft_title(&draft(&saved, &both));
-    assert!(
-        title.contains("is woken") && title.ends_with(headline),
-        "{title}"
+    assert_eq!(
+        title,
+        "Background subagent is woken when its run_in_background command ends"
     );
     let md = markdown::render(&draft(&saved, &both));
     let expected = &md[md.find("## Expected").unwrap()..md.find("## Actual").unwrap()];
     assert!(
-        expected.contains("receives its completion") && expected.contains("observes `yes`"),
+        expected.contains("receives its completion") && expected.contains("idle”: `yes`"),
         "{expected}"
+    );
+    // A check that says its bug in the CLI's terms (`describes`): that sentence is the title
+    // and leads the Summary.
+    let mut described = unmet.clone();
+    described.judgement.checks[0].describes =
+        Some("An idle teammate is listed in Stop payloads as a running one".into());
+    let title = markdown::draft_title(&draft(&saved, &described));
+    assert_eq!(
+        title,
+        "An idle teammate is listed in Stop payloads as a running one"
+    );
+    let md = markdown::render(&draft(&saved, &described));
+    assert!(
+        md.contains(
+            "## Summary\n\n**An idle teammate is listed in Stop payloads as a running one.**"
+        ),
+        "{md}"
     );
 }
 

@@ -51,12 +51,24 @@ impl Bugs<'_> {
 
 /// Only the real CLI's runs are filed, and only when they show a bug: the scenario says what
 /// the CLI should do (`want`, of the verdict or of a check) and this run, decided, did
-/// something else.
+/// something else. An undecided run (`unknown`) is never filed, even where a check fails its
+/// `want`: what it saw is not the experiment.
 pub fn filing(r: &RunResult) -> Filing {
     if let crate::backend::BackendKind::Sim { .. } = r.run.backend {
         return Filing::Nothing(
             "a simulator run: what it shows is the simulator's behaviour, not Claude Code's".into(),
         );
+    }
+    if r.judgement.outcome == Outcome::Unknown {
+        // A run that left its experiment (its script ran out, it was cut short) shows nothing
+        // a maintainer could act on, whatever its checks saw.
+        return Filing::Nothing(format!(
+            "the verdict is undecided (`unknown`: {}), so the run shows nothing to file",
+            r.judgement
+                .primary()
+                .and_then(|v| v.reason.as_deref())
+                .unwrap_or("the evidence does not decide")
+        ));
     }
     if Bugs::of(r).any() {
         return Filing::Bug;

@@ -475,11 +475,20 @@ pub fn injected_gist(text: &str) -> String {
     if let Some(i) = text.find("hook feedback:") {
         return text[i..].to_string();
     }
-    without_element(text, "system-reminder")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut text = without_element(text, "system-reminder");
+    // Context the CLI adds as plain text (the list of agent types, of deferred tools): it runs
+    // to the end of what is kept.
+    if let Some(at) = CLI_CONTEXT.iter().filter_map(|m| text.find(m)).min() {
+        text.truncate(at);
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// How context the CLI injects as plain text begins (2.1.332).
+const CLI_CONTEXT: [&str; 2] = [
+    "Available agent types for the Agent tool",
+    "The following deferred tools are now available via ToolSearch",
+];
 
 /// `text` with every `<tag>...</tag>` element taken out (an unclosed one to the end).
 pub fn without_element(text: &str, tag: &str) -> String {

@@ -134,12 +134,16 @@ function describeRequest(e) {
   return s;
 }
 
+const CLI_CONTEXT = ["Available agent types for the Agent tool", "The following deferred tools are now available via ToolSearch"];
 // A request's injected text worth showing: a hook's feedback, else the text without the CLI's own
 // <system-reminder> context (src/evidence/mod.rs `injected_gist`).
 function injectedGist(text) {
   const at = text.indexOf("hook feedback:");
   if (at >= 0) return text.slice(at);
-  return words(text.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ""));
+  let kept = text.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, "");
+  const context = CLI_CONTEXT.map((m) => kept.indexOf(m)).filter((i) => i >= 0);
+  if (context.length) kept = kept.slice(0, Math.min(...context));
+  return words(kept);
 }
 
 function describeToolCall(e) {

@@ -1,14 +1,14 @@
 //! `report.md`: an upstream issue draft in the shape of seed 000's (Title, Version, Summary,
-//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict's witness, a timeline
-//! table and a Mermaid sequence diagram. Ready for `gh issue create --body-file`: GitHub shows
-//! it as written (see [`super::gfm`]), it links nothing an issue cannot reach (the picture and
-//! the full timeline are named as attachments), and it fits GitHub's 65,536 characters
-//! whatever the run's size (long tables are cut to the witness and its neighbourhood).
+//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict's witness, the
+//! timeline around the witnesses of the verdicts and checks, and a Mermaid sequence diagram of
+//! the same. Ready for `gh issue create --body-file`: GitHub shows it as written (see
+//! [`super::gfm`]), it links nothing an issue cannot reach (the picture and the full timeline
+//! are named as attachments, and stay in the run folder), and it fits GitHub's 65,536
+//! characters whatever the run's size.
 
 use std::fmt::Write;
 
 pub use super::draft::Draft;
-use super::draft::{check_headline, headline};
 use super::gfm::{self, cell, fence, tag};
 use super::mermaid;
 use crate::classify::Verdict;
@@ -22,15 +22,14 @@ use crate::scenario::{DriverMode, Plan};
 pub const BODY_LIMIT: usize = 65_536;
 /// What a draft aims for, leaving room for a note a person adds before filing.
 const BODY_BUDGET: usize = 60_000;
-/// Events kept on each side of a witness event when the timeline is cut.
-const NEIGHBOURHOOD: usize = 4;
+/// Notable events kept on each side of a witness event: its context, not every row.
+const NEIGHBOURHOOD: usize = 2;
 
-/// How much of a long run a draft shows.
+/// How much of a run a draft shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Detail {
-    /// Every notable event, the whole sequence diagram, the scenario file.
-    Full,
-    /// The timeline and the diagram cut to the witness and its neighbourhood.
+    /// The timeline and the diagram cut to the witnesses and their neighbourhood, the scenario
+    /// file.
     Witness,
     /// The witness only: no diagram, the scenario file left to the attachments.
     Minimal,
@@ -51,27 +50,8 @@ fn version(d: &Draft) -> String {
     )
 }
 
-/// The issue's title (one line, plain text as GitHub shows titles).
-pub fn title(d: &Draft, v: &Verdict) -> String {
-    format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
-}
-
-/// The title of a run's draft (`title.txt`): its primary verdict when that is the bug (or
-/// nothing else is), else the check that fails its `want`.
-pub fn draft_title(d: &Draft) -> String {
-    let bugs = Bugs::of(d.result);
-    let primary = d.result.judgement.primary();
-    match (primary, bugs.checks.first()) {
-        (Some(v), None) => title(d, v),
-        (Some(v), Some(c)) if bugs.verdict => {
-            format!("{}, and {}", title(d, v), check_headline(c)).replace(['\r', '\n'], " ")
-        }
-        (_, Some(c)) => {
-            format!("{}: {}", d.plan.title, check_headline(c)).replace(['\r', '\n'], " ")
-        }
-        (None, None) => d.plan.title.clone(),
-    }
-}
+/// The title of a run's draft (`title.txt`): see [`super::draft`].
+pub use super::draft::draft_title;
 
 fn expected_text(v: &Verdict) -> String {
     let (w, k) = (&v.waiter, &v.work);
@@ -209,7 +189,7 @@ fn witness_table(v: &Verdict) -> String {
 
 /// The draft, at the most detail that fits GitHub's limit.
 pub fn render(d: &Draft) -> String {
-    for detail in [Detail::Full, Detail::Witness, Detail::Minimal] {
+    for detail in [Detail::Witness, Detail::Minimal] {
         let doc = gfm::finish(&compose(d, detail));
         if doc.chars().count() <= BODY_BUDGET {
             return doc;
@@ -270,19 +250,12 @@ struct Shown<'a> {
 
 fn shown_events<'a>(d: &'a Draft, detail: Detail) -> Shown<'a> {
     let notable: Vec<&Event> = d.timeline.iter().filter(|e| is_notable(e)).collect();
-    if detail == Detail::Full {
-        return Shown {
-            events: notable,
-            omitted: 0,
-            cut: false,
-        };
-    }
-    let witness: Vec<(f64, Option<&str>)> = d
-        .result
-        .judgement
+    let j = &d.result.judgement;
+    let witness: Vec<(f64, Option<&str>)> = j
         .verdicts
         .iter()
         .flat_map(|v| v.witness.iter())
+        .chain(j.checks.iter().flat_map(|c| c.witness.iter()))
         .map(|w| (w.t_ms, w.agent.as_deref()))
         .collect();
     let around = if detail == Detail::Witness {
@@ -309,10 +282,11 @@ fn shown_events<'a>(d: &'a Draft, detail: Detail) -> Shown<'a> {
         .filter(|(_, k)| **k)
         .map(|(e, _)| *e)
         .collect();
+    let omitted = notable.len() - events.len();
     Shown {
-        omitted: notable.len() - events.len(),
+        omitted,
         events,
-        cut: true,
+        cut: omitted > 0,
     }
 }
 
@@ -436,15 +410,16 @@ fn expected_and_actual(s: &mut String, primary: &Verdict, bugs: &Bugs) {
     }
     for c in &bugs.checks {
         expected.push(format!(
-            "Check “{}” ({}) observes `{}`.",
+            "“{}”: `{}`.",
             c.name,
-            c.kind,
             c.want.as_deref().unwrap_or_default()
         ));
-        let mut text = format!(
-            "Check “{}” observes `{}`: {}",
-            c.name, c.observed, c.explanation
-        );
+        let shown_by = if c.witness.is_empty() {
+            String::new()
+        } else {
+            ", shown by:".to_string()
+        };
+        let mut text = format!("“{}”: `{}`{shown_by}", c.name, c.observed);
         for w in &c.witness {
             text.push_str(&format!("\n- {}", super::witness_line(w)));
         }
@@ -509,6 +484,7 @@ fn checks(s: &mut String, d: &Draft) {
     for c in &j.checks {
         let result = match (c.passed, &c.expected) {
             _ if c.vacuous => "**vacuous** (no selector matched any event)",
+            _ if c.meets_want == Some(false) => "**the bug** (its `want` is not met)",
             (Some(true), _) => "pass",
             (Some(false), _) => "**fail**",
             (None, Some(_)) => "open (the run was cut short)",
@@ -556,7 +532,7 @@ fn timeline(s: &mut String, d: &Draft, shown: &Shown) {
     if shown.cut {
         let _ = writeln!(
             s,
-            "This run is too long for an issue: shown are the witness events and their neighbours; {} left out.",
+            "Shown are the witness events of the verdicts and checks and their neighbours; {} left out.",
             super::plural(shown.omitted, "notable event is", "notable events are")
         );
     }

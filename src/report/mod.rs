@@ -3,6 +3,7 @@
 
 mod draft;
 pub mod export;
+mod facts;
 pub mod gfm;
 pub mod html;
 pub mod junit;

@@ -359,8 +359,10 @@ fn readme_checks() -> Vec<String> {
 
 /// The script judges a saved run as wakeprobe does: the saved runs in `tests/fixtures/runs`
 /// (real 2.1.332 evidence), each with its own checks and with every README check example its
-/// agents can carry, judged by both from the same files (`common::judges`). The library's runs
-/// are compared the same way where they are made (the simulator's profiles, the pinned CLI).
+/// agents can carry, judged by both from the same files (`common::judges`); and each of those
+/// drafts has a title of at most 80 characters and fits an issue (`common::drafts`). The
+/// library's runs are checked the same ways where they are made (the simulator's profiles, the
+/// pinned CLI).
 #[test]
 fn the_script_judges_saved_runs_as_wakeprobe_does() {
     let examples = readme_checks();
@@ -403,6 +405,14 @@ fn the_script_judges_saved_runs_as_wakeprobe_does() {
                 "{} with the README's check {example}:\n{}",
                 run.display(),
                 found.join("\n")
+            );
+            // Its draft, with the check failing its `want` where it states one: a short title.
+            let drafted = crate::common::drafts::problems(&run, Some(&plan));
+            assert!(
+                drafted.is_empty(),
+                "{}: {}",
+                run.display(),
+                drafted.join("; ")
             );
             examples_judged.insert(i);
         }

@@ -44,8 +44,16 @@ pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
         );
     }
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
-    // The exported script judges every run of the library as wakeprobe does.
+    // The exported script judges every run of the library as wakeprobe does, and every draft
+    // has a short title and fits an issue.
     for run in runs(&run_dir(out.path())) {
+        let drafted = crate::common::drafts::problems(&run, None);
+        assert!(
+            drafted.is_empty(),
+            "{}: {}",
+            run.display(),
+            drafted.join("; ")
+        );
         let disagree = crate::common::judges::disagreements(&run, None);
         assert!(
             disagree.is_empty(),

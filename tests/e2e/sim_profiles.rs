@@ -168,6 +168,14 @@ pub(super) fn run_sim(
                 }
                 let run_json = read_json(&dir.join("run.json"));
                 let timeline = read_json(&dir.join("timeline.json"));
+                // Its draft has a short title and fits an issue.
+                let drafted = crate::common::drafts::problems(&dir, None);
+                assert!(
+                    drafted.is_empty(),
+                    "{scenario} on {profile}, {}: {}",
+                    dir.display(),
+                    drafted.join("; ")
+                );
                 // The exported script judges this evidence as wakeprobe does.
                 let disagree = crate::common::judges::disagreements(&dir, None);
                 assert!(
