@@ -754,8 +754,16 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
         let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
         assert_eq!(!md.contains("**Not an issue draft:**"), files, "{case}");
         assert!(!md.contains("**this differs**") || case == "bug", "{case}");
-        assert!(
+        // The standalone script runs the real CLI: a simulator run's draft offers none, and
+        // names the profile instead.
+        assert_eq!(
             md.contains("wakeprobe export subagent-bg-turn-end"),
+            case != "simulator",
+            "{case}"
+        );
+        assert_eq!(
+            md.contains("claude-sim, the simulator, with profile `default`"),
+            case == "simulator",
             "{case}"
         );
     }

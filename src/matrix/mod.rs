@@ -96,12 +96,17 @@ impl Job {
         format!("{}/{}", self.scenario.name, self.variant)
     }
 
-    /// The command that reproduces this cell alone.
+    /// The command that reproduces this cell alone: the scenario as the run was given it, the
+    /// variant, the values, the driver that stood in for the scenario's own, the CLI.
     pub fn command(&self) -> String {
         let mut cmd = format!(
             "wakeprobe run {} --variant {}",
-            self.reference, self.variant
+            crate::os::subprocess::shell_word(&self.reference),
+            self.variant
         );
+        if let Some(mode) = self.scenario.driver_override() {
+            cmd.push_str(&format!(" --driver {mode}"));
+        }
         for (k, v) in &self.overrides {
             cmd.push_str(&format!(" --set {k}={v}"));
         }
@@ -348,6 +353,16 @@ fn fault_flags(faults: &[(String, crate::scenario::Fault)], plan: &Plan) -> Stri
         .collect()
 }
 
+/// The SDK release an SDK mode ran through, as the repro command names it (`--sdk-version`).
+fn sdk_flags(plan: &Plan, versions: &crate::backend::sdk::SdkVersions) -> String {
+    use crate::scenario::mode::Host;
+    match plan.driver.mode.row().host {
+        Some(host @ Host::SdkTs) => format!(" --sdk-version {}", versions.of(host)),
+        Some(host @ Host::SdkPy) => format!(" --sdk-py-version {}", versions.of(host)),
+        None => String::new(),
+    }
+}
+
 /// The `--cli-arg` flags, as the repro command repeats them (`=` keeps a leading dash a value).
 fn cli_arg_flags(args: &[String]) -> String {
     args.iter()
@@ -379,7 +394,11 @@ async fn run_cell(
         sdk_versions: opts.sdk_versions.clone(),
         cancel,
         status,
-        command: job.command() + &fault_flags(&opts.faults, &plan) + &cli_arg_flags(&opts.cli_args),
+        command: job.command()
+            + &sdk_flags(&plan, &opts.sdk_versions)
+            + &fault_flags(&opts.faults, &plan)
+            + &cli_arg_flags(&opts.cli_args),
+        reference: Some(job.reference.clone()),
     })
     .await
     .map_err(|e| e.to_string())?;

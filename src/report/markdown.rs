@@ -39,15 +39,80 @@ fn version(d: &Draft) -> String {
     let run = &d.result.run;
     let cli = match &run.backend {
         crate::backend::BackendKind::Claude => format!("Claude Code {}", run.cli_version_text()),
-        crate::backend::BackendKind::Sim { profile } => format!("claude-sim (profile `{profile}`)"),
+        crate::backend::BackendKind::Sim { profile } => {
+            format!("claude-sim, the simulator, with profile `{profile}` (not Claude Code)")
+        }
+    };
+    let driver = match &run.sdk {
+        Some(sdk) => format!(" · through {}", sdk_pairing(run, sdk)),
+        None => String::new(),
     };
     format!(
-        "{cli} · {} mode · permission mode `{}` · {} · wakeprobe {}",
+        "{cli}{driver} · {} mode · permission mode `{}` · {} · wakeprobe {}",
         run.mode.as_str(),
         run.permission_mode,
         run.os,
         run.wakeprobe_version
     )
+}
+
+/// `agent-sdk 0.3.335 (TypeScript), which ships Claude Code 2.1.335: this run's 2.1.337 is a
+/// pairing it does not ship`.
+fn sdk_pairing(run: &crate::evidence::run::RunInfo, sdk: &str) -> String {
+    match &run.sdk_ships_cli {
+        Some(ships) if run.sdk_pairing_unshipped() => format!(
+            "{sdk}, which ships Claude Code {ships}: this run's {} is a pairing it does not ship",
+            run.cli_version_text()
+        ),
+        Some(ships) => format!("{sdk}, the Claude Code it ships ({ships})"),
+        None => sdk.to_string(),
+    }
+}
+
+/// The command that exports this run as a standalone Node script, or why there is none: the
+/// script drives the real CLI directly in print or session mode, with no stall guard, no
+/// injected faults, and only versions of the claude-code package.
+fn standalone(d: &Draft) -> Result<String, String> {
+    let run = &d.result.run;
+    if let crate::backend::BackendKind::Sim { profile } = &run.backend {
+        return Err(format!(
+            "This run is of the simulator (profile `{profile}`), not of Claude Code: the standalone script runs the real CLI, so it reproduces nothing of this run."
+        ));
+    }
+    if let Some(sdk) = &run.sdk {
+        return Err(format!(
+            "This run went through {sdk}: the standalone script drives the CLI directly, not through an SDK."
+        ));
+    }
+    if !d.plan.driver.mode.row().exportable || d.plan.driver.guard || !d.plan.faults.is_empty() {
+        return Err("The standalone script drives print and session mode only, with no stall guard and no injected faults: this run needs more.".into());
+    }
+    if let Some(crate::backend::channel::Channel::AgentSdk { sdk_version }) = &run.cli_channel {
+        return Err(format!(
+            "Claude Code {} comes from the Agent SDK {sdk_version}: the standalone script installs the claude-code package only (export with one of its versions and run the script with `--claude-bin PATH`).",
+            run.cli_version
+        ));
+    }
+    let scenario = run.reference.as_deref().unwrap_or(&run.scenario);
+    let mut cmd = format!(
+        "wakeprobe export {} --variant {}",
+        crate::os::subprocess::shell_word(scenario),
+        run.variant
+    );
+    for (k, v) in &run.params {
+        cmd.push_str(&format!(
+            " --set {}",
+            crate::os::subprocess::shell_word(&format!("{k}={v}"))
+        ));
+    }
+    if !run.outside_range.is_empty() {
+        cmd.push_str(" --explore");
+    }
+    cmd.push_str(&format!(
+        " --claude-version {} -o repro.mjs && node repro.mjs",
+        run.cli_version
+    ));
+    Ok(cmd)
 }
 
 /// The title of a run's draft (`title.txt`): see [`super::draft`].
@@ -329,23 +394,19 @@ fn attachments(s: &mut String, d: &Draft, detail: Detail) {
 fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Repro\n");
-    let _ = writeln!(
-        s,
-        "A standalone Node script reproduces this with nothing else installed (it installs Claude Code {} and the fake API itself):\n\n{}",
-        run.cli_version_text(),
-        fence(
-            "sh",
-            &format!(
-                "wakeprobe export {} --variant {}{} -o repro.mjs && node repro.mjs",
-                run.scenario,
-                run.variant,
-                run.params
-                    .iter()
-                    .map(|(k, v)| format!(" --set {k}={v}"))
-                    .collect::<String>()
-            )
-        )
-    );
+    match standalone(d) {
+        Ok(command) => {
+            let _ = writeln!(
+                s,
+                "A standalone Node script reproduces this with nothing else installed (it installs Claude Code {} itself, runs its own fake API, and judges the run as wakeprobe does, checks included):\n\n{}",
+                run.cli_version,
+                fence("sh", &command)
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(s, "{why}\n");
+        }
+    }
     let _ = writeln!(s, "What the script does, step by step:\n");
     let mut steps = vec![
         "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),

@@ -541,3 +541,140 @@ fn the_parked_subagent_script_exits_1_on_the_failed_check_with_the_drafts_witnes
     }
     std::fs::remove_dir_all(kept).unwrap();
 }
+
+/// The ```sh lines of a report.md, each one command line.
+fn draft_commands(report: &str) -> Vec<String> {
+    report
+        .split("```sh\n")
+        .skip(1)
+        .flat_map(|block| {
+            block
+                .split("```")
+                .next()
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+        })
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// Runs one command line as a user would paste it: a fresh `sh` in `cwd`, with `wakeprobe` on
+/// PATH and the script's CLI cache pointing at the pinned CLI the tests share (so nothing is
+/// installed); returns the exit code and what it printed.
+fn as_pasted(line: &str, cwd: &Path, xdg: &Path) -> (Option<i32>, String) {
+    let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(line)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", xdg)
+        .env("WAKEPROBE_CACHE", crate::common::cache())
+        .env_remove("WAKEPROBE_KEEP")
+        .stdin(Stdio::null());
+    let out = crate::common::output_within(sh, Duration::from_secs(240));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// Every command of a draft runs as written from the folder the user ran from: a run of a
+/// scenario given by a relative path (`sc/parked-completed.toml`, as issue 44's user gave it) drafts its
+/// Repro with that path; pasted into a fresh shell there, the export-and-run line reproduces
+/// the bug (exit 1) and the run line runs (exit 0). A simulator run's draft names its profile,
+/// offers no real-CLI repro, and its run line runs too.
+#[test]
+fn every_command_of_a_draft_runs_as_written_from_where_the_user_ran() {
+    let _cli = crate::common::cli_slots(2);
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir(user.path().join("sc")).unwrap();
+    // Not a library name: a bare name would not find it.
+    let library = std::fs::read_to_string(
+        crate::common::root().join("scenarios/subagent-parked-completed.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        user.path().join("sc/parked-completed.toml"),
+        library.replace(
+            "name = \"subagent-parked-completed\"",
+            "name = \"parked-completed\"",
+        ),
+    )
+    .unwrap();
+    // The script's cache, as `~/.cache/wakeprobe-repro/VERSION`, holding the shared pinned CLI.
+    let xdg = tempfile::tempdir().unwrap();
+    let pinned = crate::common::pinned_package();
+    let version_dir = pinned.ancestors().nth(3).unwrap().to_path_buf();
+    std::fs::create_dir(xdg.path().join("wakeprobe-repro")).unwrap();
+    std::os::unix::fs::symlink(
+        &version_dir,
+        xdg.path()
+            .join("wakeprobe-repro")
+            .join(wakeprobe::backend::PINNED_VERSION),
+    )
+    .unwrap();
+    for backend in ["claude", "sim"] {
+        let out = format!("out-{backend}");
+        let (code, text) = as_pasted(
+            &format!(
+                "wakeprobe run sc/parked-completed.toml --backend {backend} --quiet --out {out}"
+            ),
+            user.path(),
+            xdg.path(),
+        );
+        assert!(matches!(code, Some(0 | 1)), "{backend}: {text}");
+        let folder =
+            crate::common::runs(&crate::common::run_dir(&user.path().join(&out))).remove(0);
+        let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+        let commands = draft_commands(&report);
+        let info = crate::common::json(&folder.join("run.json"));
+        assert!(
+            info["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("wakeprobe run sc/parked-completed.toml --variant session"),
+            "{info}"
+        );
+        match backend {
+            "claude" => {
+                assert_eq!(commands.len(), 2, "{report}");
+                assert!(
+                    commands[0].starts_with("wakeprobe export sc/parked-completed.toml --variant session --set bg_seconds=4 --claude-version 2.1.332 -o repro.mjs && node repro.mjs"),
+                    "{}",
+                    commands[0]
+                );
+                let (code, text) = as_pasted(&commands[0], user.path(), xdg.path());
+                assert_eq!(code, Some(1), "the bug reproduces:\n{text}");
+                assert!(text.contains("The bug reproduces"), "{text}");
+                let (code, text) = as_pasted(&commands[1], user.path(), xdg.path());
+                assert_eq!(code, Some(0), "{}: {text}", commands[1]);
+            }
+            _ => {
+                assert!(
+                    report
+                        .contains("claude-sim, the simulator, with profile `finalize-on-turn-end`")
+                        && !report.contains("repro.mjs")
+                        && !report.contains("installs Claude Code"),
+                    "{report}"
+                );
+                assert_eq!(commands.len(), 1, "{report}");
+                assert!(
+                    commands[0].contains("--backend sim --profile finalize-on-turn-end"),
+                    "{}",
+                    commands[0]
+                );
+                let (code, text) = as_pasted(&commands[0], user.path(), xdg.path());
+                assert!(matches!(code, Some(0 | 1)), "{}: {text}", commands[0]);
+            }
+        }
+    }
+}
