@@ -7,6 +7,7 @@
 pub mod bisect;
 pub mod grid;
 pub mod history;
+pub mod keep;
 pub mod minimize;
 pub mod nemesis;
 pub mod progress;

@@ -322,6 +322,23 @@ impl Editable {
         next
     }
 
+    /// Without the checks of these names.
+    pub fn without_checks(&self, names: &[String]) -> Editable {
+        let mut next = self.clone();
+        if let Some(checks) = next
+            .doc
+            .get_mut("checks")
+            .and_then(Item::as_array_of_tables_mut)
+        {
+            checks.retain(|c| {
+                !c.get("name")
+                    .and_then(Item::as_str)
+                    .is_some_and(|n| names.iter().any(|x| x == n))
+            });
+        }
+        next
+    }
+
     /// Without the driver's inputs at these indices.
     pub fn without_inputs(&self, indices: &[usize]) -> Editable {
         let mut next = self.clone();
@@ -582,7 +599,15 @@ impl Editable {
             .get_mut("checks")
             .and_then(Item::as_array_of_tables_mut)
         {
-            checks.retain(|c| !named(c.get("agent").and_then(Item::as_str)));
+            // A check names work by its agent, a `work` selector, or a `{{@task-id:NAME}}`.
+            let mentions = |c: &toml_edit::Table| {
+                let text = c.to_string();
+                names.iter().any(|n| {
+                    text.contains(&format!("{{{{@task-id:{n}}}}}"))
+                        || text.contains(&format!("work = \"{n}\""))
+                })
+            };
+            checks.retain(|c| !named(c.get("agent").and_then(Item::as_str)) && !mentions(c));
         }
         if let Some(inputs) = self.inputs_array_mut() {
             inputs.retain(|v| {
