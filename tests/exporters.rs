@@ -939,3 +939,75 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         "the CLI's fault is Claude Code's to fix"
     );
 }
+
+/// Eleven good runs and one bad one of one cell: the closing line counts the runs (11 passed,
+/// 1 failed) as well as the cell; the summary's cell and the run's own lines say why it failed
+/// (which check, its value and the expectation) and why the run has a draft (its `want`).
+#[test]
+fn repeated_runs_are_counted_by_run_and_each_says_why_it_failed_or_has_a_draft() {
+    use wakeprobe::classify::Outcome;
+    let (_, mut good) = load("seed000-session");
+    good.run.want = Some(Outcome::Woke);
+    let check = |observed: &str| CheckResult {
+        name: "reported once".into(),
+        kind: "query:count".into(),
+        agent: None,
+        observed: observed.into(),
+        expected: Some("1".into()),
+        passed: Some(observed == "1"),
+        want: Some("1".into()),
+        meets_want: Some(observed == "1"),
+        witness: vec![],
+        explanation: String::new(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+        layer: None,
+        describes: None,
+    };
+    let with = |observed: &str, repetition: u32| {
+        let mut r = good.clone();
+        r.run.repetition = repetition;
+        r.judgement.checks = vec![check(observed)];
+        RunResult::new(&r.run, r.judgement)
+    };
+    let mut runs: Vec<RunResult> = (1..=11).map(|n| with("1", n)).collect();
+    runs.push(with("2", 12));
+    let rows: Vec<(&RunResult, &str)> = runs.iter().map(|r| (r, "d")).collect();
+    let sum = summary(&rows);
+    assert_eq!(
+        sum.closing_line(),
+        "runs: 11 passed, 1 failed; cells (one passes when all its runs do): 0 passed, 1 failed"
+    );
+    let cell = &sum.cells[0];
+    assert_eq!((cell.runs, cell.failed_runs), (12, 1));
+    assert_eq!(
+        cell.failures,
+        ["check “reported once” observed `2` where the scenario expects `1`"]
+    );
+    assert_eq!(
+        cell.bugs,
+        ["check “reported once” gives `2` where the CLI should give `1`"]
+    );
+    assert_eq!(cell.drafts.len(), 1);
+    let lines = wakeprobe::report::why_lines(&runs[11]);
+    assert_eq!(
+        lines,
+        [
+            "subagent-bg-turn-end/session on claude-2.1.332 r12 failed: check “reported once” observed `2` where the scenario expects `1`",
+            "subagent-bg-turn-end/session on claude-2.1.332 r12 has a draft to file: check “reported once” gives `2` where the CLI should give `1`",
+        ]
+    );
+    assert!(wakeprobe::report::why_lines(&runs[0]).is_empty());
+    // The check's own line says its `want` is not met, beside its `expect`.
+    let line = wakeprobe::report::check_line(&runs[11].judgement.checks[0]);
+    assert!(
+        line.ends_with(
+            "observed 2, expected 1: FAIL; want 1: NOT MET (the bug the scenario describes)"
+        ),
+        "{line}"
+    );
+    // Without repeats the line stays as it was.
+    let one = summary(&[(&runs[0], "d")]);
+    assert_eq!(one.closing_line(), "1 passed, 0 failed");
+}

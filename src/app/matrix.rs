@@ -161,6 +161,14 @@ pub fn conclude(
         against.as_ref(),
     )?;
     let compared = finish_matrix(dir, grid, comparison.as_ref())?;
+    // Why cells failed and why drafts were written, and how to file each.
+    let notes = grid.notes();
+    if !notes.is_empty() {
+        console::say(console::printable_lines(notes.trim()));
+    }
+    for line in crate::report::draft_lines(dir, &summary) {
+        console::say(console::printable(&line));
+    }
     invocation::write_index(dir, &summary, ran)?;
     Ok((summary, compared))
 }

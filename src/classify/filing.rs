@@ -108,6 +108,32 @@ pub fn filing(r: &RunResult) -> Filing {
     Filing::Nothing(join_and(&why))
 }
 
+/// Why a run has a draft to file, each reason in words: what the CLI did other than what the
+/// scenario wants. Empty where there is nothing to file ([`filing`]).
+pub fn bug_reasons(r: &RunResult) -> Vec<String> {
+    if filing(r) != Filing::Bug {
+        return vec![];
+    }
+    let bugs = Bugs::of(r);
+    let mut why = Vec::new();
+    if bugs.verdict {
+        why.push(format!(
+            "the verdict is `{}` where the CLI should give `{}`",
+            r.judgement.outcome,
+            r.run.want.map(|w| w.to_string()).unwrap_or_default()
+        ));
+    }
+    for c in bugs.checks {
+        why.push(format!(
+            "check “{}” gives `{}` where the CLI should give `{}`",
+            c.name,
+            c.observed,
+            c.want.as_deref().unwrap_or_default()
+        ));
+    }
+    why
+}
+
 /// `a`, `a and b`, `a, b and c`.
 pub fn join_and(items: &[String]) -> String {
     match items {

@@ -330,6 +330,8 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
                 .unwrap_or_default(),
             failed_checks: result.judgement.failed_checks(),
             broken_invariants: result.judgement.broken_invariants(),
+            failures: result.failures(),
+            draft_because: crate::classify::filing::bug_reasons(result),
             layers_at_fault: result.judgement.layers_at_fault(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),
