@@ -736,7 +736,7 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
         ("simulator", &sim, false),
         ("undecided", &undecided, false),
     ] {
-        assert_eq!(filing(r) == Filing::Bug, files, "{case}");
+        assert_eq!(filing(&r.run, &r.judgement) == Filing::Bug, files, "{case}");
         let dir = tempfile::tempdir().unwrap();
         // A title left by an earlier rendering goes when there is nothing to file.
         std::fs::write(dir.path().join("title.txt"), "stale\n").unwrap();
@@ -800,9 +800,9 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
     unmet.judgement.checks = vec![check(false)];
     let mut met = result.clone();
     met.judgement.checks = vec![check(true)];
-    assert_eq!(filing(&unmet), Filing::Bug);
+    assert_eq!(filing(&unmet.run, &unmet.judgement), Filing::Bug);
     assert_eq!(
-        filing(&met),
+        filing(&met.run, &met.judgement),
         Filing::Nothing(
             "the CLI does what it should (`woke`) and check “the stop lists the idle teammate as idle” observes what it should (`yes`)".into()
         )
@@ -922,7 +922,7 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         "{md}"
     );
     assert!(
-        matches!(filing(&integration), Filing::Nothing(why) if why.contains("in the integration under test, not in Claude Code")),
+        matches!(filing(&integration.run, &integration.judgement), Filing::Nothing(why) if why.contains("in the integration under test, not in Claude Code")),
     );
     let mut cli = result.clone();
     cli.judgement.checks = vec![check(Layer::Cli)];
@@ -934,7 +934,7 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         "{lines}"
     );
     assert_eq!(
-        filing(&cli),
+        filing(&cli.run, &cli.judgement),
         Filing::Bug,
         "the CLI's fault is Claude Code's to fix"
     );

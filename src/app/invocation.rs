@@ -210,8 +210,8 @@ fn print_table(summary: &Summary, ran: &Ran) {
     ));
     let mut told = std::collections::BTreeSet::new();
     for row in &ran.rows {
-        let filed =
-            crate::classify::filing::filing(&row.result) == crate::classify::filing::Filing::Bug;
+        let filed = crate::classify::filing::filing(&row.result.run, &row.result.judgement)
+            == crate::classify::filing::Filing::Bug;
         let failed = row.result.matches_expect == Some(false);
         // A cell's verdict lines once (check names and what they observed are the scenario's
         // own text), then why each of its repetitions failed or has a draft; a draft's `gh`

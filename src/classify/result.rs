@@ -418,11 +418,13 @@ impl Summary {
                 bugs: distinct(
                     group
                         .iter()
-                        .flat_map(|(r, _)| super::filing::bug_reasons(r)),
+                        .flat_map(|(r, _)| super::filing::bug_reasons(&r.run, &r.judgement)),
                 ),
                 drafts: group
                     .iter()
-                    .filter(|(r, _)| super::filing::filing(r) == super::filing::Filing::Bug)
+                    .filter(|(r, _)| {
+                        super::filing::filing(&r.run, &r.judgement) == super::filing::Filing::Bug
+                    })
                     .map(|(_, d)| d.clone())
                     .collect(),
             });

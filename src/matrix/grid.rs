@@ -244,7 +244,7 @@ impl Matrix {
                 failures: distinct(runs.iter().flat_map(|r| r.failures())),
                 bugs: distinct(
                     runs.iter()
-                        .flat_map(|r| crate::classify::filing::bug_reasons(r)),
+                        .flat_map(|r| crate::classify::filing::bug_reasons(&r.run, &r.judgement)),
                 ),
             });
         }

@@ -331,7 +331,7 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
             failed_checks: result.judgement.failed_checks(),
             broken_invariants: result.judgement.broken_invariants(),
             failures: result.failures(),
-            draft_because: crate::classify::filing::bug_reasons(result),
+            draft_because: crate::classify::filing::bug_reasons(&result.run, &result.judgement),
             layers_at_fault: result.judgement.layers_at_fault(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),

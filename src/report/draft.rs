@@ -62,7 +62,7 @@ pub(super) fn check_headline(c: &CheckResult) -> String {
 
 /// The title of a run's draft (`title.txt`).
 pub fn draft_title(d: &Draft) -> String {
-    let bugs = Bugs::of(d.result);
+    let bugs = Bugs::of(&d.result.run, &d.result.judgement);
     let described = bugs.checks.iter().find_map(|c| c.describes.clone());
     let primary = d.result.judgement.primary();
     let title = match (described, primary, bugs.checks.first()) {

@@ -463,7 +463,7 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
         esc(j.outcome.hypothesis()),
         esc(&expect)
     );
-    for why in crate::classify::filing::bug_reasons(r) {
+    for why in crate::classify::filing::bug_reasons(&r.run, &r.judgement) {
         let _ = writeln!(out, "<p><b>Draft to file:</b> {}</p>", prose(&why));
     }
     if let Some(primary) = j.primary() {

@@ -281,7 +281,7 @@ fn compose(d: &Draft, detail: Detail) -> String {
         .primary()
         .cloned()
         .expect("a judgement always has a verdict");
-    let bugs = Bugs::of(d.result);
+    let bugs = Bugs::of(&d.result.run, &d.result.judgement);
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", draft_title(d));
     let _ = writeln!(s, "**Version:** {}\n", version(d));

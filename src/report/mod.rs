@@ -76,7 +76,7 @@ pub fn write_run_reports(
             .as_bytes(),
     )?;
     // A title (and with it the `gh` line) only where there is something to file.
-    match crate::classify::filing::filing(result) {
+    match crate::classify::filing::filing(&result.run, &result.judgement) {
         crate::classify::filing::Filing::Bug => store::write_atomic(
             &dir.join(TITLE_FILE),
             redactor
@@ -191,7 +191,7 @@ pub fn why_lines(result: &RunResult) -> Vec<String> {
         .map(|why| format!("{name} failed: {why}"))
         .collect();
     lines.extend(
-        crate::classify::filing::bug_reasons(result)
+        crate::classify::filing::bug_reasons(&result.run, &result.judgement)
             .into_iter()
             .map(|why| format!("{name} has a draft to file: {why}")),
     );

@@ -63,7 +63,7 @@ pub(super) fn write(s: &mut String, d: &Draft, primary: &Verdict, bugs: &Bugs) {
     if let Some(a) = d.agreement {
         let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
     }
-    if let Filing::Nothing(why) = filing(d.result) {
+    if let Filing::Nothing(why) = filing(&d.result.run, &d.result.judgement) {
         let _ = writeln!(
             s,
             "> **Not an issue draft:** {why}. This report records the run; there is nothing here to file.\n"
