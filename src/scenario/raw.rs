@@ -279,9 +279,6 @@ pub struct RawCheck {
     /// The selectors may match nothing without the check being vacuous.
     #[serde(default)]
     pub allow_empty: bool,
-    /// The maintainer's sentence for the bug the check catches when it fails its `want`, in
-    /// the CLI's terms: the issue draft's title and the first line of its Summary.
-    pub describes: Option<Spanned<String>>,
     pub count: Option<Spanned<RawSelector>>,
     pub exists: Option<Spanned<RawSelector>>,
     pub absent: Option<Spanned<RawSelector>>,
@@ -293,6 +290,9 @@ pub struct RawCheck {
     pub value: Option<Spanned<RawValue>>,
     pub followed: Option<Spanned<RawFollowed>>,
     pub gap: Option<Spanned<RawGap>>,
+    /// The maintainer's sentence for the bug the check catches when it fails its `want`, in
+    /// the CLI's terms: the issue draft's title and the first line of its Summary.
+    pub describes: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
