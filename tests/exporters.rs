@@ -1010,4 +1010,52 @@ fn repeated_runs_are_counted_by_run_and_each_says_why_it_failed_or_has_a_draft()
     // Without repeats the line stays as it was.
     let one = summary(&[(&runs[0], "d")]);
     assert_eq!(one.closing_line(), "1 passed, 0 failed");
+    // The page lists the failing cell with why, and the draft with its reason and folder.
+    let pages: Vec<wakeprobe::report::html::PageRun> = runs
+        .iter()
+        .map(|r| wakeprobe::report::html::PageRun {
+            rel_dir: "d".into(),
+            result: r.clone(),
+            svg: None,
+            mermaid: String::new(),
+            files: vec![],
+        })
+        .collect();
+    let page = wakeprobe::report::html::page(&sum, &pages, &[]);
+    assert!(
+        page.contains("(1 of 12 runs failed): check “reported once” observed <code>2</code> where the scenario expects <code>1</code>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<h2>Drafts to file</h2>")
+            && page.contains("check “reported once” gives <code>2</code> where the CLI should give <code>1</code>"),
+        "{page}"
+    );
+}
+
+/// The Summary states what makes the bug from the timeline: on seed 000's kept-alive session
+/// (2.1.332), the worker reported `completed` to `main` while its own command still ran, then
+/// started again under the same task id.
+#[test]
+fn the_summary_states_the_timelines_facts_that_make_the_bug() {
+    use wakeprobe::classify::Outcome;
+    let (saved, mut result) = load("seed000-session");
+    result.run.want = Some(Outcome::NotResumable);
+    let md = markdown::render(&draft(&saved, &result));
+    let summary = md
+        .split("## Summary\n")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    for fact in [
+        "What the run shows:",
+        "`worker` was started again at",
+        "under the same task id, after it had been reported `completed` at",
+        "`worker` was reported `completed` at",
+        "while `bg`, the background command it started, was still running (it ended at",
+    ] {
+        assert!(summary.contains(fact), "`{fact}` in:\n{summary}");
+    }
 }

@@ -678,3 +678,72 @@ fn every_command_of_a_draft_runs_as_written_from_where_the_user_ran() {
         }
     }
 }
+
+/// The script's prose never contradicts itself: a request that carried a notification before
+/// the work's end was reported (two channels, read apart) is said to, with no latency running
+/// backwards; and the result names the version the run was of, beside the version the
+/// scenario's expectation was recorded on. (Seed 000's session on 2.1.332, its command's end
+/// moved after the worker's request, and its version renamed.)
+#[test]
+fn the_scripts_words_keep_times_and_versions_straight() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let fixture = crate::common::root().join("tests/fixtures/runs/seed000-session");
+    for file in ["hooks.jsonl", "stream.jsonl", "plan.json"] {
+        std::fs::copy(fixture.join(file), run.join(file)).unwrap();
+    }
+    let mut timeline = crate::common::json(&fixture.join("timeline.json"));
+    let events = timeline["events"].as_array_mut().unwrap();
+    let delivery = events
+        .iter()
+        .find(|e| {
+            e["kind"] == "model_request" && e["agent"] == "worker" && e["notifications"].is_array()
+        })
+        .unwrap()["t_ms"]
+        .as_f64()
+        .unwrap();
+    for e in events.iter_mut() {
+        if (e["kind"] == "track_ended" && e["name"] == "bg")
+            || (e["kind"] == "task_updated" && e["label"] == "bg")
+        {
+            e["t_ms"] = serde_json::json!(delivery + 40.0);
+        }
+    }
+    events.sort_by(|a, b| {
+        a["t_ms"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&b["t_ms"].as_f64().unwrap())
+    });
+    std::fs::write(run.join("timeline.json"), timeline.to_string()).unwrap();
+    let mut info = crate::common::json(&fixture.join("run.json"));
+    info["cli_version_reported"] = "2.1.207".into();
+    std::fs::write(run.join("run.json"), info.to_string()).unwrap();
+    let script = export(
+        dir.path(),
+        &[
+            "subagent-bg-turn-end",
+            "--variant",
+            "session",
+            "--set",
+            "bg_seconds=8",
+        ],
+    );
+    let mut judge = Command::new("node");
+    judge.arg(&script).arg("--judge").arg(&run);
+    let out = crate::common::output_within(judge, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("carried `bg`'s <task-notification>; its end was reported at")
+            && text.contains("after that request (the two channels are read apart)")
+            && !text.contains("0.00 s after it ended"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "wakeprobe recorded the verdict `woke` on Claude Code 2.1.332 (its `expect`)"
+        ) && text.contains("RESULT: woke, on Claude Code 2.1.207."),
+        "{text}"
+    );
+}
