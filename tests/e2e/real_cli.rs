@@ -241,4 +241,35 @@ fn five_agent_calls_in_one_message_are_five_tool_calls_of_one_request() {
             assert_eq!(v["outcome"], "woke", "{backend}: {v}");
         }
     }
+    // The exported script sends them as one message too, and judges the five pairs alike.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("repro.mjs");
+    let export = output_within(
+        wakeprobe(&[
+            "export",
+            scenario.to_str().unwrap(),
+            "-o",
+            script.to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let bin = pinned_package().join("../../.bin/claude");
+    let mut node = std::process::Command::new("node");
+    node.arg(&script)
+        .arg("--claude-bin")
+        .arg(&bin)
+        .stdin(std::process::Stdio::null());
+    let out = output_within(node, Duration::from_secs(120));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("-> calls Agent in the background (`r1`), Agent in the background (`r2`), Agent in the background (`r3`), Agent in the background (`r4`), Agent in the background (`r5`) (in one message)"),
+        "{text}"
+    );
+    assert_eq!(text.matches(": woke\n").count(), 5, "{text}");
 }
