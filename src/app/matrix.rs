@@ -222,6 +222,14 @@ pub fn conclude(
         Some(&matrix),
     )?;
     let compared = finish_matrix(c.dir, c.grid, comparison.as_ref())?;
+    // Why cells failed and why drafts were written, and how to file each.
+    let notes = c.grid.notes();
+    if !notes.is_empty() {
+        console::say(console::printable_lines(notes.trim()));
+    }
+    for line in crate::report::draft_lines(c.dir, &summary) {
+        console::say(console::printable(&line));
+    }
     invocation::write_index(c.dir, &summary, ran)?;
     Ok((summary, compared))
 }

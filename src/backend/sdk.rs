@@ -36,6 +36,10 @@ pub struct SdkInstall {
     pub program: PathBuf,
     /// The SDK's entry module (`sdk.mjs`); `None` for Python, which imports its package.
     pub entry: Option<PathBuf>,
+    /// The Claude Code version this release ships (the TypeScript package's
+    /// `claudeCodeVersion`, the Python package's bundled `__cli_version__`), where it says.
+    #[serde(default)]
+    pub ships_cli: Option<String>,
 }
 
 impl SdkInstall {
@@ -208,22 +212,32 @@ fn installed(host: Host, dir: &Path, version: &str) -> Result<SdkInstall, Instal
             }
             let node =
                 find_on_path("node").ok_or_else(|| no_entry("it needs `node` on PATH".into()))?;
+            let manifest = dir
+                .join("node_modules")
+                .join(TS_PACKAGE)
+                .join("package.json");
+            let ships_cli = std::fs::read(&manifest)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v["claudeCodeVersion"].as_str().map(str::to_string));
             Ok(SdkInstall {
                 host,
                 version: version.to_string(),
                 program: node,
                 entry: Some(entry),
+                ships_cli,
             })
         }
         Host::SdkPy => {
             let python = dir.join("venv/bin/python");
             let marker = dir.join("venv/lib");
-            let has_package = std::fs::read_dir(&marker)
+            let package = std::fs::read_dir(&marker)
                 .into_iter()
                 .flatten()
                 .filter_map(Result::ok)
-                .any(|d| d.path().join("site-packages/claude_agent_sdk").is_dir());
-            if !python.exists() || !has_package {
+                .map(|d| d.path().join("site-packages/claude_agent_sdk"))
+                .find(|p| p.is_dir());
+            if !python.exists() || package.is_none() {
                 return Err(no_entry(format!(
                     "no claude_agent_sdk in the virtual environment {}",
                     dir.join("venv").display()
@@ -234,6 +248,7 @@ fn installed(host: Host, dir: &Path, version: &str) -> Result<SdkInstall, Instal
                 version: version.to_string(),
                 program: python,
                 entry: None,
+                ships_cli: package.and_then(|p| bundled_cli_version(&p)),
             })
         }
     }
@@ -253,6 +268,17 @@ fn pip_env(root: &Path) -> Vec<(String, String)> {
         ("PYTHONNOUSERSITE".into(), "1".into()),
     ]);
     env
+}
+
+/// The CLI version the Python package bundles: `__cli_version__ = "2.1.332"` in its
+/// `_cli_version.py`.
+fn bundled_cli_version(package: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(package.join("_cli_version.py")).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("__cli_version__"))?;
+    let value = line.split_once('=')?.1.trim().trim_matches(['"', '\'']);
+    (!value.is_empty()).then(|| value.to_string())
 }
 
 /// The `python3` (or `WAKEPROBE_PYTHON`) to make the virtual environment with, if it is new

@@ -736,7 +736,7 @@ fn woke(
                 let shown = crate::evidence::injected_gist(text);
                 v.facts.push(format!(
                     "`{w}`'s next request carried the hook's reason: “{}”",
-                    crate::evidence::normalize::truncate(shown, 120)
+                    crate::evidence::normalize::truncate(&shown, 120)
                 ));
             }
             "woken after a hook blocked its stop and it kept working"

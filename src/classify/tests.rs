@@ -893,6 +893,7 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         matched: vec![],
         vacuous: false,
         may_break: None,
+        describes: None,
         layer: None,
     }
 }

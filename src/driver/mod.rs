@@ -135,6 +135,8 @@ pub struct RunRequest {
     pub cancel: Cancel,
     pub status: StatusHandle,
     pub command: String,
+    /// How `command` names the scenario (see `RunInfo::reference`).
+    pub reference: Option<String>,
 }
 
 /// A finished run: what it was, what happened, and the raw evidence behind it. The sandbox
@@ -362,6 +364,7 @@ fn run_info(
         permission_mode: plan.driver.permission_mode.clone(),
         cli_args: req.cli_args.clone(),
         sdk: launched.sdk.as_ref().map(|s| s.describe()),
+        sdk_ships_cli: launched.sdk.as_ref().and_then(|s| s.ships_cli.clone()),
         params: plan.params.clone(),
         param_ranges: plan.param_ranges.clone(),
         outside_range: plan.outside_range.clone(),
@@ -384,6 +387,7 @@ fn run_info(
             .collect(),
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
+        reference: req.reference.clone(),
         scenario_file: plan.scenario_file.clone(),
         expect: plan.expect.clone(),
         want: plan.want,

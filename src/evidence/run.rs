@@ -146,6 +146,10 @@ pub struct RunInfo {
     /// The Agent SDK an SDK mode ran the CLI through (`agent-sdk 0.3.335 (TypeScript)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdk: Option<String>,
+    /// The Claude Code version that SDK release ships (its `claudeCodeVersion`, or the CLI its
+    /// Python package bundles): a run of another version is a pairing the SDK does not ship.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_ships_cli: Option<String>,
     pub params: Params,
     /// Where the scenario's expected verdict holds, for parameters that declare a range.
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
@@ -175,6 +179,10 @@ pub struct RunInfo {
     pub unsent_inputs: Vec<String>,
     /// The command that reproduces this run.
     pub command: String,
+    /// How that command names the scenario: its name for the library's, else the path the run
+    /// was given, relative to the folder it ran from (the draft's other commands use it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// The scenario file the run was planned from, as it was named (JUnit's `file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_file: Option<String>,
@@ -196,6 +204,17 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// Whether an SDK drove a CLI version other than the one that SDK release ships.
+    pub fn sdk_pairing_unshipped(&self) -> bool {
+        let ran = self
+            .cli_version_reported
+            .as_deref()
+            .unwrap_or(&self.cli_version);
+        self.sdk_ships_cli
+            .as_deref()
+            .is_some_and(|ships| ships != ran)
+    }
+
     /// The CLI's version as reports show it, with the channel where it is not the claude-code
     /// package: `2.1.335 (agent-sdk 0.3.335)`, `2.1.332`. The version the CLI reported wins
     /// over the one asked for.

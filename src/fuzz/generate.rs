@@ -659,7 +659,7 @@ mod tests {
             // Nothing generated is refused by the CLI's own input check (a refused linger
             // would not linger), as the simulator models that check.
             let scenario_plan = scenario.plan(&scenario.variants()[0], &[]).unwrap();
-            for call in scenario_plan.agents.values().flatten().filter_map(|s| s.call.as_ref()) {
+            for call in scenario_plan.agents.values().flatten().flat_map(|s| &s.calls) {
                 if call.tool == "Bash" && call.input["run_in_background"] != true {
                     let command = call.input["command"].as_str().unwrap_or("");
                     prop_assert_eq!(long_leading_sleep(command), None);

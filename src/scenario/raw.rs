@@ -220,9 +220,34 @@ pub struct RawStep {
     pub input: Option<Spanned<toml::Table>>,
     pub spawn: Option<Spanned<String>>,
     pub track: Option<Spanned<String>>,
+    /// Several tool calls in one assistant message (instead of `call`, `input`, `spawn`,
+    /// `track`): `calls = [{ call = "Agent", spawn = "a", input = { ... } }, ...]`.
+    pub calls: Option<Spanned<Vec<Spanned<RawCall>>>>,
     pub think_seconds: Option<Spanned<NumExpr>>,
     pub until: Option<Until>,
     pub max_repeats: Option<Spanned<u32>>,
+}
+
+impl RawStep {
+    /// Every `spawn` of the step: its own, or its calls'.
+    pub fn spawns(&self) -> Vec<&Spanned<String>> {
+        let nested = self.calls.iter().flat_map(|c| c.get_ref());
+        self.spawn
+            .iter()
+            .chain(nested.filter_map(|c| c.get_ref().spawn.as_ref()))
+            .collect()
+    }
+}
+
+/// One tool call of a step's `calls`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a call table such as { call = \"Agent\", spawn = \"a\", input = { ... } }")]
+pub struct RawCall {
+    pub call: Spanned<String>,
+    pub input: Option<Spanned<toml::Table>>,
+    pub spawn: Option<Spanned<String>>,
+    pub track: Option<Spanned<String>>,
 }
 
 /// When a step repeats instead of advancing.
@@ -270,6 +295,9 @@ pub struct RawCheck {
     pub value: Option<Spanned<RawValue>>,
     pub followed: Option<Spanned<RawFollowed>>,
     pub gap: Option<Spanned<RawGap>>,
+    /// The maintainer's sentence for the bug the check catches when it fails its `want`, in
+    /// the CLI's terms: the issue draft's title and the first line of its Summary.
+    pub describes: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -44,7 +44,7 @@ pub(super) fn plan(
     }
     if src.driver.allowed_tools.is_none() {
         // By default the CLI may run what the script calls, whatever it is.
-        let called = agents.values().flatten().filter_map(|s| s.call.as_ref());
+        let called = agents.values().flatten().flat_map(|s| &s.calls);
         for call in called {
             if !driver.allowed_tools.contains(&call.tool) {
                 driver.allowed_tools.push(call.tool.clone());
@@ -157,8 +157,13 @@ fn check_agents(
         if agent.get_ref().steps.is_empty() {
             return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
         }
-        for step in &agent.get_ref().steps {
-            if let Some(target) = &step.get_ref().spawn {
+        for target in agent
+            .get_ref()
+            .steps
+            .iter()
+            .flat_map(|s| s.get_ref().spawns())
+        {
+            {
                 if !agents.contains_key(target.get_ref()) {
                     return Err(at.error(
                         target.span(),
@@ -197,7 +202,7 @@ fn spawn_cycle(
             a.get_ref()
                 .steps
                 .iter()
-                .filter_map(|s| s.get_ref().spawn.as_ref())
+                .flat_map(|s| s.get_ref().spawns())
                 .filter(|t| agents.contains_key(t.get_ref()))
                 .collect()
         })
@@ -714,29 +719,14 @@ fn resolve_step(
 ) -> Result<Step, ScenarioError> {
     let s = step.get_ref();
     let line = at.line_col(step.span().start).0;
-    if s.say.is_none() && s.call.is_none() {
+    let calls = resolve_calls(at, step, params)?;
+    if s.say.is_none() && calls.is_empty() {
         return Err(at.error(
             step.span(),
-            "a step needs `say` (text that ends the turn) or `call` (a tool call), or both".into(),
+            "a step needs `say` (text that ends the turn), `call` (a tool call) or `calls` (several in one message)".into(),
         ));
     }
-    if s.call.is_none() {
-        for (field, span) in [
-            ("input", s.input.as_ref().map(|x| x.span())),
-            ("spawn", s.spawn.as_ref().map(|x| x.span())),
-            ("track", s.track.as_ref().map(|x| x.span())),
-        ] {
-            if let Some(span) = span {
-                return Err(at.error(span, format!("`{field}` needs `call` in the same step")));
-            }
-        }
-    }
-    let call = s
-        .call
-        .as_ref()
-        .map(|tool| resolve_call(at, step, tool, params))
-        .transpose()?;
-    if s.until.is_some() && call.is_none() {
+    if s.until.is_some() && calls.is_empty() {
         return Err(at.error(
             step.span(),
             "`until` repeats a tool call: it needs `call` in the same step".into(),
@@ -744,7 +734,7 @@ fn resolve_step(
     }
     Ok(Step {
         say: s.say.as_ref().map(|t| at.text(t, params)).transpose()?,
-        call,
+        calls,
         think: match &s.think_seconds {
             Some(t) => at.seconds(t, params)?,
             None => Duration::ZERO,
@@ -764,14 +754,72 @@ fn resolve_step(
     })
 }
 
-fn resolve_call(
+/// A step's tool calls: its one `call` (with `input`, `spawn`, `track` beside it), or each
+/// entry of `calls`, never both.
+fn resolve_calls(
     at: &Locator,
     step: &Spanned<RawStep>,
-    tool: &Spanned<String>,
+    params: &Params,
+) -> Result<Vec<ToolCall>, ScenarioError> {
+    let s = step.get_ref();
+    let one = raw::RawCall {
+        call: match &s.call {
+            Some(c) => c.clone(),
+            None => Spanned::new(0..0, String::new()),
+        },
+        input: s.input.clone(),
+        spawn: s.spawn.clone(),
+        track: s.track.clone(),
+    };
+    let Some(calls) = &s.calls else {
+        if s.call.is_none() {
+            refuse_without_call(at, &one)?;
+            return Ok(vec![]);
+        }
+        return Ok(vec![resolve_call(at, step.span(), &one, params)?]);
+    };
+    if let Some(span) = s.call.as_ref().map(|c| c.span()) {
+        return Err(at.error(
+            span,
+            "a step has `call` or `calls`, not both: put this call into `calls`".into(),
+        ));
+    }
+    refuse_without_call(at, &one)?;
+    if calls.get_ref().is_empty() {
+        return Err(at.error(
+            calls.span(),
+            "`calls` is empty: give at least one call, or write `say` alone".into(),
+        ));
+    }
+    calls
+        .get_ref()
+        .iter()
+        .map(|c| resolve_call(at, c.span(), c.get_ref(), params))
+        .collect()
+}
+
+/// `input`, `spawn` and `track` on a step belong to its `call`: without one they are mistakes.
+fn refuse_without_call(at: &Locator, step_level: &raw::RawCall) -> Result<(), ScenarioError> {
+    for (field, span) in [
+        ("input", step_level.input.as_ref().map(|x| x.span())),
+        ("spawn", step_level.spawn.as_ref().map(|x| x.span())),
+        ("track", step_level.track.as_ref().map(|x| x.span())),
+    ] {
+        if let Some(span) = span {
+            return Err(at.error(span, format!("`{field}` needs `call` in the same step")));
+        }
+    }
+    Ok(())
+}
+
+fn resolve_call(
+    at: &Locator,
+    span: std::ops::Range<usize>,
+    c: &raw::RawCall,
     params: &Params,
 ) -> Result<ToolCall, ScenarioError> {
-    let s = step.get_ref();
-    let input = match &s.input {
+    let tool = &c.call;
+    let input = match &c.input {
         Some(table) => {
             let json = serde_json::to_value(table.get_ref()).map_err(|e| {
                 at.error(table.span(), format!("`input` is not JSON-compatible: {e}"))
@@ -780,7 +828,7 @@ fn resolve_call(
         }
         None => serde_json::json!({}),
     };
-    if let Some(spawn) = &s.spawn {
+    if let Some(spawn) = &c.spawn {
         if !matches!(tool.get_ref().as_str(), "Agent" | "Task") {
             return Err(at.error(
                 spawn.span(),
@@ -789,19 +837,19 @@ fn resolve_call(
         }
         if !input.get("prompt").is_some_and(|p| p.is_string()) {
             return Err(at.error(
-                s.input.as_ref().map(|i| i.span()).unwrap_or(step.span()),
+                c.input.as_ref().map(|i| i.span()).unwrap_or(span),
                 "an Agent call that spawns needs a string `prompt` in `input`".into(),
             ));
         }
     }
-    if let Some(track) = &s.track {
+    if let Some(track) = &c.track {
         check_track(at, tool, track, &input)?;
     }
     Ok(ToolCall {
         tool: tool.get_ref().clone(),
         input,
-        spawn: s.spawn.as_ref().map(|x| x.get_ref().clone()),
-        track: s.track.as_ref().map(|x| x.get_ref().clone()),
+        spawn: c.spawn.as_ref().map(|x| x.get_ref().clone()),
+        track: c.track.as_ref().map(|x| x.get_ref().clone()),
     })
 }
 

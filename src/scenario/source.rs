@@ -173,7 +173,8 @@ impl Names {
             tracks: agents
                 .values()
                 .flatten()
-                .filter_map(|s| s.call.as_ref()?.track.clone())
+                .flat_map(|s| &s.calls)
+                .filter_map(|c| c.track.clone())
                 .collect(),
         }
     }

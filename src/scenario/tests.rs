@@ -56,7 +56,7 @@ fn a_good_file_resolves_each_variant() {
     assert_eq!(print.driver.mode, DriverMode::Print);
     assert_eq!(print.driver.ceiling, Duration::from_secs(42));
     assert_eq!(print.expect, Some(Outcome::NotResumable.into()));
-    let cmd = &print.agents["worker"][0].call.as_ref().unwrap().input["command"];
+    let cmd = &print.agents["worker"][0].first_call().unwrap().input["command"];
     assert_eq!(cmd, "sleep 12");
 
     let session = s.plan("session", &[]).unwrap();
@@ -134,6 +134,53 @@ fn unknown_mode_is_located() {
 fn step_without_say_or_call_is_located() {
     let text = GOOD.replace("say = \"Launched.\"", "think_seconds = 1");
     assert_error(&text, 28, 1, "a step needs `say`");
+}
+
+/// `calls` holds several tool calls for one message; each is checked like a step's `call`,
+/// and a step has one form or the other.
+#[test]
+fn several_calls_in_one_step_resolve_and_their_mistakes_are_located() {
+    let two = GOOD.replace(
+        "call = \"Agent\"\nspawn = \"worker\"\ninput = { description = \"w\", prompt = \"work\", run_in_background = true }",
+        "calls = [\n  { call = \"Agent\", spawn = \"worker\", input = { description = \"w\", prompt = \"work\", run_in_background = true } },\n  { call = \"Bash\", track = \"fg\", input = { command = \"true\" } },\n]",
+    );
+    let plan = parse(&two).unwrap().plan("print", &[]).unwrap();
+    let step = &plan.agents["main"][0];
+    let tools: Vec<&str> = step.calls.iter().map(|c| c.tool.as_str()).collect();
+    assert_eq!(tools, ["Agent", "Bash"]);
+    assert_eq!(step.calls[0].spawn.as_deref(), Some("worker"));
+    assert_eq!(step.calls[1].track.as_deref(), Some("fg"));
+    assert!(plan.driver.allowed_tools.contains(&"Bash".to_string()));
+    // A saved plan reads back, and one saved with a single `call` still reads.
+    let json = serde_json::to_value(step).unwrap();
+    assert!(json.get("call").is_none() && json["calls"].as_array().unwrap().len() == 2);
+    let mut old = serde_json::to_value(&plan.agents["worker"][0]).unwrap();
+    let call = old["calls"][0].take();
+    old.as_object_mut().unwrap().remove("calls");
+    old["call"] = call;
+    let read: Step = serde_json::from_value(old).unwrap();
+    assert_eq!(read.first_call().unwrap().track.as_deref(), Some("bg"));
+
+    let bad_spawn = two.replace("spawn = \"worker\", input", "spawn = \"wroker\", input");
+    assert_error(&bad_spawn, 25, 29, "`spawn` names no agent: `wroker`");
+    let spawn_on_bash = two.replace("{ call = \"Agent\", spawn", "{ call = \"Bash\", spawn");
+    assert_error(&spawn_on_bash, 25, 28, "`spawn` needs `call = \"Agent\"`");
+    let both = two.replace("calls = [", "call = \"Bash\"\ncalls = [");
+    assert_error(&both, 24, 8, "a step has `call` or `calls`, not both");
+    let empty = GOOD.replace("say = \"Launched.\"", "say = \"Launched.\"\ncalls = []");
+    assert!(
+        parse(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("`calls` is empty")
+    );
+    let stray = two.replace("calls = [", "track = \"loose\"\ncalls = [");
+    assert!(
+        parse(&stray)
+            .unwrap_err()
+            .to_string()
+            .contains("`track` needs `call` in the same step")
+    );
 }
 
 #[test]
