@@ -61,9 +61,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             let jobs = resolve::jobs(scenarios, &exec, &cli).map_err(|e| e.message)?;
             let opts = resolve::exec_options(&exec, scenarios, run_dir.join(&version))
                 .map_err(|e| e.message)?;
-            let execution = matrix::execute(jobs, &opts, cancel.clone())
-                .await
-                .map_err(|e| e.to_string())?;
+            let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
             let probe = probe_of(&version, &execution, cancel.borrow().is_some());
             let mut all = probes.lock().expect("probe list");
             all.cells.extend(execution.cells);

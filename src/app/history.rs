@@ -31,7 +31,8 @@ use crate::store::redact::Redactor;
 /// Everything resolved before anything runs.
 struct Setup {
     targets: Vec<Target>,
-    overrides: Vec<Vec<(String, String)>>,
+    /// Each target's plan, resolved once (in the order of `targets`).
+    planned: Vec<resolve::Planned>,
     versions: Vec<String>,
     stored: Option<HistoryFile>,
     settings: HistorySettings,
@@ -126,9 +127,9 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets =
         resolve::driven_targets(resolve::targets(&specs, &args.exec.variants)?, &args.exec)?;
-    let overrides = resolve::check_plans(&targets, &args.exec)?;
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
     resolve::check_out(&args.exec.out)?;
-    let checks = check_tracked(&targets, &overrides, &args.checks)?;
+    let checks = check_tracked(&planned, &args.checks)?;
     let stored = args.append.as_deref().map(read_history).transpose()?;
     let settings = HistorySettings {
         search_repeat: args.search_repeat,
@@ -149,7 +150,7 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     let versions = release_list(args, stored.as_ref()).await?;
     Ok(Setup {
         targets,
-        overrides,
+        planned,
         versions,
         stored,
         settings,
@@ -158,18 +159,11 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
 
 /// Every `--check NAME` must name a check of at least one chosen scenario; `all` names every
 /// check they have. Returns the tracked names.
-fn check_tracked(
-    targets: &[Target],
-    overrides: &[Vec<(String, String)>],
-    checks: &[String],
-) -> Result<Vec<String>, AppError> {
-    let mut known: BTreeSet<String> = BTreeSet::new();
-    for (t, o) in targets.iter().zip(overrides) {
-        let plan = t
-            .scenario
-            .plan_with(&t.variant, o, crate::scenario::RangePolicy::Explore)?;
-        known.extend(plan.checks.into_iter().map(|c| c.name));
-    }
+fn check_tracked(planned: &[resolve::Planned], checks: &[String]) -> Result<Vec<String>, AppError> {
+    let known: BTreeSet<String> = planned
+        .iter()
+        .flat_map(|p| p.plan.checks.iter().map(|c| c.name.clone()))
+        .collect();
     if checks.iter().any(|c| c == "all") {
         return Ok(known.into_iter().collect());
     }
@@ -301,7 +295,8 @@ impl Oracle<'_> {
                     variant: target.variant.clone(),
                     cli: cli.clone(),
                     repetition,
-                    overrides: self.setup.overrides[i].clone(),
+                    overrides: self.setup.planned[i].overrides.clone(),
+                    plan: self.setup.planned[i].plan.clone(),
                     policy: resolve::policy(&self.args.exec),
                 }),
             );

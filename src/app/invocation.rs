@@ -41,7 +41,7 @@ pub async fn execute(
 ) -> Result<Ran, AppError> {
     let opts = resolve::exec_options(exec, scenarios, run_dir.to_path_buf())?;
     let cancel = resolve::cancel_on_signals();
-    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
     let interrupted = cancel.borrow().is_some();
     Ok(Ran::from_execution(execution, interrupted))
 }

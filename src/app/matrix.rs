@@ -22,14 +22,16 @@ use crate::store::redact::Redactor;
 /// `wakeprobe matrix`
 pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let scenarios = resolve::driven(resolve::scenarios(&args.scenarios)?, &args.exec)?;
-    resolve::check_exec_args(&scenarios, &args.exec)?;
+    // Every chosen variant's plan, resolved once for every CLI, before anything is installed.
+    let planned =
+        resolve::plan_targets(&resolve::chosen_targets(&scenarios, &args.exec), &args.exec)?;
     // A baseline that cannot be read fails now, not after the runs.
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
     // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
     // compares like with like); each resolves to an exact version to install and record.
     let resolved = resolve_specs(&args.versions, &args.sim_versions, &args.resolve).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _, _)| s.clone()).collect();
-    let identity = identity_of(&args, &scenarios, &resolved)?;
+    let identity = identity_of(&args, &scenarios, &planned, &resolved);
     // A baseline made another way is refused before anything runs.
     let across = compared_across(
         &identity,
@@ -50,7 +52,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let clis = clis_for(&needed, &args.sim_versions, &args.resolve).await?;
     let mut jobs: Vec<Job> = Vec::new();
     for cli in &clis {
-        jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
+        jobs.extend(resolve::jobs_of(&planned, &args.exec, cli)?);
     }
     // Made once every CLI is there and every job checked: a refusal writes nothing.
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
@@ -107,8 +109,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
 fn identity_of(
     args: &cli::MatrixArgs,
     scenarios: &[Arc<Scenario>],
+    planned: &[resolve::Planned],
     resolved: &[(String, String, Option<Channel>)],
-) -> Result<Identity, AppError> {
+) -> Identity {
     let exec = &args.exec;
     let mut settings: Vec<String> = exec
         .driver
@@ -124,17 +127,28 @@ fn identity_of(
         ts: exec.sdk_version.clone(),
         py: exec.sdk_py_version.clone(),
     };
-    Ok(Identity::of(&Asked {
+    let planned: Vec<_> = planned
+        .iter()
+        .map(|p| {
+            let t = &p.target;
+            (
+                t.scenario.name.clone(),
+                t.variant.clone(),
+                p.plan.driver.mode.row().host,
+            )
+        })
+        .collect();
+    Identity::of(&Asked {
         scenarios,
         variants: &exec.variants,
         sets: &exec.sets,
-        policy: resolve::policy(exec),
+        planned: &planned,
         versions: resolved,
         sim_versions: &args.sim_versions,
         settings,
         sdk: &sdk,
         repeat: exec.repeat,
-    })?)
+    })
 }
 
 /// Checks that `baseline` was made the way this matrix is (see [`Identity::made_unlike`]);

@@ -145,6 +145,9 @@ impl Runner {
             store::write_atomic(&path, e.text().as_bytes())?;
             let scenario = Arc::new(Scenario::load(&path)?);
             paths.push(scenario.path.clone());
+            let mut plan = scenario.plan_with(&self.variant, &[], RangePolicy::Enforce)?;
+            matrix::add_faults(&mut plan, &self.opts.faults);
+            let plan = Arc::new(plan);
             for repetition in 1..=self.repeat {
                 jobs.push(Job {
                     reference: super::resolve::scenario_reference(&scenario),
@@ -156,10 +159,11 @@ impl Runner {
                     // A candidate carries its values in its text: inside its range, as
                     // `prepare` checked the --set values against the scenario's.
                     policy: RangePolicy::Enforce,
+                    plan: plan.clone(),
                 });
             }
         }
-        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await?;
+        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await;
         if let Some(f) = execution.failures.first() {
             return Err(AppError::setup(format!("{}: {}", f.job.title(), f.message)));
         }

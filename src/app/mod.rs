@@ -92,14 +92,6 @@ impl From<crate::backend::catalog::CatalogError> for AppError {
     }
 }
 
-impl From<crate::matrix::ExecError> for AppError {
-    fn from(e: crate::matrix::ExecError) -> AppError {
-        match e {
-            crate::matrix::ExecError::Scenario(s) => s.into(),
-        }
-    }
-}
-
 /// A file that could not be written is a setup failure.
 impl From<crate::store::StoreError> for AppError {
     fn from(e: crate::store::StoreError) -> AppError {

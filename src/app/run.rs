@@ -16,11 +16,11 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
     // A scenario once per chosen variant, as `history` passes them: what reads this list
     // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
     let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
-    resolve::check_exec_args(&scenarios, &args.exec)?;
-    // Each target's plan with its values and ranges, before a CLI is installed.
-    resolve::check_plans(&targets, &args.exec)?;
+    // Each target's plan, resolved once with its values, ranges and faults, before a CLI is
+    // installed.
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
     let cli = resolve::cli(&args.backend).await?;
-    let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;
+    let jobs = resolve::jobs_of(&planned, &args.exec, &cli)?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let summary = invocation::finish(

@@ -29,7 +29,7 @@ use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
 use crate::report;
-use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
+use crate::scenario::{Fault, Plan, RangePolicy, Scenario};
 use crate::store::redact::Redactor;
 
 /// One run to make.
@@ -45,6 +45,10 @@ pub struct Job {
     /// How the repro command names the scenario: its name for the library's, else a path
     /// relative to the working folder (never an absolute path).
     pub reference: String,
+    /// The variant's plan with the overrides, the policy and the faults that apply, resolved
+    /// once when the job was made (its repetitions and CLIs share it): every later stage reads
+    /// this, none resolves the scenario again.
+    pub plan: Arc<Plan>,
 }
 
 impl Job {
@@ -170,10 +174,15 @@ pub struct ExecOptions {
     pub progress: progress::Display,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ExecError {
-    #[error(transparent)]
-    Scenario(#[from] ScenarioError),
+/// Adds to `plan` each `--fault` (spec, fault) that applies to it.
+pub fn add_faults(plan: &mut Plan, faults: &[(String, Fault)]) {
+    let applicable: Vec<Fault> = faults
+        .iter()
+        .map(|(_, f)| f)
+        .filter(|f| f.applies_to(plan))
+        .cloned()
+        .collect();
+    plan.faults.extend(applicable);
 }
 
 /// A finished and judged cell, written to `dir`.
@@ -202,28 +211,10 @@ pub struct Execution {
 /// Runs every job, at most `jobs` at a time; stops starting new ones once `cancel` is set.
 /// Jobs that never started are absent from the result, which keeps the jobs' order whatever
 /// order they started in.
-pub async fn execute(
-    jobs: Vec<Job>,
-    opts: &ExecOptions,
-    cancel: Cancel,
-) -> Result<Execution, ExecError> {
+pub async fn execute(jobs: Vec<Job>, opts: &ExecOptions, cancel: Cancel) -> Execution {
     let limit = Arc::new(Semaphore::new(opts.jobs.max(1)));
     let statuses: progress::Statuses = Arc::default();
-    let plans = jobs
-        .iter()
-        .map(|job| {
-            let mut plan = job
-                .scenario
-                .plan_with(&job.variant, &job.overrides, job.policy)?;
-            let applicable = opts.faults.iter().map(|(_, f)| f);
-            let applicable: Vec<_> = applicable
-                .filter(|f| f.applies_to(&plan))
-                .cloned()
-                .collect();
-            plan.faults.extend(applicable);
-            Ok(plan)
-        })
-        .collect::<Result<Vec<Plan>, ScenarioError>>()?;
+    let plans: Vec<Plan> = jobs.iter().map(|job| (*job.plan).clone()).collect();
     install_sdks(&jobs, &plans, &opts.sdk_versions).await;
     let order = longest_first(&plans);
     let board = progress::Board::start(
@@ -301,7 +292,7 @@ pub async fn execute(
         }
     }
     board.stop();
-    Ok(execution)
+    execution
 }
 
 /// Installs, before any run starts, each Agent SDK the jobs' driver modes go through, so a first
@@ -506,8 +497,11 @@ mod tests {
     fn job(kind: BackendKind, version: &str, policy: RangePolicy) -> Job {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/subagent-bg-turn-end.toml");
+        let scenario = Arc::new(Scenario::load(&path).unwrap());
+        let overrides = vec![("bg_seconds".to_string(), "7".to_string())];
+        let plan = Arc::new(scenario.plan_with("print", &overrides, policy).unwrap());
         Job {
-            scenario: Arc::new(Scenario::load(&path).unwrap()),
+            scenario,
             variant: "print".into(),
             cli: Cli {
                 kind,
@@ -518,9 +512,10 @@ mod tests {
                 channel: None,
             },
             repetition: 2,
-            overrides: vec![("bg_seconds".into(), "7".into())],
+            overrides,
             policy,
             reference: "subagent-bg-turn-end".into(),
+            plan,
         }
     }
 
@@ -631,27 +626,6 @@ mod tests {
         let mut all: Vec<PathBuf> = jobs.iter().map(Job::folder).collect();
         all.sort();
         assert_eq!(ran, all, "together the shards run every job once");
-    }
-
-    /// A job whose plan cannot be resolved fails the whole invocation before anything runs.
-    #[tokio::test]
-    async fn an_unresolvable_job_fails_before_anything_runs() {
-        let mut bad = job(BackendKind::Claude, "2.1.219", RangePolicy::Enforce);
-        bad.variant = "no-such-variant".into();
-        let opts = ExecOptions {
-            run_dir: PathBuf::from("/nonexistent"),
-            jobs: 1,
-            faults: vec![],
-            cli_args: vec![],
-            sdk_versions: Default::default(),
-            template: PathBuf::from("/nonexistent"),
-            keep: false,
-            network: NetworkPolicy::Host,
-            progress: progress::Display::Off,
-        };
-        let (_tx, cancel) = tokio::sync::watch::channel(None);
-        let e = execute(vec![bad], &opts, cancel).await.unwrap_err();
-        assert!(e.to_string().contains("no-such-variant"), "{e}");
     }
 
     #[test]
