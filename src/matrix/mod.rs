@@ -12,6 +12,7 @@ pub mod keep;
 pub mod minimize;
 pub mod nemesis;
 pub mod progress;
+pub mod reporter;
 pub mod shards;
 pub mod threshold;
 pub mod trust;
@@ -24,7 +25,6 @@ use tokio::sync::Semaphore;
 use crate::backend::Cli;
 use crate::classify;
 use crate::classify::result::RunResult;
-use crate::console::{self, Message};
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
@@ -227,6 +227,12 @@ pub async fn execute(jobs: Vec<Job>, opts: &ExecOptions, cancel: Cancel) -> Exec
         },
         opts.progress,
     );
+    // Who hears of each run: the board, the JSON lines, the folder's writer (reporter.rs).
+    let reporters: Arc<[Arc<dyn reporter::Reporter>]> = Arc::new([
+        Arc::new(board.clone()) as Arc<dyn reporter::Reporter>,
+        Arc::new(reporter::JsonLines),
+        Arc::new(reporter::FolderWriter),
+    ]);
     let mut pending: Vec<Option<(Job, Plan)>> = jobs.into_iter().zip(plans).map(Some).collect();
     let mut handles: Vec<Option<tokio::task::JoinHandle<_>>> = Vec::new();
     handles.resize_with(pending.len(), || None);
@@ -238,39 +244,37 @@ pub async fn execute(jobs: Vec<Job>, opts: &ExecOptions, cancel: Cancel) -> Exec
         }
         let (job, plan) = pending[index].take().expect("each job dispatched once");
         let (cancel, statuses) = (cancel.clone(), statuses.clone());
-        let (board, opts) = (board.clone(), opts.clone());
+        let (reporters, opts) = (reporters.clone(), opts.clone());
         handles[index] = Some(tokio::spawn(async move {
             let _permit = permit;
             let status: StatusHandle = Arc::new(Mutex::new(LiveStatus {
                 ceiling_s: plan.driver.ceiling.as_secs_f64(),
                 ..LiveStatus::default()
             }));
-            let name = job.log_name();
-            board.started(&name);
             statuses
                 .lock()
                 .expect("status list")
                 .push(progress::Running {
-                    name: name.clone(),
+                    name: job.log_name(),
                     key: job.title(),
                     status: status.clone(),
                 });
-            console::emit(&Message::RunStarted {
-                scenario: &job.scenario.name,
-                variant: &job.variant,
-                cli: job.cli.label(),
-                repetition: job.repetition,
-            });
-            let outcome = run_cell(&job, plan, &opts, cancel, status.clone()).await;
+            let _ = reporter::tell(&reporters, &reporter::RunEvent::Started { job: &job });
+            let outcome = run_cell(&job, plan, &opts, cancel, status.clone(), &reporters).await;
             statuses
                 .lock()
                 .expect("status list")
                 .retain(|r| !Arc::ptr_eq(&r.status, &status));
-            emit_finished(&job, &outcome);
-            board.finished(
-                &name,
-                &job.title(),
-                outcome.as_ref().map(|(_, r, _)| r).map_err(String::as_str),
+            let _ = reporter::tell(
+                &reporters,
+                &match &outcome {
+                    Ok((dir, result, _)) => reporter::RunEvent::Finished {
+                        job: &job,
+                        dir,
+                        result,
+                    },
+                    Err(message) => reporter::RunEvent::Failed { job: &job, message },
+                },
             );
             match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
@@ -326,42 +330,6 @@ fn longest_first(plans: &[Plan]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..plans.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(plans[i].driver.ceiling));
     order
-}
-
-/// The `run-finished` (or `run-failed`) message of a cell.
-fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), String>) {
-    let (scenario, variant, cli) = (&job.scenario.name, &job.variant, job.cli.label());
-    console::emit(&match outcome {
-        Ok((dir, result, _)) => Message::RunFinished {
-            scenario,
-            variant,
-            cli,
-            repetition: job.repetition,
-            verdict: result.judgement.outcome,
-            expect: result.expect.clone(),
-            matches_expect: result.matches_expect,
-            reason: result
-                .judgement
-                .primary()
-                .map(|v| v.reason.clone().unwrap_or_else(|| v.explanation.clone()))
-                .unwrap_or_default(),
-            failed_checks: result.judgement.failed_checks(),
-            broken_invariants: result.judgement.broken_invariants(),
-            failures: result.failures(),
-            draft_because: crate::classify::filing::bug_reasons(&result.run, &result.judgement),
-            layers_at_fault: result.judgement.layers_at_fault(),
-            duration_s: result.run.duration_s,
-            dir: dir.display().to_string(),
-            report: dir.join(crate::store::REPORT_FILE).display().to_string(),
-        },
-        Err(message) => Message::RunFailed {
-            scenario,
-            variant,
-            cli,
-            repetition: job.repetition,
-            message,
-        },
-    });
 }
 
 /// The `--fault` flags that apply to a plan, as the repro command repeats them.
@@ -420,6 +388,7 @@ async fn run_cell(
     opts: &ExecOptions,
     cancel: Cancel,
     status: StatusHandle,
+    reporters: &[Arc<dyn reporter::Reporter>],
 ) -> Result<(PathBuf, RunResult, Timeline), String> {
     let folder = job.checked_folder()?;
     let output = driver::run(RunRequest {
@@ -447,19 +416,16 @@ async fn run_cell(
     let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &raw);
     let result = RunResult::new(&output.info, judgement);
     let dir = opts.run_dir.join(folder);
-    report::write_run(
-        &dir,
-        &redactor,
-        &crate::store::RunFiles {
-            result: &result,
-            timeline: &output.timeline,
-            raw: &output.raw,
+    reporter::tell(
+        reporters,
+        &reporter::RunEvent::Judged {
+            job,
             plan: &plan,
-            scenario_source: &job.scenario.source,
+            output: &output,
+            result: &result,
+            dir: &dir,
         },
-    )
-    // The error names the file it could not write, under `dir`.
-    .map_err(|e| e.to_string())?;
+    )?;
     if opts.keep || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
         let mut sandbox = output.sandbox;
         let kept = sandbox.keep();
