@@ -10,7 +10,7 @@ use super::matrix::{clis_for, published_versions};
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::classify::result::ExtraCase;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console::{self, Message};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
@@ -89,7 +89,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         BisectError::Run { .. } => AppError::setup(e.to_string()),
         other => AppError::bad_input(other.to_string()),
     });
-    let code = report.as_ref().map(|_| exit::OK).unwrap_or_else(|e| e.code);
+    let code = report.as_ref().map(|_| Exit::Ok).unwrap_or_else(|e| e.code);
     if let Ok(report) = &report {
         print_report(report, &title);
     }

@@ -18,7 +18,7 @@ use super::resolve::{self, Target};
 use super::{AppError, AppResult, probe};
 use crate::backend::catalog::Spec;
 use crate::backend::{Cli, install};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::history::search::{self, CellAnswer, Found, OracleError, Request, SearchPlan};
 use crate::matrix::history::{
     self, CellKey, ChangeKind, CheckObservation, HISTORY_SCHEMA, HistoryFile, HistorySettings,
@@ -46,7 +46,7 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
             "the stored history already reaches {}: nothing to add",
             setup.versions.last().map(String::as_str).unwrap_or("?")
         );
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     };
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let run_id = file_name(&run_dir);
@@ -532,19 +532,19 @@ fn print_changes(file: &HistoryFile) {
 
 /// Interrupted 130; stopped by the budget 6; with `--append`, a new regression 4, only new
 /// improvements 5; else 0.
-fn exit_code(file: &HistoryFile, interrupted: bool) -> i32 {
+fn exit_code(file: &HistoryFile, interrupted: bool) -> Exit {
     if interrupted {
-        return exit::INTERRUPTED;
+        return Exit::Interrupted;
     }
     if file.stopped.is_some() {
-        return exit::INCOMPLETE;
+        return Exit::Incomplete;
     }
     let new = file.new_changes();
     if new.iter().any(|(_, c)| c.kind == ChangeKind::Regression) {
-        exit::REGRESSION
+        Exit::Regression
     } else if new.iter().any(|(_, c)| c.kind == ChangeKind::Improvement) {
-        exit::IMPROVEMENT
+        Exit::Improvement
     } else {
-        exit::OK
+        Exit::Ok
     }
 }

@@ -9,7 +9,7 @@ use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::backend::channel::Channel;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console;
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix};
@@ -74,9 +74,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             &run_dir,
             Some(&run_dir.join("matrix.json")),
             &summary,
-            exit::OK,
+            Exit::Ok,
         );
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let grid = whole.matrix(&ran.results());
@@ -97,7 +97,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
-        Some(c) if ![exit::INTERRUPTED, exit::SETUP, exit::CONTRADICTION].contains(&code) => c,
+        Some(c) if ![Exit::Interrupted, Exit::Setup, Exit::Contradiction].contains(&code) => c,
         _ => code,
     };
     invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);
@@ -206,7 +206,7 @@ pub struct Concluding<'a> {
 pub fn conclude(
     c: &Concluding,
     ran: &invocation::Ran,
-) -> Result<(crate::classify::result::Summary, Option<i32>), AppError> {
+) -> Result<(crate::classify::result::Summary, Option<Exit>), AppError> {
     let comparison = c.baseline.map(|base| {
         let mut comparison = Comparison::of(c.grid, base);
         comparison.across_settings = c.across.to_vec();
@@ -254,7 +254,7 @@ fn finish_matrix(
     dir: &Path,
     grid: &Matrix,
     comparison: Option<&Comparison>,
-) -> Result<Option<i32>, AppError> {
+) -> Result<Option<Exit>, AppError> {
     let compared = comparison.map(comparison_code);
     write_matrix(dir, grid, comparison)?;
     console::say(grid.table(
@@ -277,16 +277,16 @@ fn baseline_name(path: Option<&Path>) -> String {
 
 /// Prints the comparison's changed cells and maps it to the documented exit code: a
 /// regression or a lost cell fails.
-pub fn comparison_code(comparison: &Comparison) -> i32 {
+pub fn comparison_code(comparison: &Comparison) -> Exit {
     for line in comparison.lines() {
         console::say(line);
     }
     if comparison.fails() {
-        exit::REGRESSION
+        Exit::Regression
     } else if comparison.improvements() > 0 {
-        exit::IMPROVEMENT
+        Exit::Improvement
     } else {
-        exit::OK
+        Exit::Ok
     }
 }
 

@@ -11,7 +11,7 @@ use super::invocation::{self, Ran};
 use super::matrix::{Concluding, MatrixOf, read_matrix};
 use super::{AppError, AppResult};
 use crate::classify::result::MissingPart;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::grid::Matrix;
 use crate::matrix::shards::{self, CellKey, MergeError, Missing, ShardOutput};
 use crate::report::plural;
@@ -19,7 +19,7 @@ use crate::report::plural;
 impl From<MergeError> for AppError {
     fn from(e: MergeError) -> AppError {
         AppError {
-            code: exit::INCOMPLETE_MERGE,
+            code: Exit::Incomplete,
             message: e.to_string(),
         }
     }
@@ -100,14 +100,14 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         args.out.display()
     );
     let code = if summary.contradicted_runs() > 0 {
-        exit::CONTRADICTION
+        Exit::Contradiction
     } else if !missing.is_empty() {
-        exit::INCOMPLETE_MERGE
+        Exit::Incomplete
     } else {
         compared.unwrap_or(if summary.all_match() {
-            exit::OK
+            Exit::Ok
         } else {
-            exit::MISMATCH
+            Exit::Mismatch
         })
     };
     invocation::emit_summary(

@@ -14,7 +14,7 @@ use std::time::Instant;
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::classify::Outcome;
-use crate::cli::{self, KeepChoice, exit};
+use crate::cli::{self, Exit, KeepChoice};
 use crate::driver::Cancel;
 use crate::matrix::keep::{self, Keep, Kept, Seen, Target};
 use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
@@ -349,9 +349,9 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
     println!("{}", outputs.summary());
     println!("{}", written.display());
     Ok(if interrupted {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else {
-        exit::OK
+        Exit::Ok
     })
 }
 
@@ -366,7 +366,7 @@ async fn fix_target(
     let seen = runner.run(std::slice::from_ref(&base.0)).await?.remove(0);
     if runner.cancel.borrow().is_some() {
         return Err(AppError {
-            code: exit::INTERRUPTED,
+            code: Exit::Interrupted,
             message: "interrupted before the result to keep was known".into(),
         });
     }
@@ -386,7 +386,7 @@ async fn fix_target(
     if *first == Kept::NoCheck || seen.iter().any(|o| o.kept != *first) {
         let all: Vec<String> = seen.iter().map(|o| o.kept.to_string()).collect();
         return Err(AppError {
-            code: exit::MISMATCH,
+            code: Exit::Mismatch,
             message: format!(
                 "{name}/{variant} does not give one result to keep: {} (minimizing needs a result every run agrees on)",
                 all.join(", ")

@@ -961,7 +961,7 @@ mod tests {
             (&["--model", "x", "-p"][..], "passes -p itself"),
         ] {
             let err = check_cli_args(&args(bad)).unwrap_err();
-            assert_eq!(err.code, crate::cli::exit::BAD_INPUT, "{bad:?}");
+            assert_eq!(err.code, crate::cli::Exit::BadInput, "{bad:?}");
             assert!(err.message.contains(says), "{bad:?}: {}", err.message);
         }
     }
@@ -975,7 +975,7 @@ mod tests {
         let file = tmp.path().join("file");
         std::fs::write(&file, "").unwrap();
         let err = check_out(&file.join("reports")).unwrap_err();
-        assert_eq!(err.code, crate::cli::exit::BAD_INPUT);
+        assert_eq!(err.code, crate::cli::Exit::BadInput);
         let err = err.message;
         assert!(err.contains("Not a directory"), "{err}");
         assert!(

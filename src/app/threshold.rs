@@ -5,7 +5,7 @@
 use super::{AppError, AppResult, probe, resolve};
 use std::sync::Arc;
 
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::Job;
 use crate::matrix::threshold::{self, Settings, THRESHOLD_SCHEMA, ThresholdError, ThresholdFile};
 use crate::scenario::{RangePolicy, params};
@@ -77,7 +77,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
             "reports: {}",
             crate::console::printable(&run_dir.display().to_string())
         );
-        return Ok(exit::INTERRUPTED);
+        return Ok(Exit::Interrupted);
     }
     let found = found.map_err(|e| match e {
         ThresholdError::Run { .. } => AppError::setup(e.to_string()),
@@ -102,7 +102,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
         "reports: {}",
         crate::console::printable(&run_dir.display().to_string())
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// The one scenario variant searched.
