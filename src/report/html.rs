@@ -9,7 +9,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::svg::esc;
+use quick_xml::escape::escape;
+
 use crate::classify::result::{CellSummary, RunResult, Summary};
 use crate::store::redact::Redactor;
 use crate::store::{RunRef, StoreError};
@@ -116,8 +117,8 @@ pub fn page(summary: &Summary, runs: &[PageRun], folder_files: &[String]) -> Str
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
+        escape(&title),
+        escape(&title)
     );
     out.push_str(&overview(summary, runs.len()));
     let order = run_order(summary, runs);
@@ -183,7 +184,7 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
         let _ = writeln!(
             out,
             "<li class=\"fail lost\">{}: {}</li>",
-            esc(&lost.name()),
+            escape(lost.name()),
             prose(&lost.sentence())
         );
     }
@@ -213,8 +214,8 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
             .copied()
             .find(|&n| cell_of(summary, &runs[n].result).is_some_and(|c| std::ptr::eq(c, cell)));
         let label = match first {
-            Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), esc(&name)),
-            None => esc(&name),
+            Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), escape(&name)),
+            None => escape(&name).into_owned(),
         };
         let _ = writeln!(
             out,
@@ -283,7 +284,7 @@ fn overview(summary: &Summary, runs: usize) -> String {
     }
     let mut out = format!(
         "<p class=\"closing\">{}</p>\n<p>{}</p>\n",
-        esc(&summary.closing_line()),
+        escape(summary.closing_line()),
         prose(&text)
     );
     if !summary.setup_errors.is_empty() {
@@ -292,10 +293,10 @@ fn overview(summary: &Summary, runs: usize) -> String {
             let _ = writeln!(
                 out,
                 "<li>{}/{} on {}: {}</li>",
-                esc(&e.scenario),
-                esc(&e.variant),
-                esc(&e.cli),
-                esc(&e.message)
+                escape(&e.scenario),
+                escape(&e.variant),
+                escape(&e.cli),
+                escape(&e.message)
             );
         }
         out.push_str("</ul>\n");
@@ -305,9 +306,9 @@ fn overview(summary: &Summary, runs: usize) -> String {
 
 /// The report's prose as HTML: escaped, with its `code` spans set as code.
 fn prose(text: &str) -> String {
-    let escaped = esc(text);
+    let escaped = escape(text);
     if !escaped.matches('`').count().is_multiple_of(2) {
-        return escaped;
+        return escaped.into_owned();
     }
     escaped
         .split('`')
@@ -329,7 +330,7 @@ fn folder_links(files: &[String]) -> String {
     }
     let links: Vec<String> = files
         .iter()
-        .map(|f| format!("<a href=\"{}\">{}</a>", href(f), esc(f)))
+        .map(|f| format!("<a href=\"{}\">{}</a>", href(f), escape(f)))
         .collect();
     format!("<p>Files: {}</p>\n", links.join(" · "))
 }
@@ -443,7 +444,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
     let mut out =
         String::from("<table class=\"grid\">\n<tr><th>scenario/variant</th><th>expect</th>");
     for (_, title) in &clis {
-        let _ = write!(out, "<th>{}</th>", esc(title));
+        let _ = write!(out, "<th>{}</th>", escape(title));
     }
     out.push_str("</tr>\n");
     for (scenario, variant) in rows {
@@ -459,9 +460,9 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
         let _ = write!(
             out,
             "<tr><th>{}/{}</th><td>{}</td>",
-            esc(scenario),
-            esc(variant),
-            esc(&expect)
+            escape(scenario),
+            escape(variant),
+            escape(&expect)
         );
         for (cli, _) in &clis {
             let lost = summary
@@ -472,7 +473,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
                 let _ = write!(
                     out,
                     "<td class=\"cell fail lost\">lost coverage<small> · baseline {}</small></td>",
-                    esc(&lost.before)
+                    escape(&lost.before)
                 );
                 continue;
             }
@@ -497,8 +498,8 @@ fn grid_cell(cell: &CellSummary, runs: &[PageRun]) -> String {
     let standing = Standing::of(cell);
     let text = format!(
         "{}<small>{}</small>",
-        esc(&cell.agreement),
-        esc(&standing.mark(cell))
+        escape(&cell.agreement),
+        escape(standing.mark(cell))
     );
     let body = match first {
         Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
@@ -517,7 +518,7 @@ fn legend() -> String {
         ("pass", "passes"),
         ("open", "no expectation"),
     ] {
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(words));
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(words));
     }
     out.push_str(
         " ✓ as expected, ✗ differs from <code>expect</code>; against a baseline each cell says \
@@ -533,10 +534,10 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
     let mut out = format!(
         "<section id=\"{}\">\n<h2>{}/{} on {} <small>({})</small></h2>\n",
         anchor(n),
-        esc(&r.run.scenario),
-        esc(&r.run.variant),
-        esc(&r.run.cli_label_text()),
-        esc(&run.rel_dir)
+        escape(&r.run.scenario),
+        escape(&r.run.variant),
+        escape(r.run.cli_label_text()),
+        escape(&run.rel_dir)
     );
     let expect = match (&r.expect, r.matches_expect) {
         (Some(e), Some(false)) if e.allows(j.outcome) => {
@@ -551,8 +552,8 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
         "<p class=\"{}\">verdict: <b>{}</b> — {}{}</p>",
         standing.class(),
         j.outcome,
-        esc(j.outcome.hypothesis()),
-        esc(&expect)
+        escape(j.outcome.hypothesis()),
+        escape(&expect)
     );
     for why in crate::classify::filing::bug_reasons(&r.run, &r.judgement) {
         let _ = writeln!(out, "<p><b>Draft to file:</b> {}</p>", prose(&why));
@@ -587,12 +588,17 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
     let _ = writeln!(
         out,
         "<details><summary>Mermaid sequence diagram (source)</summary>\n<pre>{}</pre>\n</details>",
-        esc(&run.mermaid)
+        escape(&run.mermaid)
     );
     out.push_str("<ul class=\"files\">\n");
     for f in &run.files {
         let path = format!("{}/{f}", run.rel_dir);
-        let _ = writeln!(out, "<li><a href=\"{}\">{}</a></li>", href(&path), esc(f));
+        let _ = writeln!(
+            out,
+            "<li><a href=\"{}\">{}</a></li>",
+            href(&path),
+            escape(f)
+        );
     }
     out.push_str("</ul>\n</section>\n");
     out
