@@ -9,6 +9,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use quick_xml::escape::escape;
 
 use crate::classify::result::{CellSummary, RunResult, Summary};
@@ -335,20 +336,18 @@ fn folder_links(files: &[String]) -> String {
     format!("<p>Files: {}</p>\n", links.join(" · "))
 }
 
+/// What an `href` keeps as it is: letters, digits, the path separator and `._-~` (RFC 3986's
+/// unreserved characters); everything else is percent-encoded.
+const HREF_KEEPS: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'-')
+    .remove(b'~');
+
 /// A relative path as an `href`: each segment percent-encoded where a URL needs it.
 fn href(path: &str) -> String {
-    let mut out = String::new();
-    for c in path.chars() {
-        if c.is_ascii_alphanumeric() || "/._-~".contains(c) {
-            out.push(c);
-        } else {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
+    utf8_percent_encode(path, HREF_KEEPS).to_string()
 }
 
 /// The anchor of the `n`th run's section.
@@ -716,6 +715,7 @@ mod tests {
         assert_eq!(href("a b/c#d.md"), "a%20b/c%23d.md");
         assert_eq!(href("x/ü"), "x/%C3%BC");
         assert_eq!(href("plain/run.r1/report.md"), "plain/run.r1/report.md");
+        assert_eq!(href("a_b-c~d/100%"), "a_b-c~d/100%25");
     }
 
     #[test]
