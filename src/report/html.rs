@@ -660,50 +660,30 @@ pub fn write_index(dir: &Path, summary: &Summary, runs: &[RunRef]) -> Result<(),
 fn relative(from: &Path, to: &Path) -> String {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let (from, to) = (absolute(from), absolute(to));
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().to_string()),
-    );
-    if parts.is_empty() {
+    // None only where `from` climbs (`..`) after the two part: then the absolute path.
+    let path = pathdiff::diff_paths(&to, &from).unwrap_or(to);
+    if path.as_os_str().is_empty() {
         ".".to_string()
     } else {
-        parts.join("/")
+        path.to_string_lossy().into_owned()
     }
 }
 
 /// The invocation folder's own files the page links to when they are there.
 const FOLDER_FILES: &[&str] = &["summary.json", "matrix.md", "matrix.json", "junit.xml"];
 
-/// Every file below `dir`, relative to it, sorted (the run's evidence and reports).
+/// Every file below `dir` (at most four folders down, links not followed), relative to it,
+/// sorted: the run's evidence and reports.
 pub fn files_below(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    collect(dir, dir, &mut found, 0);
+    let mut found: Vec<String> = walkdir::WalkDir::new(dir)
+        .max_depth(5)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| Some(e.path().strip_prefix(dir).ok()?.display().to_string()))
+        .collect();
     found.sort();
     found
-}
-
-fn collect(root: &Path, dir: &Path, found: &mut Vec<String>, depth: usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() && depth < 4 {
-            collect(root, &path, found, depth + 1);
-        } else if kind.is_file()
-            && let Ok(rel) = path.strip_prefix(root)
-        {
-            found.push(rel.display().to_string());
-        }
-    }
 }
 
 #[cfg(test)]
@@ -727,6 +707,21 @@ mod tests {
             "../shard1/x/s/v.r1"
         );
         assert_eq!(relative(from, from), ".");
+    }
+
+    #[test]
+    fn files_below_are_relative_sorted_at_most_four_folders_down_and_skip_links() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in ["b.txt", "a/1/2/3/four.txt", "a/1/2/3/4/five.txt", "a.txt"] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(dir.path().join("b.txt"), dir.path().join("c.txt")).unwrap();
+        assert_eq!(
+            files_below(dir.path()),
+            ["a.txt", "a/1/2/3/four.txt", "b.txt"]
+        );
     }
 
     #[test]
