@@ -824,33 +824,22 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
-/// `2G`, `1500M`, `512K`, or bytes (binary units).
+/// `2G`, `1500M`, `512K`, `1.5GiB`, or bytes: binary units, as `du` and `sort -S` read them.
+/// bytesize reads a bare `G` (or `GB`) as 10^9, so the unit is spelled `Gi` before it parses.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let bad = || format!("expected a size such as 2G, 1500M or 4096, got `{s}`");
-    let t = s.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let n: f64 = digits.parse().map_err(|_| bad())?;
-    let scale: u64 = match unit
+    let number_and_prefix = s
         .trim()
-        .to_ascii_uppercase()
-        .trim_end_matches("IB")
-        .trim_end_matches('B')
-    {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return Err(bad()),
+        .trim_end_matches(['b', 'B'])
+        .trim_end_matches(['i', 'I']);
+    let binary = match number_and_prefix.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        true => format!("{number_and_prefix}i"),
+        false => number_and_prefix.to_string(),
     };
-    let bytes = n * scale as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
+    binary
+        .parse::<bytesize::ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| bad())
 }
 
 fn parse_keep(s: &str) -> Result<KeepChoice, String> {
@@ -915,6 +904,11 @@ mod tests {
         assert_eq!(parse_size("1500M"), Ok(1500 << 20));
         assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("2X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
+        assert_eq!(parse_size(" 512 kb "), Ok(512 << 10));
+        assert_eq!(parse_size("3T"), Ok(3 << 40));
+        assert_eq!(parse_size("2GB"), Ok(2 << 30));
+        for bad in ["2X", "", "G", "-1G", "2 G B"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 }
