@@ -249,16 +249,16 @@ fn drafts_list(summary: &Summary) -> String {
                 format!(
                     "<a href=\"{}\">{}</a>",
                     href(&format!("{d}/report.md")),
-                    esc(d)
+                    escape(d)
                 )
             })
             .collect();
         let _ = writeln!(
             out,
             "<li>{}/{} on {}: {} ({})</li>",
-            esc(&cell.scenario),
-            esc(&cell.variant),
-            esc(&cell.cli),
+            escape(&cell.scenario),
+            escape(&cell.variant),
+            escape(&cell.cli),
             prose(&cell.bugs.join("; ")),
             where_.join(", ")
         );
