@@ -5,6 +5,7 @@
 //! markers and process exits, transcripts) is turned into events by [`normalize::Normalizer`],
 //! stamped in milliseconds since the run started on [`clock::RunClock`].
 
+pub mod channel;
 pub mod clock;
 pub mod describe;
 pub mod integration;

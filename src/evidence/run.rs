@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::ExitDesc;
-use crate::backend::channel::{Channel, version_with_channel};
+use super::channel::{Channel, version_with_channel};
 use crate::scenario::{DriverMode, Outcome, ParamRange, Params};
 
 /// Bumped when `run.json`'s shape changes incompatibly.
