@@ -212,7 +212,7 @@ fn spawn_supervised(
     let plan = &req.plan;
     let sim_profile = match &req.cli.kind {
         BackendKind::Sim { profile } => Some(profile.as_str()),
-        BackendKind::Claude => None,
+        BackendKind::Claude | BackendKind::Opencode => None,
     };
     let env = backend::scrubbed_env(&EnvSpec {
         home: &parts.sandbox.home(),

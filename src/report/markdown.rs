@@ -41,6 +41,7 @@ fn version(d: &Draft) -> String {
     let cli = match &run.backend {
         crate::backend::BackendKind::Claude => format!("Claude Code {}", run.cli_version_text()),
         crate::backend::BackendKind::Sim { profile } => format!("claude-sim (profile `{profile}`)"),
+        crate::backend::BackendKind::Opencode => format!("opencode {}", run.cli_version_text()),
     };
     format!(
         "{cli} · {} mode · permission mode `{}` · {} · wakeprobe {}",

@@ -20,6 +20,7 @@ pub const SOURCES: &[&str] = &[
     "screen",
     "sdk",
     "integration",
+    "events",
 ];
 
 /// Event kinds a selector may name: the timeline's, and `stop` (any stop of work or of the

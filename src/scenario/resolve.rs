@@ -25,6 +25,7 @@ pub(super) fn plan(
     params: Params,
 ) -> Result<Plan, ScenarioError> {
     let mut driver = resolve_driver(at, &src.driver, &src.raw.driver, &params)?;
+    refuse_driver(at, &src, &driver)?;
     let effective: IndexMap<String, &Spanned<raw::RawAgent>> = src
         .raw
         .agents
@@ -38,7 +39,7 @@ pub(super) fn plan(
             .get_ref()
             .steps
             .iter()
-            .map(|step| resolve_step(at, step, &params))
+            .map(|step| resolve_step(at, step, &params, src.runtime))
             .collect::<Result<Vec<_>, _>>()?;
         agents.insert(name.clone(), steps);
     }
@@ -67,10 +68,14 @@ pub(super) fn plan(
         .map(|c| super::checks::resolve_check(at, c, (&names, &src)))
         .collect::<Result<Vec<_>, _>>()?;
     super::checks::refuse_integration_presets(at, &src.raw.checks, driver.mode)?;
-    let invariants = match invariants {
+    super::checks::refuse_unseen(at, &src.raw.checks, &checks, src.runtime)?;
+    let mut invariants = match invariants {
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
     };
+    // The folder's invariants hold where their evidence exists: on a runtime that cannot give
+    // it, one is not judged at all (never read as holding, nor as broken).
+    invariants.retain(|c| super::checks::unseen_by(c, src.runtime).is_none());
     let invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
     let faults = src
         .raw
@@ -79,6 +84,7 @@ pub(super) fn plan(
         .map(|f| super::fault::resolve_fault(at, f, &names))
         .filter(|f| !matches!(f, Ok(f) if !f.kind.applies_in(driver.mode)))
         .collect::<Result<Vec<_>, _>>()?;
+    refuse_faults(at, &src, &faults)?;
     Ok(Plan {
         faults,
         invariants,
@@ -689,10 +695,68 @@ fn resolve_control(
     })
 }
 
+/// A driver the variant's runtime cannot run (its mode, the stall guard, a control request),
+/// refused at the variant's table (or `[driver]`).
+fn refuse_driver(at: &Locator, src: &VariantSource, driver: &Driver) -> Result<(), ScenarioError> {
+    let controls: Vec<Control> = driver
+        .inputs
+        .iter()
+        .filter_map(|i| match &i.action {
+            InputAction::Control { subtype, .. } => Some(*subtype),
+            InputAction::Text { .. } => None,
+        })
+        .collect();
+    let Some(why) = src
+        .runtime
+        .refuses_driver(driver.mode, driver.guard, &controls)
+    else {
+        return Ok(());
+    };
+    let span = src
+        .raw
+        .variants
+        .get(src.variant)
+        .map(|v| v.span())
+        .unwrap_or_else(|| src.raw.driver.span());
+    Err(at.error(
+        span,
+        format!(
+            "variant `{}` cannot run on {}: {why}",
+            src.variant,
+            src.runtime.title()
+        ),
+    ))
+}
+
+/// A fault the variant's runtime cannot take: `crash-cli` restarts Claude Code on its session.
+fn refuse_faults(at: &Locator, src: &VariantSource, faults: &[Fault]) -> Result<(), ScenarioError> {
+    if src.runtime.row().restarts {
+        return Ok(());
+    }
+    let Some(fault) = faults.iter().find(|f| f.kind == FaultKind::CrashCli) else {
+        return Ok(());
+    };
+    let span = src
+        .raw
+        .faults
+        .iter()
+        .find(|f| f.get_ref().kind.get_ref() == fault.kind.as_str())
+        .map(|f| f.get_ref().kind.span())
+        .unwrap_or(0..0);
+    Err(at.error(
+        span,
+        format!(
+            "`crash-cli` restarts Claude Code with `--continue` on the same session: {} has no such restart",
+            src.runtime.title()
+        ),
+    ))
+}
+
 fn resolve_step(
     at: &Locator,
     step: &Spanned<RawStep>,
     params: &Params,
+    runtime: super::Runtime,
 ) -> Result<Step, ScenarioError> {
     let s = step.get_ref();
     let line = at.line_col(step.span().start).0;
@@ -716,7 +780,15 @@ fn resolve_step(
     let call = s
         .call
         .as_ref()
-        .map(|tool| resolve_call(at, step, tool, params))
+        .map(|tool| {
+            let call = resolve_call(at, step, tool, params)?;
+            (runtime.row().verbs)(&call).map_err(|why| {
+                at.error(
+                    tool.span(),
+                    format!("this step cannot run on {}: {why}", runtime.title()),
+                )
+            })
+        })
         .transpose()?;
     if s.until.is_some() && call.is_none() {
         return Err(at.error(
