@@ -19,8 +19,17 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
     resolve::check_exec_args(&scenarios, &args.exec)?;
     // Each target's plan with its values and ranges, before a CLI is installed.
     resolve::check_plans(&targets, &args.exec)?;
-    let cli = resolve::cli(&args.backend).await?;
-    let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;
+    // Each scenario on its own runtime, unless `--runtime` (or the simulator) says one for all.
+    let clis = resolve::clis_by_runtime(&args.backend, &targets).await?;
+    let mut jobs = Vec::new();
+    for (runtime, cli) in &clis {
+        let mine: Vec<_> = targets
+            .iter()
+            .filter(|t| clis.len() == 1 || t.scenario.runtime() == *runtime)
+            .cloned()
+            .collect();
+        jobs.extend(resolve::jobs_of_targets(&mine, &args.exec, cli)?);
+    }
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let summary = invocation::finish(

@@ -57,6 +57,7 @@ fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         faults: vec![],
         work_ends: None,
         triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }
@@ -290,6 +291,7 @@ fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         faults: vec![],
         work_ends: None,
         triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }

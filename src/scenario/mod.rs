@@ -183,6 +183,17 @@ impl Scenario {
         all
     }
 
+    /// The same scenario (its `--driver` kept) resolved for `runtime` (see
+    /// [`Scenario::on_runtime`]); `None` when it already is.
+    pub fn for_runtime(&self, runtime: Runtime) -> Result<Option<Scenario>, ScenarioError> {
+        if runtime == self.runtime() {
+            return Ok(None);
+        }
+        let mut again = Scenario::parse(&self.path, self.source.clone())?;
+        again.driver_override = self.driver_override;
+        again.on_runtime(runtime).map(Some)
+    }
+
     /// This scenario with every variant resolved for `runtime`: its verbs become that
     /// runtime's tools, its expectations are the ones recorded on it, and a step, a driver
     /// setting or a check the runtime cannot carry is refused here, located, before anything

@@ -102,7 +102,7 @@ const TABLE: [RuntimeRow; 2] = [
         controls: &[Control::Interrupt, Control::StopTask],
         hooks: false,
         restarts: false,
-        sources: &["api", "stream", "events", "os", "driver", "fault"],
+        sources: &["api", "stream", "events", "os", "driver"],
         unseen_kinds: &[
             "hook",
             "agent_finalized",

@@ -1,0 +1,139 @@
+//! The channels a runtime other than Claude Code adds to a run (its row in `crate::runtime`
+//! says which): the prompt on its standard input, a server it opens (fed over HTTP, its event
+//! stream read), and the lines its observer plugin appends to a file in the run's evidence
+//! folder. Every line reaches the recorder on one channel, with where it came from.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::netns::Netns;
+use crate::evidence::clock::RunClock;
+use crate::evidence::runtime::Origin;
+use crate::runtime::opencode::serve::{self, Feed, Lines, Server};
+
+/// How often a growing plugin file is read.
+const TAIL_EVERY: Duration = Duration::from_millis(50);
+
+/// The runtime's own channels of one run.
+#[derive(Default)]
+pub struct RuntimeIo {
+    /// Stops the plugin file's reader, which then reads what is left and ends.
+    tail_stop: Option<watch::Sender<bool>>,
+    tail: Option<JoinHandle<()>>,
+    /// The server's `/event` reader.
+    events: Option<JoinHandle<()>>,
+}
+
+impl RuntimeIo {
+    /// Reads the plugin's file `path` as it grows, each line to `lines`.
+    pub fn tail(&mut self, path: PathBuf, lines: Lines, clock: RunClock) {
+        let (stop, stopped) = watch::channel(false);
+        self.tail_stop = Some(stop);
+        self.tail = Some(tokio::spawn(tail_file(path, lines, clock, stopped)));
+    }
+
+    /// Starts reading the server's events once it listens; returns the feed that drives it.
+    pub fn serve(&mut self, port: u16, netns: &Netns, ready: Ready, clock: RunClock) -> Feed {
+        let netns = netns.clone();
+        let server = Server {
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            connect: Arc::new(move |addr| netns.connect(addr)),
+        };
+        let (connected_tx, connected_rx) = watch::channel(false);
+        self.events = Some(tokio::spawn(serve::read_events(
+            server.clone(),
+            ready.listening,
+            connected_tx,
+            ready.lines.clone(),
+            ready.raw,
+            clock,
+        )));
+        Feed::new(server, connected_rx, ready.lines, clock)
+    }
+
+    /// Ends the readers once the runtime is gone: the plugin's file is read to its end, the
+    /// event stream (closed with the server) let go.
+    pub async fn finish(&mut self) {
+        if let Some(stop) = self.tail_stop.take() {
+            let _ = stop.send(true);
+        }
+        if let Some(tail) = self.tail.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), tail).await;
+        }
+        if let Some(events) = self.events.take() {
+            events.abort();
+        }
+    }
+}
+
+/// What the event reader of a served session needs.
+pub struct Ready {
+    /// Turns true at the server's "listening" line.
+    pub listening: watch::Receiver<bool>,
+    pub lines: Lines,
+    /// Where the stream's raw bytes go.
+    pub raw: PathBuf,
+}
+
+/// Writes the prompt to the runtime's standard input and closes it.
+pub fn feed_prompt(mut stdin: tokio::process::ChildStdin, prompt: String) {
+    tokio::spawn(async move {
+        let _ = stdin.write_all(prompt.as_bytes()).await;
+        let _ = stdin.write_all(b"\n").await;
+        let _ = stdin.shutdown().await;
+    });
+}
+
+/// Reads complete lines of `path` as they are appended, until `stop` and then to the end.
+async fn tail_file(path: PathBuf, lines: Lines, clock: RunClock, mut stop: watch::Receiver<bool>) {
+    let mut offset = 0u64;
+    let mut partial: Vec<u8> = Vec::new();
+    loop {
+        let stopping = *stop.borrow();
+        offset = read_new(&path, offset, &mut partial, &lines, clock).await;
+        if stopping {
+            break;
+        }
+        let _ = tokio::time::timeout(TAIL_EVERY, stop.changed()).await;
+    }
+}
+
+/// Sends the complete lines appended to `path` since `offset`; returns the new offset.
+async fn read_new(
+    path: &Path,
+    offset: u64,
+    partial: &mut Vec<u8>,
+    lines: &Lines,
+    clock: RunClock,
+) -> u64 {
+    let Ok(mut file) = tokio::fs::File::open(path).await else {
+        return offset;
+    };
+    if file.seek(std::io::SeekFrom::Start(offset)).await.is_err() {
+        return offset;
+    }
+    let mut buf = Vec::new();
+    let Ok(n) = file.read_to_end(&mut buf).await else {
+        return offset;
+    };
+    partial.extend_from_slice(&buf);
+    while let Some(nl) = partial.iter().position(|b| *b == b'\n') {
+        let line: Vec<u8> = partial.drain(..=nl).collect();
+        let text = String::from_utf8_lossy(&line).trim_end().to_string();
+        if !text.is_empty() {
+            let _ = lines.send((clock.now_ms(), Origin::Plugin, text));
+        }
+    }
+    offset + n as u64
+}
+
+/// The channel every runtime line goes on.
+pub fn channel() -> (Lines, mpsc::UnboundedReceiver<(f64, Origin, String)>) {
+    mpsc::unbounded_channel()
+}
