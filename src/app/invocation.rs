@@ -231,7 +231,8 @@ fn print_table(summary: &Summary, ran: &Ran) {
         if crate::classify::filing::filing(&row.result) == crate::classify::filing::Filing::Bug
             && offered.insert(row.result.cell_key())
         {
-            let draft = format!("issue draft: {}", issue_command(&row.dir));
+            let repo = crate::runtime::Adapter::of(row.result.run.backend.runtime()).issues;
+            let draft = format!("issue draft: {}", issue_command(&row.dir, repo));
             console::say(console::printable(&draft));
         }
     }
@@ -253,12 +254,12 @@ pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_c
     });
 }
 
-/// The command that files a run's draft as a GitHub issue.
-pub fn issue_command(dir: &Path) -> String {
+/// The command that files a run's draft as a GitHub issue in `repo` (the runtime's).
+pub fn issue_command(dir: &Path, repo: &str) -> String {
     let quoted =
         |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
     format!(
-        "gh issue create -R anthropics/claude-code --title \"$(cat {})\" --body-file {}",
+        "gh issue create -R {repo} --title \"$(cat {})\" --body-file {}",
         quoted(crate::store::TITLE_FILE),
         quoted(crate::store::REPORT_FILE)
     )

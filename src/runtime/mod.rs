@@ -62,6 +62,8 @@ pub struct Adapter {
     pub cache_folder: &'static str,
     /// Where its releases come from, in words.
     pub source: &'static str,
+    /// The GitHub repository its issue drafts are filed in.
+    pub issues: &'static str,
     /// Every release, oldest first; `None` where the app's catalog asks (Claude Code's two
     /// channels, `backend::catalog`).
     pub releases: Option<fn(&Path) -> Result<Vec<String>, String>>,
@@ -90,6 +92,7 @@ const ADAPTERS: [Adapter; 2] = [
         pinned: crate::backend::PINNED_VERSION,
         cache_folder: "claude-code",
         source: "@anthropic-ai/claude-code, and builds only the Agent SDK's platform packages carry",
+        issues: "anthropics/claude-code",
         releases: None,
         ensure: None,
         prepare: |_, _, _| Ok(vec![]),
@@ -107,6 +110,7 @@ const ADAPTERS: [Adapter; 2] = [
         pinned: opencode::PINNED_VERSION,
         cache_folder: opencode::install::CACHE_FOLDER,
         source: "opencode-ai, its binary from the platform package (opencode-linux-x64)",
+        issues: "anomalyco/opencode",
         releases: Some(opencode::install::releases),
         ensure: Some(opencode::install::ensure),
         prepare: opencode::sandbox::prepare,
