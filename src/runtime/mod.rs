@@ -53,6 +53,16 @@ pub struct Start {
     pub stdin: StdinUse,
 }
 
+/// Every release of a runtime, oldest first (the cache root given: npm's cache is in it).
+pub type Releases = fn(&Path) -> Result<Vec<String>, String>;
+/// The installed version (installing it under the cache's lock when missing); the progress
+/// line is said before an install.
+pub type Ensure = fn(&Path, &str, &dyn Fn(&str)) -> Result<Cli, InstallError>;
+/// What a run's environment gets from the runtime: `(variable, value)`.
+pub type Env = Vec<(String, String)>;
+/// Writes a run's sandbox files (the fake API's URL and the run's evidence folder given).
+pub type Prepare = fn(&Sandbox, &str, &Path) -> Result<Env, SandboxError>;
+
 /// What the harness does for one runtime.
 pub struct Adapter {
     pub runtime: Runtime,
@@ -66,13 +76,13 @@ pub struct Adapter {
     pub issues: &'static str,
     /// Every release, oldest first; `None` where the app's catalog asks (Claude Code's two
     /// channels, `backend::catalog`).
-    pub releases: Option<fn(&Path) -> Result<Vec<String>, String>>,
+    pub releases: Option<Releases>,
     /// The installed version (installed first, under the cache's lock, when missing); `None`
     /// where `backend::install` does it over a resolved channel.
-    pub ensure: Option<fn(&Path, &str, &dyn Fn(&str)) -> Result<Cli, InstallError>>,
+    pub ensure: Option<Ensure>,
     /// Writes what a run's sandbox holds beyond the project (the fake API's URL and the run's
     /// evidence folder given) and returns what its environment adds to the scrubbed one.
-    pub prepare: fn(&Sandbox, &str, &Path) -> Result<Vec<(String, String)>, SandboxError>,
+    pub prepare: Prepare,
     /// Whether a mode talks to a server the runtime opens (on a port the harness picks).
     pub serves: fn(DriverMode) -> bool,
     /// A mode's arguments and standard input.

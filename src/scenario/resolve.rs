@@ -69,14 +69,14 @@ pub(super) fn plan(
         .collect::<Result<Vec<_>, _>>()?;
     super::checks::refuse_integration_presets(at, &src.raw.checks, driver.mode)?;
     super::checks::refuse_unseen(at, &src.raw.checks, &checks, src.runtime)?;
-    let mut invariants = match invariants {
+    let invariants = match invariants {
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
     };
+    let mut invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
     // The folder's invariants hold where their evidence exists: on a runtime that cannot give
     // it, one is not judged at all (never read as holding, nor as broken).
     invariants.retain(|c| super::checks::unseen_by(c, src.runtime).is_none());
-    let invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
     let faults = src
         .raw
         .faults
