@@ -23,6 +23,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     )?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
+    resolve::check_runtimes(&scenarios, &[args.runtime])?;
     let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;
     let versions = versions(&args).await?;
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
@@ -41,7 +42,10 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             probes.clone(),
         );
         async move {
-            let pair = (crate::runtime::qualified(runtime, &version), version.clone());
+            let pair = (
+                crate::runtime::qualified(runtime, &version),
+                version.clone(),
+            );
             let cli = clis_for(std::slice::from_ref(&pair), &sims, &[])
                 .await
                 .map_err(|e| e.message)?

@@ -66,7 +66,12 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
             let opencode = crate::runtime::opencode::install::versions_dir(&root);
             let others = crate::runtime::opencode::install::cached(&root);
             let pinned = crate::runtime::opencode::PINNED_VERSION;
-            for (version, _, _) in others.iter().rev().filter(|(v, _, _)| v != pinned).skip(keep) {
+            for (version, _, _) in others
+                .iter()
+                .rev()
+                .filter(|(v, _, _)| v != pinned)
+                .skip(keep)
+            {
                 let bytes = install::remove_in(&opencode, version)?;
                 freed += bytes;
                 println!("removed opencode {version} ({})", human_size(bytes));

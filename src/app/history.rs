@@ -124,6 +124,8 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets =
         resolve::driven_targets(resolve::targets(&specs, &args.exec.variants)?, &args.exec)?;
+    let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
+    resolve::check_runtimes(&scenarios, &[args.runtime])?;
     let overrides = resolve::check_plans(&targets, &args.exec)?;
     resolve::check_out(&args.exec.out)?;
     let checks = check_tracked(&targets, &overrides, &args.checks)?;

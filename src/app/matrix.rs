@@ -28,6 +28,12 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
     // compares like with like); each resolves to an exact version to install and record.
     let versions = version_specs(&args)?;
+    let mut runtimes: Vec<_> = versions
+        .iter()
+        .map(|v| crate::runtime::split_spec(v).0)
+        .collect();
+    runtimes.dedup();
+    resolve::check_runtimes(&scenarios, &runtimes)?;
     let resolved = resolve_specs(&versions, &args.sim_versions, &args.resolve).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _, _)| s.clone()).collect();
     let identity = identity_of(&args, &scenarios, &resolved)?;
@@ -292,7 +298,8 @@ pub async fn clis_for(
         } else if pinned.iter().any(|(s, _)| s == spec) {
             // `--resolve`: the exact version it was told, under the spec as asked.
             let runtime = crate::runtime::split_spec(spec).0;
-            let mut cli = resolve::claude_version(&crate::runtime::qualified(runtime, exact)).await?;
+            let mut cli =
+                resolve::claude_version(&crate::runtime::qualified(runtime, exact)).await?;
             cli.spec = spec.clone();
             clis.push(cli);
         } else {

@@ -17,8 +17,12 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
     // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
     let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
     resolve::check_exec_args(&scenarios, &args.exec)?;
-    // Each target's plan with its values and ranges, before a CLI is installed.
+    // Each target's plan with its values and ranges, before a CLI is installed, on the
+    // runtime it will run on.
     resolve::check_plans(&targets, &args.exec)?;
+    if let Some(runtime) = args.backend.runtime {
+        resolve::check_runtimes(&scenarios, &[runtime])?;
+    }
     // Each scenario on its own runtime, unless `--runtime` (or the simulator) says one for all.
     let clis = resolve::clis_by_runtime(&args.backend, &targets).await?;
     let mut jobs = Vec::new();

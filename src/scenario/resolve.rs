@@ -39,7 +39,8 @@ pub(super) fn plan(
             .get_ref()
             .steps
             .iter()
-            .map(|step| resolve_step(at, step, &params, src.runtime))
+            .enumerate()
+            .map(|(i, step)| resolve_step(at, step, &params, (src.runtime, name, i + 1)))
             .collect::<Result<Vec<_>, _>>()?;
         agents.insert(name.clone(), steps);
     }
@@ -756,7 +757,7 @@ fn resolve_step(
     at: &Locator,
     step: &Spanned<RawStep>,
     params: &Params,
-    runtime: super::Runtime,
+    (runtime, agent, number): (super::Runtime, &str, usize),
 ) -> Result<Step, ScenarioError> {
     let s = step.get_ref();
     let line = at.line_col(step.span().start).0;
@@ -785,7 +786,11 @@ fn resolve_step(
             (runtime.row().verbs)(&call).map_err(|why| {
                 at.error(
                     tool.span(),
-                    format!("this step cannot run on {}: {why}", runtime.title()),
+                    format!(
+                        "`{agent}`'s step {number} (`call = \"{}\"`) cannot run on {}: {why}",
+                        tool.get_ref(),
+                        runtime.title()
+                    ),
                 )
             })
         })
