@@ -39,7 +39,7 @@ fn script(len: usize) -> IndexMap<String, Vec<Step>> {
     let steps = (0..len)
         .map(|i| Step {
             say: Some(format!("step {i}")),
-            call: None,
+            calls: vec![],
             think: Duration::ZERO,
             until: None,
             max_repeats: 1,

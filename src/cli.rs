@@ -686,9 +686,12 @@ pub struct ExportArgs {
     /// claude-code package publishes.
     #[arg(long, value_name = "VERSION", default_value = crate::backend::PINNED_VERSION)]
     pub claude_version: String,
-    /// Where the script goes (`-`: standard output).
+    /// Where the script goes (`-`: standard output), in a folder that exists.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -697,9 +700,12 @@ pub struct ImportArgs {
     /// read from `<session>/subagents/`) or one run's folder (reports/<id>/<scenario>/<run>).
     pub transcript: PathBuf,
     /// Where the scenario goes (default: `<name>.toml` in the current folder; `-`: standard
-    /// output).
+    /// output), in a folder that exists.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// The driver mode, instead of inferring it from the transcript.
     #[arg(long, value_enum)]
     pub mode: Option<crate::scenario::DriverMode>,

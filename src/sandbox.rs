@@ -6,6 +6,7 @@
 //! home/      the CLI's HOME: .claude.json with the workspace trust pre-accepted
 //! tmp/       the CLI's TMPDIR (background task output files land here)
 //! bin/       wp-track, first on the CLI's PATH; wp-cli, the CLI under the line tap (mode command)
+//! folders/   second sandboxed folders a scenario's `env` names (`{{@folder:NAME}}`), empty
 //! events.sock, hooks-fallback.jsonl
 //! ```
 //! It knows nothing about any CLI beyond the files the CLI reads; the real HOME is never read
@@ -181,6 +182,13 @@ impl Sandbox {
     pub fn bin(&self) -> PathBuf {
         self.root.join("bin")
     }
+    /// A second sandboxed folder a scenario's `env` names (`{{@folder:NAME}}`), created empty
+    /// the first time it is asked for. `name` is a plain name (`scenario::env` checked it).
+    pub fn folder(&self, name: &str) -> std::io::Result<PathBuf> {
+        let dir = self.root.join("folders").join(name);
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
     pub fn events_socket(&self) -> PathBuf {
         self.root.join("events.sock")
     }
@@ -286,16 +294,18 @@ impl Sandbox {
     }
 
     fn init_git(&self) -> Result<(), SandboxError> {
-        let env = [
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", self.home().display().to_string()),
-            ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
-            ("GIT_CONFIG_NOSYSTEM", "1".into()),
-            ("GIT_AUTHOR_NAME", "wakeprobe".into()),
-            ("GIT_AUTHOR_EMAIL", "wakeprobe@localhost".into()),
-            ("GIT_COMMITTER_NAME", "wakeprobe".into()),
-            ("GIT_COMMITTER_EMAIL", "wakeprobe@localhost".into()),
-        ];
+        let mut env = crate::os::env::tool_env(&self.home());
+        env.extend(
+            [
+                ("GIT_CONFIG_GLOBAL", "/dev/null"),
+                ("GIT_CONFIG_NOSYSTEM", "1"),
+                ("GIT_AUTHOR_NAME", "wakeprobe"),
+                ("GIT_AUTHOR_EMAIL", "wakeprobe@localhost"),
+                ("GIT_COMMITTER_NAME", "wakeprobe"),
+                ("GIT_COMMITTER_EMAIL", "wakeprobe@localhost"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
         let run = |args: &[&str]| -> Result<(), SandboxError> {
             let git = duct::cmd("git", args)
                 .dir(self.project())

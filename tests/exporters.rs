@@ -360,6 +360,7 @@ fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
         vacuous: false,
         may_break: None,
         layer: None,
+        describes: None,
     };
     broke.judgement.invariants = vec![invariant.clone()];
     let broke = RunResult::new(&broke.run, broke.judgement);
@@ -451,12 +452,22 @@ const INTENDED_HTML: [&str; 5] = [
 
 #[test]
 fn report_md_shows_html_from_agents_and_the_cli_as_text() {
-    // The CLI's own injected `<system-reminder>` (in the captured run's requests), and an
-    // agent's text made of tags.
+    // An agent's text made of tags, and a user's input with tags beside the CLI's own injected
+    // `<system-reminder>` (in the captured run's requests): the reminder is folded away, the
+    // rest shown as text.
     let (mut saved, _) = load("interrupt-stop");
     for e in saved.timeline.events.iter_mut() {
-        if let wakeprobe::evidence::EventKind::TurnEnded { text, .. } = &mut e.kind {
-            *text = "<b>done</b> & <img src=x onerror=alert(1)>\n| not a row".into();
+        match &mut e.kind {
+            wakeprobe::evidence::EventKind::TurnEnded { text, .. } => {
+                *text = "<b>done</b> & <img src=x onerror=alert(1)>\n| not a row".into();
+            }
+            wakeprobe::evidence::EventKind::ModelRequest {
+                injected: Some(text),
+                ..
+            } => {
+                *text = format!("{text} Use <i>this</i> one");
+            }
+            _ => {}
         }
     }
     let result = saved.judge();
@@ -469,11 +480,18 @@ fn report_md_shows_html_from_agents_and_the_cli_as_text() {
         );
     }
     for visible in [
-        "<system-reminder>",
         "<b>done</b> & <img src=x onerror=alert(1)>",
+        "Use <i>this</i> one",
     ] {
-        assert!(text.contains(visible), "`{visible}` is not shown as text");
+        assert!(
+            text.contains(visible),
+            "`{visible}` is not shown as text:\n{text}"
+        );
     }
+    assert!(
+        !text.contains("system-reminder") && !text.contains("gitStatus"),
+        "the CLI's injected context is folded away:\n{text}"
+    );
 }
 
 #[test]
@@ -503,7 +521,28 @@ fn report_md_says_each_thing_once_and_links_nothing_an_issue_cannot_reach() {
 
 #[test]
 fn pictures_draw_control_and_injected_inputs() {
-    let (saved, result) = load("interrupt-stop");
+    let (mut saved, result) = load("interrupt-stop");
+    // A user's words beside the CLI's own reminder in the last request that has injected text.
+    if let Some(wakeprobe::evidence::EventKind::ModelRequest {
+        injected: Some(text),
+        ..
+    }) = saved
+        .timeline
+        .events
+        .iter_mut()
+        .map(|e| &mut e.kind)
+        .rfind(|k| {
+            matches!(
+                k,
+                wakeprobe::evidence::EventKind::ModelRequest {
+                    injected: Some(_),
+                    ..
+                }
+            )
+        })
+    {
+        *text = format!("{text} Use the short check.");
+    }
     let diagram = mermaid::diagram(&saved.timeline);
     mermaid::check(&diagram).unwrap_or_else(|e| panic!("{e}\n{diagram}"));
     let worker = diagram
@@ -522,8 +561,12 @@ fn pictures_draw_control_and_injected_inputs() {
         "{diagram}"
     );
     assert!(
-        diagram.contains("Note over P1: injected text: system-reminder"),
+        diagram.contains("Note over P1: injected text: Use the short check."),
         "{diagram}"
+    );
+    assert!(
+        !diagram.contains("system-reminder"),
+        "folded away: {diagram}"
     );
     let picture = svg::render(
         &saved.timeline,
@@ -661,14 +704,39 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
     sim.run.backend = wakeprobe::backend::BackendKind::Sim {
         profile: "default".into(),
     };
+    // Undecided, with a check that fails its `want`: no title either.
+    let mut undecided = bug.clone();
+    undecided.judgement.outcome = Outcome::Unknown;
+    undecided.judgement.verdicts[0].outcome = Outcome::Unknown;
+    undecided.judgement.verdicts[0].reason = Some("`worker`'s script ran out".into());
+    let mut check = wakeprobe::checks::CheckResult {
+        name: "c".into(),
+        kind: "query:count".into(),
+        agent: None,
+        observed: "2".into(),
+        expected: Some("2".into()),
+        passed: Some(true),
+        want: Some("1".into()),
+        meets_want: Some(false),
+        witness: vec![],
+        explanation: String::new(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+        layer: None,
+        describes: None,
+    };
+    check.describes = Some("Reported twice".into());
+    undecided.judgement.checks = vec![check];
     let redactor = wakeprobe::store::redact::Redactor::basic();
     for (case, r, files) in [
         ("bug", &bug, true),
         ("fixed", &fixed, false),
         ("no want", &unstated, false),
         ("simulator", &sim, false),
+        ("undecided", &undecided, false),
     ] {
-        assert_eq!(filing(r) == Filing::Bug, files, "{case}");
+        assert_eq!(filing(&r.run, &r.judgement) == Filing::Bug, files, "{case}");
         let dir = tempfile::tempdir().unwrap();
         // A title left by an earlier rendering goes when there is nothing to file.
         std::fs::write(dir.path().join("title.txt"), "stale\n").unwrap();
@@ -686,8 +754,16 @@ fn a_draft_is_offered_only_where_the_real_cli_shows_the_bug() {
         let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
         assert_eq!(!md.contains("**Not an issue draft:**"), files, "{case}");
         assert!(!md.contains("**this differs**") || case == "bug", "{case}");
-        assert!(
+        // The standalone script runs the real CLI: a simulator run's draft offers none, and
+        // names the profile instead.
+        assert_eq!(
             md.contains("wakeprobe export subagent-bg-turn-end"),
+            case != "simulator",
+            "{case}"
+        );
+        assert_eq!(
+            md.contains("claude-sim, the simulator, with profile `default`"),
+            case == "simulator",
             "{case}"
         );
     }
@@ -718,14 +794,15 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         vacuous: false,
         may_break: None,
         layer: None,
+        describes: None,
     };
     let mut unmet = result.clone();
     unmet.judgement.checks = vec![check(false)];
     let mut met = result.clone();
     met.judgement.checks = vec![check(true)];
-    assert_eq!(filing(&unmet), Filing::Bug);
+    assert_eq!(filing(&unmet.run, &unmet.judgement), Filing::Bug);
     assert_eq!(
-        filing(&met),
+        filing(&met.run, &met.judgement),
         Filing::Nothing(
             "the CLI does what it should (`woke`) and check “the stop lists the idle teammate as idle” observes what it should (`yes`)".into()
         )
@@ -733,8 +810,10 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
     let md = markdown::render(&draft(&saved, &unmet));
     let title = markdown::draft_title(&draft(&saved, &unmet));
     let headline = "check “the stop lists the idle teammate as idle” observes `no` where the CLI should give `yes`";
-    assert!(title.ends_with(headline), "{title}");
-    assert!(!title.contains("woken"), "{title}");
+    assert_eq!(
+        title,
+        "the stop lists the idle teammate as idle: `no` where the CLI should give `yes`"
+    );
     let section = |name: &str| {
         let from = md.find(&format!("## {name}\n")).unwrap();
         let rest = &md[from + name.len() + 4..];
@@ -746,31 +825,56 @@ fn a_draft_speaks_of_the_check_that_fails_its_want() {
         "{md}"
     );
     assert!(!md.contains("differs"), "{md}");
+    // Expected and Actual in the check's words and values, no query jargon.
     assert!(
-        section("Expected").contains("the idle teammate as idle” (query:exists) observes `yes`"),
+        section("Expected").contains("“the stop lists the idle teammate as idle”: `yes`."),
         "{md}"
     );
+    assert!(!section("Expected").contains("query:"), "{md}");
     assert!(
         !section("Expected").contains("receives its completion"),
         "{md}"
     );
     assert!(
-        section("Actual").contains("No Stop payload lists the teammate as idle."),
+        section("Actual").contains("“the stop lists the idle teammate as idle”: `no`"),
         "{md}"
     );
-    // Both fail: the title and Expected speak of both.
+    // The wake-up works as wanted: the Summary says so, and that the bug is the check's.
+    assert!(
+        section("Summary").contains("the wake-up itself is not the bug")
+            && !section("Summary").contains("is the behaviour the CLI should have"),
+        "{md}"
+    );
+    // Both fail: the title is the verdict's, in the CLI's terms; Expected speaks of both.
     let mut both = unmet.clone();
     both.run.want = Some(Outcome::NotResumable);
     let title = markdown::draft_title(&draft(&saved, &both));
-    assert!(
-        title.contains("is woken") && title.ends_with(headline),
-        "{title}"
+    assert_eq!(
+        title,
+        "Background subagent is woken when its run_in_background command ends"
     );
     let md = markdown::render(&draft(&saved, &both));
     let expected = &md[md.find("## Expected").unwrap()..md.find("## Actual").unwrap()];
     assert!(
-        expected.contains("receives its completion") && expected.contains("observes `yes`"),
+        expected.contains("receives its completion") && expected.contains("idle”: `yes`"),
         "{expected}"
+    );
+    // A check that says its bug in the CLI's terms (`describes`): that sentence is the title
+    // and leads the Summary.
+    let mut described = unmet.clone();
+    described.judgement.checks[0].describes =
+        Some("An idle teammate is listed in Stop payloads as a running one".into());
+    let title = markdown::draft_title(&draft(&saved, &described));
+    assert_eq!(
+        title,
+        "An idle teammate is listed in Stop payloads as a running one"
+    );
+    let md = markdown::render(&draft(&saved, &described));
+    assert!(
+        md.contains(
+            "## Summary\n\n**An idle teammate is listed in Stop payloads as a running one.**"
+        ),
+        "{md}"
     );
 }
 
@@ -799,6 +903,7 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         vacuous: false,
         may_break: None,
         layer: Some(layer),
+        describes: None,
     };
     let mut integration = result.clone();
     integration.judgement.checks = vec![check(Layer::Integration)];
@@ -817,7 +922,7 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         "{md}"
     );
     assert!(
-        matches!(filing(&integration), Filing::Nothing(why) if why.contains("in the integration under test, not in Claude Code")),
+        matches!(filing(&integration.run, &integration.judgement), Filing::Nothing(why) if why.contains("in the integration under test, not in Claude Code")),
     );
     let mut cli = result.clone();
     cli.judgement.checks = vec![check(Layer::Cli)];
@@ -829,8 +934,128 @@ fn the_layer_at_fault_is_named_and_an_integrations_bug_is_not_filed() {
         "{lines}"
     );
     assert_eq!(
-        filing(&cli),
+        filing(&cli.run, &cli.judgement),
         Filing::Bug,
         "the CLI's fault is Claude Code's to fix"
     );
+}
+
+/// Eleven good runs and one bad one of one cell: the closing line counts the runs (11 passed,
+/// 1 failed) as well as the cell; the summary's cell and the run's own lines say why it failed
+/// (which check, its value and the expectation) and why the run has a draft (its `want`).
+#[test]
+fn repeated_runs_are_counted_by_run_and_each_says_why_it_failed_or_has_a_draft() {
+    use wakeprobe::classify::Outcome;
+    let (_, mut good) = load("seed000-session");
+    good.run.want = Some(Outcome::Woke);
+    let check = |observed: &str| CheckResult {
+        name: "reported once".into(),
+        kind: "query:count".into(),
+        agent: None,
+        observed: observed.into(),
+        expected: Some("1".into()),
+        passed: Some(observed == "1"),
+        want: Some("1".into()),
+        meets_want: Some(observed == "1"),
+        witness: vec![],
+        explanation: String::new(),
+        matched: vec![],
+        vacuous: false,
+        may_break: None,
+        layer: None,
+        describes: None,
+    };
+    let with = |observed: &str, repetition: u32| {
+        let mut r = good.clone();
+        r.run.repetition = repetition;
+        r.judgement.checks = vec![check(observed)];
+        RunResult::new(&r.run, r.judgement)
+    };
+    let mut runs: Vec<RunResult> = (1..=11).map(|n| with("1", n)).collect();
+    runs.push(with("2", 12));
+    let rows: Vec<(&RunResult, &str)> = runs.iter().map(|r| (r, "d")).collect();
+    let sum = summary(&rows);
+    assert_eq!(
+        sum.closing_line(),
+        "runs: 11 passed, 1 failed; cells (one passes when all its runs do): 0 passed, 1 failed"
+    );
+    let cell = &sum.cells[0];
+    assert_eq!((cell.runs, cell.failed_runs), (12, 1));
+    assert_eq!(
+        cell.failures,
+        ["check “reported once” observed `2` where the scenario expects `1`"]
+    );
+    assert_eq!(
+        cell.bugs,
+        ["check “reported once” gives `2` where the CLI should give `1`"]
+    );
+    assert_eq!(cell.drafts.len(), 1);
+    let lines = wakeprobe::report::why_lines(&runs[11]);
+    assert_eq!(
+        lines,
+        [
+            "subagent-bg-turn-end/session on claude-2.1.332 r12 failed: check “reported once” observed `2` where the scenario expects `1`",
+            "subagent-bg-turn-end/session on claude-2.1.332 r12 has a draft to file: check “reported once” gives `2` where the CLI should give `1`",
+        ]
+    );
+    assert!(wakeprobe::report::why_lines(&runs[0]).is_empty());
+    // The check's own line says its `want` is not met, beside its `expect`.
+    let line = wakeprobe::report::check_line(&runs[11].judgement.checks[0]);
+    assert!(
+        line.ends_with(
+            "observed 2, expected 1: FAIL; want 1: NOT MET (the bug the scenario describes)"
+        ),
+        "{line}"
+    );
+    // Without repeats the line stays as it was.
+    let one = summary(&[(&runs[0], "d")]);
+    assert_eq!(one.closing_line(), "1 passed, 0 failed");
+    // The page lists the failing cell with why, and the draft with its reason and folder.
+    let pages: Vec<wakeprobe::report::html::PageRun> = runs
+        .iter()
+        .map(|r| wakeprobe::report::html::PageRun {
+            rel_dir: "d".into(),
+            result: r.clone(),
+            svg: None,
+            mermaid: String::new(),
+            files: vec![],
+        })
+        .collect();
+    let page = wakeprobe::report::html::page(&sum, &pages, &[]);
+    assert!(
+        page.contains("(1 of 12 runs failed): check “reported once” observed <code>2</code> where the scenario expects <code>1</code>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<h2>Drafts to file</h2>")
+            && page.contains("check “reported once” gives <code>2</code> where the CLI should give <code>1</code>"),
+        "{page}"
+    );
+}
+
+/// The Summary states what makes the bug from the timeline: on seed 000's kept-alive session
+/// (2.1.332), the worker reported `completed` to `main` while its own command still ran, then
+/// started again under the same task id.
+#[test]
+fn the_summary_states_the_timelines_facts_that_make_the_bug() {
+    use wakeprobe::classify::Outcome;
+    let (saved, mut result) = load("seed000-session");
+    result.run.want = Some(Outcome::NotResumable);
+    let md = markdown::render(&draft(&saved, &result));
+    let summary = md
+        .split("## Summary\n")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    for fact in [
+        "What the run shows:",
+        "`worker` was started again at",
+        "under the same task id, after it had been reported `completed` at",
+        "`worker` was reported `completed` at",
+        "while `bg`, the background command it started, was still running (it ended at",
+    ] {
+        assert!(summary.contains(fact), "`{fact}` in:\n{summary}");
+    }
 }

@@ -26,9 +26,21 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     resolve::check_runtimes(&scenarios, &[args.runtime])?;
     let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;
     let versions = versions(&args).await?;
-    let run_dir = resolve::new_run_dir(&args.exec.out)?;
+    bisect::ends(&versions, &args.good, &args.bad)
+        .map_err(|e| AppError::bad_input(e.to_string()))?;
     let mut exec = args.exec.clone();
     exec.variants = vec![variant.clone()];
+    // What can be checked before anything is written: every simulated version's profile, and
+    // the first end's CLI (installed now, as its probe would) with the runs' arguments.
+    let first = (args.good.clone(), args.good.clone());
+    let pairs: Vec<(String, String)> = match args.sim_versions.is_empty() {
+        true => vec![first],
+        false => versions.iter().map(|v| (v.clone(), v.clone())).collect(),
+    };
+    for cli in clis_for(&pairs, &args.sim_versions, &[]).await? {
+        resolve::jobs(std::slice::from_ref(&scenario), &exec, &cli)?;
+    }
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let cancel = resolve::cancel_on_signals();
     let probes: Arc<Mutex<Execution>> = Arc::default();
     let runtime = args.runtime;

@@ -16,6 +16,11 @@ pub async fn export(args: &ExportArgs) -> AppResult {
     if args.scenario == "all" {
         return Err(AppError::bad_input("export takes one scenario, not `all`"));
     }
+    if args.output.as_os_str() != "-" {
+        let existing = crate::store::output::forced(args.force);
+        crate::store::output::check_file(&args.output, existing, None)
+            .map_err(|e| AppError::from(e).prefixed("-o "))?;
+    }
     let scenario = resolve::scenarios(std::slice::from_ref(&args.scenario))?.remove(0);
     // The script drives Claude Code: a scenario of another runtime is exported as it runs there.
     let scenario = match scenario.for_runtime(crate::scenario::Runtime::ClaudeCode)? {

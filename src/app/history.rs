@@ -90,7 +90,10 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
     let file = assemble(&setup, found, stats);
     write(&run_dir, &run_id, &file)?;
     print_changes(&file);
-    eprintln!("reports: {}", run_dir.display());
+    eprintln!(
+        "reports: {}",
+        crate::console::printable(&run_dir.display().to_string())
+    );
     Ok(exit_code(&file, cancel.borrow().is_some()))
 }
 

@@ -23,6 +23,13 @@ pub fn import(args: &ImportArgs) -> AppResult {
         mode: args.mode,
         name: args.name.clone().or(from_output),
     };
+    let check_output = |path: &std::path::Path, flag: &str| {
+        crate::store::output::check_file(path, crate::store::output::forced(args.force), None)
+            .map_err(|e| AppError::from(e).prefixed(flag))
+    };
+    if let Some(path) = args.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        check_output(path, "-o ")?;
+    }
     if let Some(name) = &opts.name
         && !import::is_scenario_name(name)
     {
@@ -44,6 +51,9 @@ pub fn import(args: &ImportArgs) -> AppResult {
             .write_all(imported.text.as_bytes())
             .map_err(|e| AppError::setup(format!("cannot write the scenario: {e}")))?;
         return Ok(exit::OK);
+    }
+    if args.output.is_none() {
+        check_output(&output, "")?;
     }
     crate::store::write_atomic(&output, imported.text.as_bytes())?;
     let s = &imported.stats;

@@ -150,7 +150,10 @@ pub fn finish_against(
     if out.table {
         print_table(&summary, ran);
     }
-    eprintln!("reports: {}", out.dir.display());
+    eprintln!(
+        "reports: {}",
+        console::printable(&out.dir.display().to_string())
+    );
     Ok(summary)
 }
 
@@ -220,20 +223,28 @@ fn print_table(summary: &Summary, ran: &Ran) {
     console::say(crate::report::terminal::summary(
         summary, &pairs, color, width,
     ));
-    let mut offered = std::collections::BTreeSet::new();
+    let mut told = std::collections::BTreeSet::new();
     for row in &ran.rows {
-        if row.result.matches_expect == Some(false) || ran.rows.len() == 1 {
-            // Check names and what they observed are the scenario's own text.
+        let filed = crate::classify::filing::filing(&row.result.run, &row.result.judgement)
+            == crate::classify::filing::Filing::Bug;
+        let failed = row.result.matches_expect == Some(false);
+        // A cell's verdict lines once (check names and what they observed are the scenario's
+        // own text), then why each of its repetitions failed or has a draft; a draft's `gh`
+        // line once per cell.
+        if (failed || filed || ran.rows.len() == 1) && told.insert(row.result.cell_key()) {
             let lines = crate::report::terminal::verdict_lines(&row.result);
             console::say(console::printable_lines(&lines));
+            if filed {
+                let runtime = row.result.run.backend.runtime();
+                let draft = format!(
+                    "issue draft: {}",
+                    crate::report::issue_command(&row.dir, runtime)
+                );
+                console::say(console::printable(&draft));
+            }
         }
-        // A draft only where there is something to file, and once per cell.
-        if crate::classify::filing::filing(&row.result) == crate::classify::filing::Filing::Bug
-            && offered.insert(row.result.cell_key())
-        {
-            let repo = crate::runtime::Adapter::of(row.result.run.backend.runtime()).issues;
-            let draft = format!("issue draft: {}", issue_command(&row.dir, repo));
-            console::say(console::printable(&draft));
+        for why in crate::report::why_lines(&row.result) {
+            console::say(console::printable(&format!("  {why}")));
         }
     }
     if let Some(lines) = crate::report::terminal::invariant_lines(summary) {
@@ -252,17 +263,6 @@ pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_c
         exit_code,
         error: None,
     });
-}
-
-/// The command that files a run's draft as a GitHub issue in `repo` (the runtime's).
-pub fn issue_command(dir: &Path, repo: &str) -> String {
-    let quoted =
-        |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
-    format!(
-        "gh issue create -R {repo} --title \"$(cat {})\" --body-file {}",
-        quoted(crate::store::TITLE_FILE),
-        quoted(crate::store::REPORT_FILE)
-    )
 }
 
 /// The documented exit code for what ran: interrupted, then a verdict that contradicts its own

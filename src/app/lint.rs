@@ -66,9 +66,16 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, AppError> {
         if path.is_dir() {
             let mut found = Vec::new();
             collect_scenarios(path, &mut found)?;
+            if found.is_empty() {
+                return Err(AppError::bad_input(format!(
+                    "{}: no scenario files (`*.toml`) in this folder",
+                    path.display()
+                )));
+            }
             found.sort();
             files.extend(found);
-        } else if path.is_file() {
+        } else if std::fs::symlink_metadata(path).is_ok() {
+            // A file, or what is not one (`/dev/zero`, a FIFO): loading it says which.
             files.push(path.clone());
         } else {
             return Err(AppError::bad_input(format!(

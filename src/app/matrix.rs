@@ -54,12 +54,13 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
         .filter(|(s, _, _)| wanted.iter().any(|w| &w.cli_spec == s))
         .map(|(s, e, _)| (s.clone(), e.clone()))
         .collect();
-    let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let clis = clis_for(&needed, &args.sim_versions, &args.resolve).await?;
     let mut jobs: Vec<Job> = Vec::new();
     for cli in &clis {
         jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
     }
+    // Made once every CLI is there and every job checked: a refusal writes nothing.
+    let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let jobs = crate::matrix::jobs_of_cells(jobs, &wanted);
     let whole = MatrixOf {
         columns: &specs,
@@ -228,6 +229,14 @@ pub fn conclude(
         Some(&matrix),
     )?;
     let compared = finish_matrix(c.dir, c.grid, comparison.as_ref())?;
+    // Why cells failed and why drafts were written, and how to file each.
+    let notes = c.grid.notes();
+    if !notes.is_empty() {
+        console::say(console::printable_lines(notes.trim()));
+    }
+    for line in crate::report::draft_lines(c.dir, &summary) {
+        console::say(console::printable(&line));
+    }
     invocation::write_index(c.dir, &summary, ran)?;
     Ok((summary, compared))
 }
@@ -289,7 +298,9 @@ pub async fn clis_for(
                 .find(|(v, _)| v == spec)
                 .map(|(_, p)| p)
                 .ok_or_else(|| {
-                    AppError::bad_input(format!("--sim-version maps no profile to `{spec}`"))
+                    AppError::bad_input(format!(
+                        "--sim-version maps no profile to `{spec}` (a version of --versions): add --sim-version {spec}=PROFILE, or list the mapped versions in --versions"
+                    ))
                 })?;
             let mut cli = resolve::sim_cli(profile)?;
             cli.version = spec.clone();

@@ -28,6 +28,7 @@ impl From<MergeError> for AppError {
 /// `wakeprobe merge DIR...`
 pub fn merge(args: &cli::MergeArgs) -> AppResult {
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
+    super::resolve::check_junit(args.junit.as_deref(), &args.out)?;
     let (matrices, mut missing) = read_shards(&args.dirs)?;
     let outputs: Vec<ShardOutput> = matrices
         .iter()

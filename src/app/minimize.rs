@@ -14,9 +14,9 @@ use std::time::Instant;
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::classify::Outcome;
-use crate::classify::result::RunResult;
 use crate::cli::{self, KeepChoice, exit};
 use crate::driver::Cancel;
+use crate::matrix::keep::{self, Keep, Kept, Seen, Target};
 use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
 use crate::matrix::{self, ExecOptions, Job};
 use crate::scenario::edit::Editable;
@@ -103,36 +103,11 @@ fn pick<T>(all: Vec<T>, indices: &[usize]) -> Vec<T> {
         .collect()
 }
 
-/// What one run showed, as `--keep` compares it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Observation {
-    Verdict(Outcome),
-    Check(String),
-    /// The named check is not in the run's results.
-    NoCheck,
-}
-
-impl std::fmt::Display for Observation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Observation::Verdict(o) => write!(f, "{o}"),
-            Observation::Check(v) => write!(f, "{v}"),
-            Observation::NoCheck => f.write_str("(no such check)"),
-        }
-    }
-}
-
-fn observe(result: &RunResult, keep: &KeepChoice) -> Observation {
-    match keep {
-        KeepChoice::Verdict => Observation::Verdict(result.judgement.outcome),
-        KeepChoice::Check(name) => result
-            .judgement
-            .checks
-            .iter()
-            .find(|c| c.name == *name)
-            .map_or(Observation::NoCheck, |c| {
-                Observation::Check(c.observed.clone())
-            }),
+/// What `--keep` asks for, as `matrix::keep` reads it.
+fn keep_of(choice: &KeepChoice) -> Keep {
+    match choice {
+        KeepChoice::Verdict => Keep::Verdict,
+        KeepChoice::Check(name) => Keep::Check(name.clone()),
     }
 }
 
@@ -144,15 +119,17 @@ struct Runner {
     repeat: u32,
     opts: ExecOptions,
     dir: PathBuf,
-    keep: KeepChoice,
+    keep: Keep,
     cancel: Cancel,
     counter: AtomicU32,
     runs: AtomicU32,
+    /// Every judged candidate's runs, by the candidate's key: which checks they observed.
+    seen: Mutex<std::collections::HashMap<String, Vec<Seen>>>,
 }
 
 impl Runner {
     /// Every run of every candidate, by candidate; an error is a setup failure.
-    async fn run(&self, batch: &[Editable]) -> Result<Vec<Vec<Observation>>, AppError> {
+    async fn run(&self, batch: &[Editable]) -> Result<Vec<Vec<Seen>>, AppError> {
         let mut jobs = Vec::new();
         let mut paths = Vec::new();
         for e in batch {
@@ -195,7 +172,7 @@ impl Runner {
                     .cells
                     .iter()
                     .filter(|c| c.job.scenario.path == *path)
-                    .map(|c| observe(&c.result, &self.keep))
+                    .map(|c| keep::seen(&c.result, &c.timeline, &self.keep))
                     .collect()
             })
             .collect())
@@ -261,19 +238,22 @@ fn prepare(args: &cli::MinimizeArgs, exec: &cli::ExecArgs) -> Result<Prepared, A
 impl Runner {
     /// Whether each candidate still shows the result in every one of its runs. Once
     /// interrupted, nothing does (and nothing runs): the search then ends quickly.
-    async fn judge(
-        &self,
-        batch: Vec<Candidate>,
-        target: &Observation,
-    ) -> Result<Vec<bool>, AppError> {
+    async fn judge(&self, batch: Vec<Candidate>, target: &Target) -> Result<Vec<bool>, AppError> {
         if self.cancel.borrow().is_some() {
             return Ok(vec![false; batch.len()]);
         }
         let docs: Vec<Editable> = batch.into_iter().map(|c| c.0).collect();
         let seen = self.run(&docs).await?;
-        Ok(seen
+        let mut memory = self.seen.lock().expect("seen lock");
+        Ok(docs
             .iter()
-            .map(|obs| obs.len() == self.repeat as usize && obs.iter().all(|o| o == target))
+            .zip(seen)
+            .map(|(doc, runs)| {
+                let kept = runs.len() == self.repeat as usize
+                    && runs.iter().all(|r| target.misses(r).is_none());
+                memory.insert(doc.text(), runs);
+                kept
+            })
             .collect())
     }
 }
@@ -300,18 +280,20 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
         repeat: exec.repeat,
         opts,
         dir: run_dir.clone(),
-        keep: args.keep.clone(),
+        keep: keep_of(&args.keep),
         cancel: cancel.clone(),
         counter: AtomicU32::new(0),
         runs: AtomicU32::new(0),
+        seen: Mutex::default(),
     });
     let target = fix_target(&runner, &base, &scenario.name, &variant).await?;
     eprintln!(
-        "wakeprobe: keeping {} `{target}` of {}/{variant}: {} ({} run(s) each, at most {} runs)",
+        "wakeprobe: keeping {} `{}` of {}/{variant}: {} ({} run(s) each, at most {} runs)",
         match &args.keep {
             KeepChoice::Verdict => "the verdict".to_string(),
             KeepChoice::Check(n) => format!("check `{n}` observing"),
         },
+        target.kept,
         scenario.name,
         base.size(),
         exec.repeat,
@@ -338,14 +320,21 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
     )
     .await?;
     let interrupted = cancel.borrow().is_some();
+    let dropped = {
+        let memory = runner.seen.lock().expect("seen lock");
+        let of = |c: &Candidate| memory.get(&c.0.text()).cloned().unwrap_or_default();
+        keep::unobservable(&of(&base), &of(&minimized.subject), &runner.keep)
+    };
     let outputs = Outputs {
         dir: &run_dir,
         scenario: &scenario,
         variant: &variant,
         original: &base,
         minimized: &minimized,
-        target: &target,
-        verdict: Outcome::parse(&target.to_string()).filter(|_| args.keep == KeepChoice::Verdict),
+        target: &target.kept,
+        verdict: Outcome::parse(&target.kept.to_string())
+            .filter(|_| args.keep == KeepChoice::Verdict),
+        dropped: &dropped,
         runs: runner.runs.load(Ordering::SeqCst),
         candidates: runner.counter.load(Ordering::SeqCst).saturating_sub(1),
         seconds: started.elapsed().as_secs_f64(),
@@ -362,13 +351,14 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
     })
 }
 
-/// Runs the unreduced scenario `--repeat` times: every run must agree on what to keep.
+/// Runs the unreduced scenario `--repeat` times: every run must agree on what to keep, and
+/// that is what every candidate must keep, with the experiment around it (`matrix::keep`).
 async fn fix_target(
     runner: &Runner,
     base: &Candidate,
     name: &str,
     variant: &str,
-) -> Result<Observation, AppError> {
+) -> Result<Target, AppError> {
     let seen = runner.run(std::slice::from_ref(&base.0)).await?.remove(0);
     if runner.cancel.borrow().is_some() {
         return Err(AppError {
@@ -376,17 +366,21 @@ async fn fix_target(
             message: "interrupted before the result to keep was known".into(),
         });
     }
-    let first = seen
-        .first()
-        .cloned()
-        .ok_or_else(|| AppError::setup("the unreduced scenario did not run"))?;
-    if first == Observation::Verdict(Outcome::Unknown) && seen.iter().all(|o| *o == first) {
+    runner
+        .seen
+        .lock()
+        .expect("seen lock")
+        .insert(base.0.text(), seen.clone());
+    let target =
+        Target::of(&seen).ok_or_else(|| AppError::setup("the unreduced scenario did not run"))?;
+    let first = &target.kept;
+    if *first == Kept::Verdict(Outcome::Unknown) && seen.iter().all(|o| o.kept == *first) {
         return Err(AppError::bad_input(format!(
             "{name}/{variant} is judged `unknown`: the evidence decides nothing, so there is no result to keep (minimize a variant with a verdict, or keep a check with --keep check:NAME)"
         )));
     }
-    if first == Observation::NoCheck || seen.iter().any(|o| *o != first) {
-        let all: Vec<String> = seen.iter().map(|o| o.to_string()).collect();
+    if *first == Kept::NoCheck || seen.iter().any(|o| o.kept != *first) {
+        let all: Vec<String> = seen.iter().map(|o| o.kept.to_string()).collect();
         return Err(AppError {
             code: exit::MISMATCH,
             message: format!(
@@ -395,7 +389,7 @@ async fn fix_target(
             ),
         });
     }
-    Ok(first)
+    Ok(target)
 }
 
 /// Prints an accepted reduction (and a progress line for each batch) as it happens.
@@ -428,8 +422,10 @@ struct Outputs<'a> {
     variant: &'a str,
     original: &'a Candidate,
     minimized: &'a minimize::Minimized<Candidate>,
-    target: &'a Observation,
+    target: &'a Kept,
     verdict: Option<Outcome>,
+    /// Checks the minimal scenario can no longer observe: dropped from it.
+    dropped: &'a [String],
     runs: u32,
     /// Candidates that ran (after an interrupt the search judges the rest without running).
     candidates: u32,
@@ -449,8 +445,24 @@ impl Outputs<'_> {
 
     /// The closing line.
     fn summary(&self) -> String {
+        let dropped = match self.dropped {
+            [] => String::new(),
+            names => format!(
+                "; dropped {} it can no longer observe: {}",
+                if names.len() == 1 {
+                    "a check"
+                } else {
+                    "checks"
+                },
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         format!(
-            "minimal: {} (from {}), `{}` kept, after {} run(s) of {} candidate(s) ({} invalid skipped) in {:.1} s; {}",
+            "minimal: {} (from {}), `{}` kept, after {} run(s) of {} candidate(s) ({} invalid skipped) in {:.1} s; {}{dropped}",
             self.minimized.subject.size(),
             self.original.size(),
             self.target,
@@ -465,15 +477,20 @@ impl Outputs<'_> {
 
 /// `minimal.toml`, `minimize.log`, `minimize.json`; returns the minimal scenario's path.
 fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
-    let mut minimal = o.minimized.subject.0.clone();
+    let mut minimal = o.minimized.subject.0.without_checks(o.dropped);
     minimal.set_name(&format!("{}-min", o.scenario.name));
     match o.verdict {
         Some(verdict) => minimal.set_expect(verdict.as_str()),
         None => minimal.clear_expect(),
     }
     let path = o.dir.join("minimal.toml");
+    let dropped: String = o
+        .dropped
+        .iter()
+        .map(|n| format!("# Dropped check `{n}`: the minimal scenario can no longer observe it.\n"))
+        .collect();
     let text = format!(
-        "# Minimized by `wakeprobe minimize` from {} (variant {}): {} -> {}, keeping `{}`.\n# What was removed: minimize.log next to this file.\n\n{}",
+        "# Minimized by `wakeprobe minimize` from {} (variant {}): {} -> {}, keeping `{}`.\n# What was removed: minimize.log next to this file.\n{dropped}\n{}",
         o.scenario.path.display(),
         o.variant,
         o.original.size(),
@@ -498,6 +515,11 @@ fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
     for line in o.log {
         log.push_str(&format!("  {line}\n"));
     }
+    for name in o.dropped {
+        log.push_str(&format!(
+            "\ndropped check `{name}`: the original's runs observed it, the minimal scenario's do not\n"
+        ));
+    }
     store::write_atomic(&o.dir.join("minimize.log"), log.as_bytes())?;
     let json = serde_json::json!({
         "scenario": o.scenario.path.display().to_string(),
@@ -511,6 +533,7 @@ fn write_outputs(o: &Outputs) -> Result<PathBuf, AppError> {
         "seconds": o.seconds,
         "stop": stop,
         "accepted": o.minimized.accepted,
+        "dropped_checks": o.dropped,
         "minimal": "minimal.toml",
     });
     store::write_atomic(

@@ -56,6 +56,13 @@ impl AppError {
             message: message.into(),
         }
     }
+    /// The same error, its message led by `prefix` (the flag it is about).
+    pub fn prefixed(self, prefix: &str) -> AppError {
+        AppError {
+            message: format!("{prefix}{}", self.message),
+            ..self
+        }
+    }
 }
 
 impl From<crate::scenario::ScenarioError> for AppError {
@@ -97,6 +104,17 @@ impl From<crate::matrix::ExecError> for AppError {
 impl From<crate::store::StoreError> for AppError {
     fn from(e: crate::store::StoreError) -> AppError {
         AppError::setup(e.to_string())
+    }
+}
+
+/// A file named for writing: a wrong path is bad input, a folder that cannot be written a
+/// setup failure.
+impl From<crate::store::output::OutputError> for AppError {
+    fn from(e: crate::store::output::OutputError) -> AppError {
+        match e {
+            crate::store::output::OutputError::Path { .. } => AppError::bad_input(e.to_string()),
+            crate::store::output::OutputError::Unwritable { .. } => AppError::setup(e.to_string()),
+        }
     }
 }
 

@@ -68,7 +68,7 @@ pub fn load_runs(dir: &Path, judging: Judging) -> Result<Ran, AppError> {
                     dir: run,
                 });
             }
-            Err(e @ saved::SavedError::Incomplete(_)) => eprintln!("wakeprobe: warning: {e}"),
+            Err(e @ saved::SavedError::Incomplete { .. }) => eprintln!("wakeprobe: warning: {e}"),
             Err(e) => return Err(e.into()),
         }
     }

@@ -146,8 +146,11 @@ pub fn targets(specs: &[String], variants: &[String]) -> Result<Vec<Target>, App
             Ok(found) => (found, None),
             // A file that exists but does not load is its own error, not a `FILE/VARIANT`.
             Err(whole) if PathBuf::from(spec).exists() => return Err(whole),
+            // `FOLDER/FILE` that does not exist is a missing file, not `FILE` as a variant.
             Err(whole) => match spec.rsplit_once('/') {
-                Some((left, variant)) if !left.is_empty() && !variant.is_empty() => {
+                Some((left, variant))
+                    if !left.is_empty() && !variant.is_empty() && !Path::new(left).is_dir() =>
+                {
                     (scenarios(&[left.to_string()])?, Some(variant.to_string()))
                 }
                 _ => return Err(whole),
@@ -650,7 +653,19 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
     check_values(scenarios, exec)?;
     faults(scenarios, exec)?;
     check_cli_args(&exec.cli_args)?;
-    check_out(&exec.out)
+    check_out(&exec.out)?;
+    check_junit(exec.junit.as_deref(), &exec.out)
+}
+
+/// `--junit FILE`: a file to write (again, each run) in a folder that exists or that the
+/// invocation makes (`--out`); said before anything runs.
+pub fn check_junit(junit: Option<&Path>, out: &Path) -> Result<(), AppError> {
+    use crate::store::output::{Existing, check_file};
+    match junit {
+        Some(path) => check_file(path, Existing::Replace, Some(out))
+            .map_err(|e| AppError::from(e).prefixed("--junit ")),
+        None => Ok(()),
+    }
 }
 
 /// The arguments the harness gives the CLI itself: a `--cli-arg` may not give them again (the
@@ -671,6 +686,11 @@ pub fn check_cli_args(args: &[String]) -> Result<(), AppError> {
     if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
         return Err(AppError::bad_input(format!(
             "--cli-arg {first}: expected a flag for the CLI (starting with `-`), e.g. --cli-arg=--no-session-persistence"
+        )));
+    }
+    if let Some((arg, why)) = backend::flags::reaching(args) {
+        return Err(AppError::bad_input(format!(
+            "--cli-arg {arg}: it would reach outside the run's sandbox: {why}"
         )));
     }
     for arg in args {
@@ -813,6 +833,12 @@ pub fn jobs_of_targets(
 ) -> Result<Vec<Job>, AppError> {
     let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
     check_exec_args(&scenarios, exec)?;
+    if let Some(arg) = backend::flags::unaccepted(cli, &exec.cli_args) {
+        return Err(AppError::bad_input(format!(
+            "--cli-arg {arg}: {} does not accept it (its --help names no such flag)",
+            cli.label()
+        )));
+    }
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
     let mut plans = Vec::new();
@@ -830,6 +856,12 @@ pub fn jobs_of_targets(
             .cloned()
             .collect();
         let plan = scenario.plan_with(variant, &overrides, policy(exec))?;
+        if plan.driver.mode.row().host.is_some() && !exec.cli_args.is_empty() {
+            return Err(AppError::bad_input(format!(
+                "--cli-arg: {}/{variant} runs through the Agent SDK (`{}`), which starts the CLI with its own arguments",
+                scenario.name, plan.driver.mode
+            )));
+        }
         if plan.driver.mode.row().host.is_some()
             && matches!(cli.kind, backend::BackendKind::Sim { .. })
         {

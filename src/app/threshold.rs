@@ -58,7 +58,10 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
     };
     let found = threshold::search(settings, judge).await;
     if cancel.borrow().is_some() {
-        eprintln!("reports: {}", run_dir.display());
+        eprintln!(
+            "reports: {}",
+            crate::console::printable(&run_dir.display().to_string())
+        );
         return Ok(exit::INTERRUPTED);
     }
     let found = found.map_err(|e| match e {
@@ -80,7 +83,10 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
     for line in file.threshold.lines(&args.param) {
         println!("  {line}");
     }
-    eprintln!("reports: {}", run_dir.display());
+    eprintln!(
+        "reports: {}",
+        crate::console::printable(&run_dir.display().to_string())
+    );
     Ok(exit::OK)
 }
 

@@ -39,6 +39,10 @@ pub enum InstallError {
     },
     #[error("{0} is not an executable file")]
     NotExecutable(String),
+    /// A CLI given by path that does not answer `--version` (a setup failure, said before
+    /// anything is written).
+    #[error("the CLI could not start: {path}: {detail}")]
+    DoesNotRun { path: String, detail: String },
     /// No Python the Python Agent SDK can run on (a setup failure, exit 3).
     #[error("{0}")]
     NoPython(String),
@@ -255,7 +259,7 @@ fn installed(dir: &Path, version: &str, what: &str) -> Result<Cli, InstallError>
             (binary, vec![])
         }
     };
-    let reported = ask_version(&program, &leading_args).map_err(no_entry)?;
+    let reported = ask_version(&program, &leading_args).map_err(|e| no_entry(e.into()))?;
     // An SDK release's binary is taken for the version its `claudeCodeVersion` names: it must
     // say so itself.
     if matches!(channel, Channel::AgentSdk { .. }) && reported != version {
@@ -310,9 +314,19 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Err(InstallError::NotExecutable(path.display().to_string()));
     }
-    // A binary that does not answer `--version` may still be a CLI under test (a wrapper, a
-    // stub); whether it can run at all shows when the run starts it.
-    let version = ask_version(path, &[]).unwrap_or_else(|_| "unknown".into());
+    // A wrapper or a stub may print no version (then `unknown`), but one that cannot even
+    // answer `--version` successfully would fail every run: said now, before anything is
+    // written.
+    let version = match ask_version(path, &[]) {
+        Ok(version) => version,
+        Err(VersionAnswer::Unreadable) => "unknown".into(),
+        Err(VersionAnswer::Failed(detail)) => {
+            return Err(InstallError::DoesNotRun {
+                path: path.display().to_string(),
+                detail,
+            });
+        }
+    };
     Ok(Cli {
         kind: BackendKind::Claude,
         program: path.to_path_buf(),
@@ -323,20 +337,31 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
     })
 }
 
+/// Why `--version` gave no version.
+#[derive(Debug)]
+pub enum VersionAnswer {
+    /// It succeeded, with no version in what it printed.
+    Unreadable,
+    /// It failed: how (`killed by SIGSEGV`, `exited with status 1: ...`).
+    Failed(String),
+}
+
+impl From<VersionAnswer> for String {
+    fn from(answer: VersionAnswer) -> String {
+        match answer {
+            VersionAnswer::Unreadable => "`--version` printed no version".into(),
+            VersionAnswer::Failed(detail) => detail,
+        }
+    }
+}
+
 /// `claude --version` prints `2.1.332 (Claude Code)`; run with an empty HOME and a bound.
-/// The error says how it failed (`killed by SIGSEGV`, `exit 1: ...`).
-pub fn ask_version(program: &Path, leading: &[String]) -> Result<String, String> {
-    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+pub fn ask_version(program: &Path, leading: &[String]) -> Result<String, VersionAnswer> {
+    let home = tempfile::tempdir().map_err(|e| VersionAnswer::Failed(e.to_string()))?;
     let mut args: Vec<String> = leading.to_vec();
     args.push("--version".into());
-    let env = [
-        (
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        ),
-        ("HOME".to_string(), home.path().display().to_string()),
-        ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
-    ];
+    let mut env = crate::os::env::tool_env(home.path());
+    env.push(("DISABLE_AUTOUPDATER".to_string(), "1".to_string()));
     let expr = duct::cmd(program, &args)
         .full_env(env)
         .stdin_null()
@@ -345,26 +370,34 @@ pub fn ask_version(program: &Path, leading: &[String]) -> Result<String, String>
     let out = match run_bounded(&expr, VERSION_LIMIT) {
         Ok(Finished::Exited(out)) => out,
         Ok(Finished::TimedOut) => {
-            return Err(format!(
+            return Err(VersionAnswer::Failed(format!(
                 "`--version` did not answer within {} s",
                 VERSION_LIMIT.as_secs()
-            ));
+            )));
         }
-        Err(e) => return Err(format!("`--version` could not start: {e}")),
+        Err(e) => {
+            return Err(VersionAnswer::Failed(format!(
+                "`--version` could not start: {e}"
+            )));
+        }
     };
     let status = crate::evidence::ExitDesc::from_std(out.status);
-    let text = String::from_utf8_lossy(&out.stdout);
-    match text.split_whitespace().next().filter(|v| is_version(v)) {
-        Some(v) if status.success() => Ok(v.to_string()),
-        _ => Err(format!(
+    if !status.success() {
+        return Err(VersionAnswer::Failed(format!(
             "`--version` ended with {}{}",
             status.describe(),
             match last_lines(&String::from_utf8_lossy(&out.stderr), 2) {
                 e if e.is_empty() => String::new(),
                 e => format!(": {e}"),
             }
-        )),
+        )));
     }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .next()
+        .filter(|v| is_version(v))
+        .map(str::to_string)
+        .ok_or(VersionAnswer::Unreadable)
 }
 
 pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {

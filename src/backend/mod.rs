@@ -9,6 +9,7 @@
 
 pub mod catalog;
 pub mod channel;
+pub mod flags;
 pub mod install;
 pub mod registry;
 pub mod sdk;
@@ -16,6 +17,7 @@ pub mod sdk;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::os::env::RunVar;
 use crate::os::subprocess::Finished;
 use crate::scenario::Driver;
 use crate::scenario::mode::CliArgs;
@@ -119,10 +121,28 @@ pub struct EnvSpec<'a> {
 }
 
 /// Environment variable every process of a run inherits; the leftover sweep looks for it.
-pub const RUN_TAG_ENV: &str = "WAKEPROBE_RUN";
+pub const RUN_TAG_ENV: &str = RunVar::RunTag.name();
 
-/// The CLI's whole environment, built from nothing.
+/// The CLI's whole environment, built from nothing: the harness's [`RunVar`]s, and the
+/// scenario's own variables (checked by `scenario::env` when the scenario loaded; any that
+/// names a `RunVar` is dropped here all the same, so the harness's value always holds).
 pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = spec
+        .scenario_env
+        .iter()
+        .filter(|(k, _)| !RunVar::ALL.iter().any(|v| v.name() == k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    env.extend(
+        harness_env(spec)
+            .into_iter()
+            .map(|(var, value)| (var.name().to_string(), value)),
+    );
+    env
+}
+
+/// The variables the harness sets in a run's environment.
+fn harness_env(spec: &EnvSpec) -> Vec<(RunVar, String)> {
     let real_home = std::env::var_os("HOME").map(PathBuf::from);
     // The harness's PATH without anything under the real HOME (tools installed there could read
     // it), with the sandbox's helper folder first.
@@ -133,43 +153,31 @@ pub fn scrubbed_env(spec: &EnvSpec) -> Vec<(String, String)> {
             .filter(|p| real_home.as_ref().is_none_or(|h| !p.starts_with(h)))
             .map(|p| p.display().to_string()),
     );
-    let mut env: Vec<(String, String)> = vec![
-        ("PATH".into(), path.join(":")),
-        ("HOME".into(), spec.home.display().to_string()),
-        ("TMPDIR".into(), spec.tmp.display().to_string()),
-        ("USER".into(), "wakeprobe".into()),
-        ("LOGNAME".into(), "wakeprobe".into()),
-        ("SHELL".into(), "/bin/bash".into()),
-        ("LANG".into(), "C.UTF-8".into()),
-        (
-            "TERM".into(),
-            if spec.pty { "xterm-256color" } else { "dumb" }.into(),
-        ),
-        ("ANTHROPIC_BASE_URL".into(), spec.api_url.to_string()),
-        ("ANTHROPIC_API_KEY".into(), DUMMY_KEY.into()),
-        ("DISABLE_TELEMETRY".into(), "1".into()),
-        ("DISABLE_ERROR_REPORTING".into(), "1".into()),
-        ("DISABLE_AUTOUPDATER".into(), "1".into()),
-        (
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-            "1".into(),
-        ),
-        (RUN_TAG_ENV.into(), spec.run_tag.to_string()),
-        (
-            crate::evidence::wire::EVENTS_ENV.into(),
-            spec.events_socket.display().to_string(),
-        ),
+    let term = if spec.pty { "xterm-256color" } else { "dumb" };
+    let mut env = vec![
+        (RunVar::Path, path.join(":")),
+        (RunVar::Home, spec.home.display().to_string()),
+        (RunVar::Tmpdir, spec.tmp.display().to_string()),
+        (RunVar::User, "wakeprobe".into()),
+        (RunVar::Logname, "wakeprobe".into()),
+        (RunVar::Shell, "/bin/bash".into()),
+        (RunVar::Lang, "C.UTF-8".into()),
+        (RunVar::Term, term.into()),
+        (RunVar::ApiUrl, spec.api_url.to_string()),
+        (RunVar::ApiKey, DUMMY_KEY.into()),
+        (RunVar::DisableTelemetry, "1".into()),
+        (RunVar::DisableErrorReporting, "1".into()),
+        (RunVar::DisableAutoupdater, "1".into()),
+        (RunVar::NoNonessentialTraffic, "1".into()),
+        (RunVar::RunTag, spec.run_tag.to_string()),
+        (RunVar::Events, spec.events_socket.display().to_string()),
     ];
     if spec.pty {
-        env.push(("COLUMNS".into(), TERMINAL_COLS.to_string()));
-        env.push(("LINES".into(), TERMINAL_ROWS.to_string()));
+        env.push((RunVar::Columns, TERMINAL_COLS.to_string()));
+        env.push((RunVar::Lines, TERMINAL_ROWS.to_string()));
     }
     if let Some(profile) = spec.sim_profile {
-        env.push(("CLAUDE_SIM_PROFILE".into(), profile.to_string()));
-    }
-    for (k, v) in spec.scenario_env {
-        env.retain(|(key, _)| key != k);
-        env.push((k.clone(), v.clone()));
+        env.push((RunVar::SimProfile, profile.to_string()));
     }
     env
 }
@@ -197,7 +205,9 @@ pub fn helper_binary(wakeprobe: &Path) -> PathBuf {
     CHOSEN
         .get_or_init(|| {
             let helper = wakeprobe.with_file_name("wakeprobe-helper");
+            let home = std::env::temp_dir();
             let expr = duct::cmd(&helper, ["--build-id"])
+                .full_env(crate::os::env::tool_env(&home))
                 .stdout_capture()
                 .stderr_null();
             match crate::os::subprocess::run_bounded(&expr, Duration::from_secs(5)) {
@@ -225,20 +235,28 @@ pub fn sim_binary() -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_environment_is_built_from_nothing() {
-        let extra = indexmap::IndexMap::from([("FOO".to_string(), "bar".to_string())]);
-        let env = scrubbed_env(&EnvSpec {
+    /// A run's environment, in a pseudo-terminal on the simulator or not.
+    fn env_with(
+        extra: &indexmap::IndexMap<String, String>,
+        every_mode: bool,
+    ) -> Vec<(String, String)> {
+        scrubbed_env(&EnvSpec {
             home: Path::new("/sb/home"),
             tmp: Path::new("/sb/tmp"),
             bin: Path::new("/sb/bin"),
             api_url: "http://127.0.0.1:9",
             run_tag: "r1",
             events_socket: Path::new("/sb/events.sock"),
-            pty: false,
-            scenario_env: &extra,
-            sim_profile: None,
-        });
+            pty: every_mode,
+            scenario_env: extra,
+            sim_profile: every_mode.then_some("fixed"),
+        })
+    }
+
+    #[test]
+    fn the_environment_is_built_from_nothing() {
+        let extra = indexmap::IndexMap::from([("FOO".to_string(), "bar".to_string())]);
+        let env = env_with(&extra, false);
         let get = |k: &str| {
             env.iter()
                 .find(|(key, _)| key == k)
@@ -257,5 +275,25 @@ mod tests {
             assert_eq!(get(banned), None);
         }
         assert!(DUMMY_KEY.ends_with(DUMMY_KEY_TAIL) && DUMMY_KEY_TAIL.len() == 20);
+    }
+
+    /// Whatever the harness puts into a run's environment, in any mode, a scenario is refused
+    /// (so a variable added to the harness later is protected with no other change), and a
+    /// scenario entry naming one never wins over the harness's value.
+    #[test]
+    fn every_variable_the_harness_sets_is_refused_to_a_scenario() {
+        let names_of_harness = |extra: &indexmap::IndexMap<String, String>| env_with(extra, true);
+        let harness = names_of_harness(&indexmap::IndexMap::new());
+        for (name, _) in &harness {
+            let why = crate::scenario::env::refusal(name, "1")
+                .unwrap_or_else(|| panic!("a scenario may set {name}, which the harness sets"));
+            assert!(why.contains("set by wakeprobe"), "{name}: {why}");
+        }
+        // Defence in depth: a scenario entry that got past the check loses to the harness.
+        let hostile: indexmap::IndexMap<String, String> = harness
+            .iter()
+            .map(|(k, _)| (k.clone(), "/root".to_string()))
+            .collect();
+        assert_eq!(names_of_harness(&hostile), harness);
     }
 }

@@ -1,8 +1,12 @@
 //! Asking the npm registry what each channel publishes, and running npm at all.
 //!
-//! Every call goes through [`npm`]: npm's own configuration (registry, proxy, retries:
-//! `npm_config_registry` and the like) comes from the environment as npm reads it; npm's cache
-//! is kept inside ours, away from the real HOME. Two questions are asked, one per channel, in
+//! Every call goes through [`npm`], in an environment built from nothing
+//! (`os::env::registry_tool_env`): no API key or credential of the user's reaches npm or the
+//! install scripts it runs, and npm reads no configuration of the real HOME. Its HOME, cache
+//! and configuration file (`CACHE/npmrc`, in place of `~/.npmrc`) are in our cache folder; its
+//! global configuration is none. What reaches the registry comes from the user on purpose: a
+//! mirror or a proxy in the environment (`npm_config_registry`, `HTTPS_PROXY`, a CA bundle), or
+//! settings written into `CACHE/npmrc`. Two questions are asked, one per channel, in
 //! parallel: the claude-code package's version list, and every Agent SDK release with its
 //! `claudeCodeVersion` and optional (platform) packages. Their answers are parsed here, apart
 //! from the asking, so the parsers run on recorded answers in tests.
@@ -15,16 +19,83 @@ use std::time::Duration;
 use super::channel::{AGENT_SDK_PACKAGE, CLAUDE_CODE_PACKAGE, ChannelName};
 use crate::os::subprocess::{Finished, last_lines, run_bounded};
 
-/// How long one `npm view` may take (npm retries an unreachable registry for about a minute
-/// by default).
+/// The most one `npm view` may take, whatever npm's settings (its own patience is far
+/// shorter where the user set none: `Patience::Question`).
 const VIEW_LIMIT: Duration = Duration::from_secs(180);
 
-/// `npm ARGS` with npm's cache in ours and no update notice; stdin closed.
+/// How long npm waits for a registry that does not answer, where the user set nothing else.
+/// npm's own defaults retry an unreachable registry for over a minute (10 s, then 60 s, between
+/// tries) and wait five minutes for a silent one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patience {
+    /// A question (`npm view`): its answer comes in seconds, so a registry that does not
+    /// answer fails in seconds (a refused or unknown host: about 2 s; a silent one: 20 s a
+    /// try, two tries).
+    Question,
+    /// An install: tries a few times with short pauses, with npm's time for a large download.
+    Install,
+}
+
+impl Patience {
+    fn settings(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Patience::Question => &[
+                ("npm_config_fetch_retries", "1"),
+                ("npm_config_fetch_retry_mintimeout", "1000"),
+                ("npm_config_fetch_retry_maxtimeout", "2000"),
+                ("npm_config_fetch_timeout", "20000"),
+            ],
+            Patience::Install => &[
+                ("npm_config_fetch_retries", "2"),
+                ("npm_config_fetch_retry_mintimeout", "2000"),
+                ("npm_config_fetch_retry_maxtimeout", "10000"),
+            ],
+        }
+    }
+}
+
+/// `npm ARGS` for an install, in [`npm_env`]; stdin closed.
 pub fn npm(root: &Path, args: Vec<OsString>) -> duct::Expression {
+    npm_with(root, args, Patience::Install)
+}
+
+fn npm_with(root: &Path, args: Vec<OsString>, patience: Patience) -> duct::Expression {
     duct::cmd("npm", args)
-        .env("npm_config_cache", root.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
+        .full_env(npm_env(root, patience))
         .stdin_null()
+}
+
+/// npm's whole environment: a tool's (HOME is the cache folder), the user's registry settings,
+/// npm's cache and configuration file in the cache folder, and `patience` where the user's
+/// environment says nothing of it.
+pub fn npm_env(root: &Path, patience: Patience) -> Vec<(String, String)> {
+    let npmrc = npmrc(root).display().to_string();
+    let mut env = crate::os::env::registry_tool_env(root);
+    env.extend([
+        (
+            "npm_config_cache".into(),
+            root.join("npm-cache").display().to_string(),
+        ),
+        ("npm_config_userconfig".into(), npmrc),
+        // The global one sits by node, which may be under the real HOME (nvm).
+        ("npm_config_globalconfig".into(), "/dev/null".into()),
+        ("npm_config_update_notifier".into(), "false".into()),
+    ]);
+    let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b) || a.replace('-', "_") == b;
+    let unset: Vec<(String, String)> = patience
+        .settings()
+        .iter()
+        .filter(|(key, _)| !env.iter().any(|(k, _)| same(k, key)))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.extend(unset);
+    env
+}
+
+/// npm's configuration file, in place of the user's `~/.npmrc`: absent unless the user writes
+/// one (a registry mirror, say).
+pub fn npmrc(root: &Path) -> std::path::PathBuf {
+    root.join("npmrc")
 }
 
 /// What the registry said about both channels.
@@ -61,8 +132,8 @@ fn failed_text(failures: &[(ChannelName, String)]) -> String {
         .map(|(channel, detail)| format!("{channel}: {detail}"))
         .collect();
     format!(
-        "the npm registry did not answer for {} (set npm's registry with npm_config_registry, \
-         or pass --claude-bin PATH)",
+        "the npm registry did not answer for {} (set npm's registry with npm_config_registry \
+         or in the cache's npmrc, or pass --claude-bin PATH)",
         each.join("; nor for ")
     )
 }
@@ -121,7 +192,9 @@ pub fn view(root: &Path, args: &[&str]) -> Result<Result<Vec<u8>, String>, Regis
     let mut argv: Vec<OsString> = vec!["view".into()];
     argv.extend(args.iter().map(OsString::from));
     argv.push("--json".into());
-    let expr = npm(root, argv).stdout_capture().stderr_capture();
+    let expr = npm_with(root, argv, Patience::Question)
+        .stdout_capture()
+        .stderr_capture();
     let out =
         match run_bounded(&expr, VIEW_LIMIT).map_err(|e| RegistryError::NoNpm(e.to_string()))? {
             Finished::Exited(out) => out,

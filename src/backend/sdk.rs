@@ -36,6 +36,10 @@ pub struct SdkInstall {
     pub program: PathBuf,
     /// The SDK's entry module (`sdk.mjs`); `None` for Python, which imports its package.
     pub entry: Option<PathBuf>,
+    /// The Claude Code version this release ships (the TypeScript package's
+    /// `claudeCodeVersion`, the Python package's bundled `__cli_version__`), where it says.
+    #[serde(default)]
+    pub ships_cli: Option<String>,
 }
 
 impl SdkInstall {
@@ -167,7 +171,9 @@ fn install_into(root: &Path, host: Host, folder: &Path, version: &str) -> Result
             let python = python3()?;
             let venv = folder.join("venv");
             vec![
-                duct::cmd!(python, "-m", "venv", &venv).stdin_null(),
+                duct::cmd!(python, "-m", "venv", &venv)
+                    .full_env(crate::os::env::tool_env(root))
+                    .stdin_null(),
                 duct::cmd!(
                     venv.join("bin/python"),
                     "-m",
@@ -178,7 +184,7 @@ fn install_into(root: &Path, host: Host, folder: &Path, version: &str) -> Result
                     "--no-input",
                     format!("{PY_PACKAGE}=={version}")
                 )
-                .env("PIP_CACHE_DIR", root.join("pip-cache"))
+                .full_env(pip_env(root))
                 .stdin_null(),
             ]
         }
@@ -206,22 +212,32 @@ fn installed(host: Host, dir: &Path, version: &str) -> Result<SdkInstall, Instal
             }
             let node =
                 find_on_path("node").ok_or_else(|| no_entry("it needs `node` on PATH".into()))?;
+            let manifest = dir
+                .join("node_modules")
+                .join(TS_PACKAGE)
+                .join("package.json");
+            let ships_cli = std::fs::read(&manifest)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v["claudeCodeVersion"].as_str().map(str::to_string));
             Ok(SdkInstall {
                 host,
                 version: version.to_string(),
                 program: node,
                 entry: Some(entry),
+                ships_cli,
             })
         }
         Host::SdkPy => {
             let python = dir.join("venv/bin/python");
             let marker = dir.join("venv/lib");
-            let has_package = std::fs::read_dir(&marker)
+            let package = std::fs::read_dir(&marker)
                 .into_iter()
                 .flatten()
                 .filter_map(Result::ok)
-                .any(|d| d.path().join("site-packages/claude_agent_sdk").is_dir());
-            if !python.exists() || !has_package {
+                .map(|d| d.path().join("site-packages/claude_agent_sdk"))
+                .find(|p| p.is_dir());
+            if !python.exists() || package.is_none() {
                 return Err(no_entry(format!(
                     "no claude_agent_sdk in the virtual environment {}",
                     dir.join("venv").display()
@@ -232,9 +248,37 @@ fn installed(host: Host, dir: &Path, version: &str) -> Result<SdkInstall, Instal
                 version: version.to_string(),
                 program: python,
                 entry: None,
+                ships_cli: package.and_then(|p| bundled_cli_version(&p)),
             })
         }
     }
+}
+
+/// pip's whole environment: a tool's (HOME is the cache folder), the user's registry settings
+/// (`PIP_INDEX_URL`, a proxy, a CA bundle), its cache in ours, and no configuration file (the
+/// user's `pip.conf` may hold an index's credentials).
+fn pip_env(root: &Path) -> Vec<(String, String)> {
+    let mut env = crate::os::env::registry_tool_env(root);
+    env.extend([
+        (
+            "PIP_CACHE_DIR".to_string(),
+            root.join("pip-cache").display().to_string(),
+        ),
+        ("PIP_CONFIG_FILE".into(), "/dev/null".into()),
+        ("PYTHONNOUSERSITE".into(), "1".into()),
+    ]);
+    env
+}
+
+/// The CLI version the Python package bundles: `__cli_version__ = "2.1.332"` in its
+/// `_cli_version.py`.
+fn bundled_cli_version(package: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(package.join("_cli_version.py")).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("__cli_version__"))?;
+    let value = line.split_once('=')?.1.trim().trim_matches(['"', '\'']);
+    (!value.is_empty()).then(|| value.to_string())
 }
 
 /// The `python3` (or `WAKEPROBE_PYTHON`) to make the virtual environment with, if it is new
@@ -250,6 +294,7 @@ fn python3() -> Result<PathBuf, InstallError> {
         "-c",
         "import sys; print('%d.%d' % sys.version_info[:2])"
     )
+    .full_env(crate::os::env::tool_env(&std::env::temp_dir()))
     .stdin_null()
     .stdout_capture()
     .stderr_capture();
@@ -277,4 +322,23 @@ fn no_python(why: String) -> InstallError {
         "the sdk-py driver needs Python {}.{} or later for {PY_PACKAGE}: {why} (WAKEPROBE_PYTHON names another)",
         MIN_PYTHON.0, MIN_PYTHON.1
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pip_reads_no_configuration_and_no_real_home() {
+        let env = pip_env(Path::new("/cache"));
+        let get = |k: &str| {
+            env.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("HOME"), Some("/cache"));
+        assert_eq!(get("PIP_CONFIG_FILE"), Some("/dev/null"));
+        assert_eq!(get("PIP_CACHE_DIR"), Some("/cache/pip-cache"));
+        assert_eq!(get("ANTHROPIC_API_KEY"), None);
+    }
 }

@@ -63,6 +63,10 @@ pub struct CheckResult {
     /// CLI (what the integration should show never reached it) or the integration (it did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<Layer>,
+    /// The bug the check catches, in the CLI's terms (the scenario's `describes`): a draft's
+    /// title when the check fails its `want`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describes: Option<String>,
 }
 
 /// The layer a fault is in, in a run of an integration under test (mode `command`).
@@ -208,11 +212,18 @@ fn matched(ev: &Evidence, query: &crate::scenario::query::Query) -> Vec<(String,
 }
 
 /// A query whose selectors matched nothing observed nothing: vacuous, neither pass nor fail.
-/// `absent` is about matching nothing, so it is never vacuous; nor is a check that allows it.
+/// `absent` is about matching nothing, so it is never vacuous; nor is an `exists` that states
+/// `no` in its `expect` or `want` (zero matches is then the very observation, often the bug
+/// itself); nor is a check that allows it.
 fn mark_vacuous(r: &mut CheckResult, check: &Check, query: &crate::scenario::query::Query) {
+    use crate::scenario::query::Query;
     let empty = r.matched.iter().all(|(_, n)| *n == 0);
-    let absent = matches!(query, crate::scenario::query::Query::Absent { .. });
-    if !empty || absent || check.allow_empty {
+    let absent = matches!(query, Query::Absent { .. });
+    let absence_stated = matches!(query, Query::Exists { .. })
+        && [&check.expect, &check.want]
+            .iter()
+            .any(|s| s.as_deref() == Some("no"));
+    if !empty || absent || absence_stated || check.allow_empty {
         return;
     }
     r.vacuous = true;
@@ -264,6 +275,7 @@ fn judge(check: &Check, kind: String, o: Observation, end: EndReason) -> CheckRe
         vacuous: false,
         may_break: check.may_break.clone(),
         layer: None,
+        describes: check.describes.clone(),
     }
 }
 

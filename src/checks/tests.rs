@@ -711,7 +711,7 @@ proptest! {
         end in end_reason(),
         expect in prop::option::of(prop_oneof![Just("yes".to_string()), Just(">= 1".to_string()), Just("0".to_string())]),
     ) {
-        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, want: None, allow_empty: false, may_break: None };
+        let check = Check { name: "c".into(), kind: None, agent: None, query: Some(query.clone()), expect, want: None, allow_empty: false, may_break: None, describes: None };
         let ev = Evidence { timeline: &tl, raw: &Default::default(), end };
         let r = &run_all(&ev, std::slice::from_ref(&check))[0];
         prop_assert!(!r.explanation.is_empty());
@@ -746,8 +746,9 @@ proptest! {
 }
 
 /// A check whose selectors matched nothing observed nothing: `vacuous`, neither pass nor fail,
-/// with each selector's count; `absent` and `allow_empty` are not vacuous. On a captured real
-/// run (seed 000's session): no `killed` task exists there.
+/// with each selector's count; `absent`, `allow_empty` and an `exists` that states `no` (in
+/// its `expect` or its `want`: no match is then the observation, often the bug itself) are not
+/// vacuous. On a captured real run (seed 000's session): no `killed` task exists there.
 #[test]
 fn a_check_whose_selectors_match_nothing_is_vacuous_not_passed() {
     let f = load("seed000-session");
@@ -756,7 +757,24 @@ fn a_check_whose_selectors_match_nothing_is_vacuous_not_passed() {
 [[checks]]
 name = "nothing"
 exists = { kind = "task_updated", status = "killed" }
+expect = "yes"
+
+[[checks]]
+name = "nothing, as expected"
+exists = { kind = "task_updated", status = "killed" }
 expect = "no"
+
+[[checks]]
+name = "nothing, the bug"
+exists = { kind = "task_updated", status = "killed" }
+expect = "no"
+want = "yes"
+
+[[checks]]
+name = "nothing, as wanted"
+exists = { kind = "task_updated", status = "killed" }
+expect = "yes"
+want = "no"
 
 [[checks]]
 name = "nothing, allowed"
@@ -780,10 +798,20 @@ expect = "yes"
     assert!(vacuous.vacuous && vacuous.passed.is_none(), "{vacuous:?}");
     assert_eq!(vacuous.matched, vec![("of".to_string(), 0)]);
     assert!(vacuous.explanation.starts_with("Vacuous:"), "{vacuous:?}");
-    for name in ["nothing, allowed", "absent"] {
+    for name in ["nothing, allowed", "absent", "nothing, as expected"] {
         let r = by(name);
         assert!(!r.vacuous && r.passed == Some(true), "{r:?}");
     }
+    let bug = by("nothing, the bug");
+    assert_eq!(
+        (bug.vacuous, bug.passed, bug.meets_want),
+        (false, Some(true), Some(false))
+    );
+    let fixed = by("nothing, as wanted");
+    assert_eq!(
+        (fixed.vacuous, fixed.passed, fixed.meets_want),
+        (false, Some(false), Some(true))
+    );
     let seen = by("something");
     assert!(!seen.vacuous && seen.passed == Some(true));
     assert_eq!(seen.matched, vec![("of".to_string(), 1)]);
@@ -821,6 +849,12 @@ want = { session = ">= 1" }
 
 [[checks]]
 name = "vacuous"
+count = { kind = "task_updated", status = "killed" }
+expect = "0"
+want = ">= 1"
+
+[[checks]]
+name = "absence"
 exists = { kind = "task_updated", status = "killed" }
 expect = "no"
 want = "yes"
@@ -848,7 +882,8 @@ want = "yes"
         .iter()
         .map(|c| c.name.as_str())
         .collect();
-    assert_eq!(unmet, ["today"]);
+    // Nothing matched an `exists` that states `no`: that absence is the bug, not vacuity.
+    assert_eq!(unmet, ["today", "absence"]);
 }
 
 /// In a run cut short, a `want` the unseen rest could still change is left open, like an
@@ -876,6 +911,7 @@ fn a_want_the_unseen_rest_could_change_is_left_open() {
         want: Some(want.into()),
         allow_empty: false,
         may_break: None,
+        describes: None,
     };
     let r = run(&ev, &check(">= 1", "<= 3"));
     assert_eq!((r.passed, r.meets_want), (Some(true), None), "{r:?}");

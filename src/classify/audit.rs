@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::facts::{Facts, WorkEnd};
-use super::rules::Decision;
+use super::rules::{AfterEnd, Decision, Unended};
 use crate::evidence::{Event, EventKind, TaskStatus, Timeline, secs};
 
 /// A verdict's claim and the recorded fact that contradicts it.
@@ -50,25 +50,24 @@ impl Contradiction {
     }
 }
 
-/// The first claim of `decision` on the pair of `f` that the whole timeline contradicts.
+/// The first claim of `decision` on the pair of `f` that the whole timeline contradicts. An
+/// `unknown` claims nothing; every other decision is held to what it says.
 pub fn audit(whole: &Timeline, f: &Facts, decision: &Decision) -> Option<Contradiction> {
     let pair = Pair::of(whole, f);
     match decision {
-        Decision::NeverFired { .. }
-        | Decision::LostInRestart { .. }
-        | Decision::PrintedNotDelivered { .. }
-        | Decision::FinalizedBeforeEnd { .. } => {
-            pair.never_told().or_else(|| pair.silence_was_whole())
-        }
-        Decision::KilledAfterFinalized { .. } | Decision::KilledWithSession { .. } => pair
-            .never_told()
-            .or_else(|| pair.silence_was_whole())
-            .or_else(|| pair.not_killed_by_harness(f)),
-        Decision::OrphanedAtExit { .. } => pair.never_told().or_else(|| {
+        Decision::NeverStarted | Decision::ScriptExhausted { .. } => None,
+        Decision::Unended(u) => unended(&pair, f, u),
+        Decision::Ended { why, .. } => after_end(&pair, f, why),
+    }
+}
+
+fn unended(pair: &Pair, f: &Facts, decision: &Unended) -> Option<Contradiction> {
+    match decision {
+        Unended::OrphanedAtExit { .. } => pair.never_told().or_else(|| {
             let exit = f.run_end.map(|e| e.t_ms).unwrap_or(f.last_t);
             pair.not_ended_by(exit, "the CLI exited")
         }),
-        Decision::Hung { overdue } => {
+        Unended::Hung { overdue } => {
             let bound = match &overdue.kind {
                 EventKind::WorkOverdue { bound_s, .. } => bound_s * 1000.0,
                 _ => 0.0,
@@ -76,13 +75,38 @@ pub fn audit(whole: &Timeline, f: &Facts, decision: &Decision) -> Option<Contrad
             let due = f.started.map(|s| s.t_ms + bound).unwrap_or(overdue.t_ms);
             pair.not_ended_by(due, "its hang bound passed")
         }
-        Decision::FailedOnItsOwn { told, .. } => pair
+        Unended::CutBeforeEnd { .. }
+        | Unended::CrashedBeforeEnd
+        | Unended::EndUnseen
+        | Unended::OutlivedRun { .. } => None,
+    }
+}
+
+fn after_end(pair: &Pair, f: &Facts, decision: &AfterEnd) -> Option<Contradiction> {
+    match decision {
+        AfterEnd::NeverFired { .. }
+        | AfterEnd::LostInRestart { .. }
+        | AfterEnd::PrintedNotDelivered { .. }
+        | AfterEnd::FinalizedBeforeEnd { .. } => {
+            pair.never_told().or_else(|| pair.silence_was_whole())
+        }
+        AfterEnd::KilledAfterFinalized { .. } | AfterEnd::KilledWithSession { .. } => pair
+            .never_told()
+            .or_else(|| pair.silence_was_whole())
+            .or_else(|| pair.not_killed_by_harness(f)),
+        AfterEnd::FailedOnItsOwn { told, .. } => pair
             .not_killed_by_harness(f)
             .or_else(|| told.and_then(|d| pair.tells(d))),
-        Decision::Woke { delivery, .. } | Decision::Queued { delivery, .. } => pair
+        AfterEnd::Woke { delivery, .. } | AfterEnd::Queued { delivery, .. } => pair
             .tells(delivery)
             .or_else(|| pair.one_task_measured(f, delivery)),
-        _ => None,
+        AfterEnd::OrderBlurred { .. }
+        | AfterEnd::AnswersLost { .. }
+        | AfterEnd::CutBeforeTold { .. }
+        | AfterEnd::CrashedBeforeTold
+        | AfterEnd::TooShort { .. }
+        | AfterEnd::FiringUnseen { .. }
+        | AfterEnd::NoticeUnreadable { .. } => None,
     }
 }
 
@@ -220,6 +244,11 @@ impl<'a> Pair<'a> {
                     _ if self.carries(e) => {
                         format!("a model request carrying `{}`'s notification", self.work)
                     }
+                    EventKind::TurnEnded { .. }
+                        if e.agent.as_deref() == Some(self.work) && self.answered_last(e) =>
+                    {
+                        format!("`{}`'s final answer (its last turn ends)", self.work)
+                    }
                     _ => return None,
                 };
                 Some((e, what))
@@ -229,6 +258,13 @@ impl<'a> Pair<'a> {
             ended.0,
             ended.1,
         ))
+    }
+
+    /// Whether `turn_end` of the work (an agent) answered its last model request: one came
+    /// before it, and nothing of it came after.
+    fn answered_last(&self, turn_end: &Event) -> bool {
+        let requests = || self.tl.iter().filter(|e| e.is_request_by(self.work));
+        requests().any(|e| e.t_ms <= turn_end.t_ms) && !requests().any(|e| e.t_ms > turn_end.t_ms)
     }
 
     /// The claim "the work's end was its own or the CLI's doing": the harness sent it no kill.

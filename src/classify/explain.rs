@@ -3,7 +3,7 @@
 //! good bug report would. Nothing here decides anything.
 
 use super::facts::{self, Facts, WorkEnd, latency};
-use super::rules::{Decision, Woken};
+use super::rules::{AfterEnd, Decision, Unended, Woken};
 use super::{Outcome, Witness};
 use crate::evidence::secs;
 use crate::evidence::{Event, EventKind, HookName, InputReason, Timeline};
@@ -34,6 +34,7 @@ pub struct Scene<'a> {
     pub started: Option<&'a Event>,
     pub cli_exit: Option<String>,
     pub settle_ms: f64,
+    pub offers: &'a crate::evidence::offers::Offers,
 }
 
 /// A decision in words: the witness, the confirmed facts, the explanation, and for `unknown`
@@ -89,30 +90,43 @@ fn judged(scene: &Scene, decision: &Decision) -> Wording {
         started,
         format!("`{w}` starts `{k}` in the background"),
     ));
-    if let Decision::ScriptExhausted { exhausted } = decision {
-        v.witness.push(witness(
-            exhausted,
-            format!("`{w}` asks past the end of its script"),
-        ));
-        return unknown(
-            v,
-            format!(
-                "`{w}`'s script ran out at {} before `{k}` ended, so the run left the experiment",
-                secs(exhausted.t_ms)
-            ),
-        );
+    match decision {
+        Decision::NeverStarted => never_started(scene, v),
+        Decision::ScriptExhausted { exhausted } => {
+            v.witness.push(witness(
+                exhausted,
+                format!("`{w}` asks past the end of its script"),
+            ));
+            unknown(
+                v,
+                format!(
+                    "`{w}`'s script ran out at {} before `{k}` ended, so the run left the experiment",
+                    secs(exhausted.t_ms)
+                ),
+            )
+        }
+        Decision::Unended(u) => {
+            let turn = waiter_turn(scene, &mut v, started);
+            unended(scene, u, v, &turn)
+        }
+        Decision::Ended { end, why } => {
+            let turn = waiter_turn(scene, &mut v, started);
+            ended(scene, why, v, &turn, end.event, end.how)
+        }
     }
+}
+
+/// The waiter's turn end that started its wait, as a witness line; ` and ended its turn at
+/// T` for the explanation (empty when it did not).
+fn waiter_turn(scene: &Scene, v: &mut Wording, started: &Event) -> String {
+    let w = scene.f.waiter;
     let turn_end = facts::turn_end(scene.tl, w, started.t_ms, super::rules::decision_t(scene.f));
     if let Some(te) = turn_end {
         v.witness.push(witness(te, format!("`{w}` ends its turn")));
     }
-    let turn = turn_end
+    turn_end
         .map(|t| format!(" and ended its turn at {}", secs(t.t_ms)))
-        .unwrap_or_default();
-    match &scene.f.end {
-        None => unended(scene, decision, v, &turn),
-        Some((end, how)) => ended(scene, decision, v, &turn, end, how),
-    }
+        .unwrap_or_default()
 }
 
 /// Work with no trace of a start: the harness's cut, when there is one, is the reason, since
@@ -196,11 +210,11 @@ fn unknown(mut v: Wording, reason: String) -> Wording {
 }
 
 /// Work that did not end while the run was the CLI's own.
-fn unended(scene: &Scene, decision: &Decision, mut v: Wording, turn: &str) -> Wording {
+fn unended(scene: &Scene, decision: &Unended, mut v: Wording, turn: &str) -> Wording {
     let (w, k) = (scene.f.waiter, scene.f.work);
     let run_end_t = scene.f.run_end.map(|e| e.t_ms).unwrap_or(scene.f.last_t);
     match decision {
-        Decision::Hung { overdue } => {
+        Unended::Hung { overdue } => {
             let bound = match &overdue.kind {
                 EventKind::WorkOverdue { bound_s, .. } => *bound_s,
                 _ => 0.0,
@@ -221,19 +235,19 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Wording, turn: &str) -> Wo
             );
             v
         }
-        Decision::CutBeforeEnd { cut } => cut_short(
+        Unended::CutBeforeEnd { cut } => cut_short(
             v,
             cut,
             format!("before `{k}` ended; what the CLI would have done next was not observed"),
         ),
-        Decision::CrashedBeforeEnd => unknown(
+        Unended::CrashedBeforeEnd => unknown(
             v,
             format!(
                 "the CLI exited ({}) while `{k}` was still running",
                 scene.cli_exit.clone().unwrap_or_default()
             ),
         ),
-        Decision::OrphanedAtExit { stop } => {
+        Unended::OrphanedAtExit { stop } => {
             v.witness.push(witness(stop, finalized_what(w, stop)));
             if let Some(re) = scene.f.run_end {
                 v.witness.push(witness(re, run_end_what(re)));
@@ -250,24 +264,23 @@ fn unended(scene: &Scene, decision: &Decision, mut v: Wording, turn: &str) -> Wo
             );
             v
         }
-        Decision::OutlivedRun { run_end_t } => unknown(
+        Unended::OutlivedRun { run_end_t } => unknown(
             v,
             format!("the run ended at {} before `{k}` did", secs(*run_end_t)),
         ),
-        Decision::EndUnseen => unknown(
+        Unended::EndUnseen => unknown(
             v,
             format!(
                 "`{k}` is an agent, and this session printed no task lines (an interactive one): when `{k}` ended, and so whether `{w}` was told, was not observed"
             ),
         ),
-        other => unreachable!("not a rule for unended work: {other:?}"),
     }
 }
 
 /// Work that ended.
 fn ended(
     scene: &Scene,
-    decision: &Decision,
+    decision: &AfterEnd,
     mut v: Wording,
     turn: &str,
     end: &Event,
@@ -282,20 +295,25 @@ fn ended(
     };
     v.witness.push(witness(end, end_what));
     let at = Ended { scene, turn, end };
-    if let Decision::KilledAfterFinalized { stop, why } = decision {
-        return at.killed_after_finalized(v, stop, why);
-    }
     let printed = facts::printed(scene.tl, scene.f, end.t_ms);
-    if let Some(p) = printed {
+    // A kill after the waiter's finalization says what it needs itself.
+    let killed = matches!(decision, AfterEnd::KilledAfterFinalized { .. });
+    if let Some(p) = printed.filter(|_| !killed) {
         v.facts.push(format!(
             "the CLI printed a task_notification for `{k}` at {}",
             secs(p.t_ms)
         ));
     }
     match decision {
-        Decision::FailedOnItsOwn { why, told, .. } => failed(v, w, k, end, why, *told),
-        Decision::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
-        Decision::Woke { delivery, how } => {
+        AfterEnd::KilledAfterFinalized { stop, why } => at.killed_after_finalized(v, stop, why),
+        AfterEnd::FailedOnItsOwn { why, told, .. } => {
+            use crate::evidence::offers::Evidence;
+            let unreadable = (!scene.offers.has(Evidence::NoticeInRequests))
+                .then(|| scene.offers.why_not(Evidence::NoticeInRequests));
+            failed(v, (w, k), end, why, *told, unreadable)
+        }
+        AfterEnd::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
+        AfterEnd::Woke { delivery, how } => {
             let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
             let latency = if scene.f.end_from_notice {
                 Latency::EndUnreported
@@ -308,16 +326,16 @@ fn ended(
             };
             woke(v, (w, k), end, delivery, how, raced, latency)
         }
-        Decision::OrderBlurred {
+        AfterEnd::OrderBlurred {
             input,
             delivery,
             stall,
         } => order_blurred(v, scene, input, delivery, stall),
-        Decision::AnswersLost { first, attempts } => at.answers_lost(v, first, *attempts),
-        Decision::CutBeforeTold { cut } if scene.f.late_timer == Some(*cut) => {
+        AfterEnd::AnswersLost { first, attempts } => at.answers_lost(v, first, *attempts),
+        AfterEnd::CutBeforeTold { cut } if scene.f.late_timer == Some(*cut) => {
             late_timer(v, scene, cut, end)
         }
-        Decision::CutBeforeTold { cut } => cut_short(
+        AfterEnd::CutBeforeTold { cut } => cut_short(
             v,
             cut,
             format!(
@@ -325,18 +343,18 @@ fn ended(
                 secs(end.t_ms)
             ),
         ),
-        Decision::FinalizedBeforeEnd { stop } => {
+        AfterEnd::FinalizedBeforeEnd { stop } => {
             at.finalized_before_end(v, stop, printed.is_some())
         }
-        Decision::CrashedBeforeTold => unknown(
+        AfterEnd::CrashedBeforeTold => unknown(
             v,
             format!(
                 "the CLI exited ({}) before `{w}` could be told",
                 scene.cli_exit.clone().unwrap_or_default()
             ),
         ),
-        Decision::KilledWithSession { exit, why } => at.killed_with_session(v, exit, why),
-        Decision::TooShort { observed_ms } => unknown(
+        AfterEnd::KilledWithSession { exit, why } => at.killed_with_session(v, exit, why),
+        AfterEnd::TooShort { observed_ms } => unknown(
             v,
             format!(
                 "the run ended {:.2} s after `{k}` did, less than the {:.2} s settle window",
@@ -344,17 +362,36 @@ fn ended(
                 scene.settle_ms / 1000.0
             ),
         ),
-        Decision::PrintedNotDelivered {
+        AfterEnd::PrintedNotDelivered {
             printed,
             observed_ms,
         } => at.printed_not_delivered(v, printed, *observed_ms),
-        Decision::NeverFired { observed_ms } => at.never_fired(v, *observed_ms),
-        Decision::LostInRestart {
+        AfterEnd::NeverFired { observed_ms } => at.never_fired(v, *observed_ms),
+        AfterEnd::FiringUnseen { observed_ms, why } => unknown(
+            v,
+            format!(
+                "`{k}` ended at {} and no request of `{w}` carried its notification in the {:.2} s that followed, but {why}: whether a notification fired (H1) or waited (H2, H3) is not observable",
+                secs(end.t_ms),
+                observed_ms / 1000.0
+            ),
+        ),
+        AfterEnd::NoticeUnreadable { request, why } => {
+            v.witness
+                .push(witness(request, format!("`{w}` makes a request")));
+            unknown(
+                v,
+                format!(
+                    "`{k}` ended at {} and `{w}` made a model request at {}, but {why}: whether that request carried the notification is not known",
+                    secs(end.t_ms),
+                    secs(request.t_ms)
+                ),
+            )
+        }
+        AfterEnd::LostInRestart {
             restart,
             stale,
             observed_ms,
         } => at.lost_in_restart(v, how, restart, *stale, *observed_ms),
-        other => unreachable!("not a rule for ended work: {other:?}"),
     }
 }
 
@@ -542,20 +579,22 @@ fn end_words(how: &WorkEnd) -> String {
     }
 }
 
+/// `unreadable`: why the version's notices in a request cannot be read, where they cannot
+/// (then "never told" is not observed, and is not said).
 fn failed(
     mut v: Wording,
-    w: &str,
-    k: &str,
+    (w, k): (&str, &str),
     end: &Event,
     why: &str,
     told: Option<&Event>,
+    unreadable: Option<String>,
 ) -> Wording {
     v.facts.push(format!(
         "`{k}` failed on its own ({why}) at {}",
         secs(end.t_ms)
     ));
-    match told {
-        Some(d) => {
+    match (told, unreadable) {
+        (Some(d), _) => {
             v.witness
                 .push(witness(d, format!("`{w}` is told of the failure")));
             v.facts.push(format!(
@@ -570,7 +609,16 @@ fn failed(
                 latency(end, d) / 1000.0
             );
         }
-        None => {
+        (None, Some(unreadable)) => {
+            v.facts.push(format!(
+                "whether `{w}` was told that `{k}` failed is not observable: {unreadable}"
+            ));
+            v.explanation = format!(
+                "`{k}` failed on its own at {} ({why}). Whether `{w}` was told is not observable: {unreadable}.",
+                secs(end.t_ms)
+            );
+        }
+        (None, None) => {
             v.facts
                 .push(format!("`{w}` was never told that `{k}` failed"));
             v.explanation = format!(
@@ -688,7 +736,7 @@ fn woke(
                 let shown = crate::evidence::injected_gist(text);
                 v.facts.push(format!(
                     "`{w}`'s next request carried the hook's reason: “{}”",
-                    crate::evidence::normalize::truncate(shown, 120)
+                    crate::evidence::normalize::truncate(&shown, 120)
                 ));
             }
             "woken after a hook blocked its stop and it kept working"

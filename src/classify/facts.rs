@@ -186,10 +186,27 @@ fn end_told_otherwise<'a>(
         })
         .find(|stop| !continued_after(timeline, work, stop))
         .map(|stop| (stop, WorkEnd::Completed));
-    match (notice, finalized) {
+    let reported = match (notice, finalized) {
         (Some(n), Some(f)) if f.0.t_ms < n.0.t_ms => Some(f),
         (notice, finalized) => notice.or(finalized),
-    }
+    };
+    reported.or_else(|| {
+        let last = last_turn_end(timeline, work).filter(|e| in_run(e))?;
+        is_agent.then_some((last, WorkEnd::Completed))
+    })
+}
+
+/// An agent's last turn end, when nothing of it followed (no request of its own after): its
+/// script's final answer, as the fake API served it. The one end of a background agent every
+/// version shows, whatever it prints (2.1.0 prints no task line and names no subagent in its
+/// hooks).
+pub fn last_turn_end<'a>(timeline: &'a Timeline, agent: &str) -> Option<&'a Event> {
+    let last = timeline.iter().filter(|e| e.is_request_by(agent)).last()?;
+    timeline.iter().find(|e| {
+        e.t_ms >= last.t_ms
+            && e.agent.as_deref() == Some(agent)
+            && matches!(e.kind, EventKind::TurnEnded { .. })
+    })
 }
 
 /// The first request (of any agent) carrying a notification of the work's end, as the end

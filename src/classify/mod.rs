@@ -89,6 +89,8 @@ pub struct Input<'a> {
     /// Raw hook payloads and stream lines (for checks' `payload.` and `line.` paths).
     pub raw: &'a checks::RawSources,
     pub settle_ms: f64,
+    /// What the run's CLI version can tell at all (`evidence::offers`).
+    pub offers: &'a crate::evidence::offers::Offers,
 }
 
 /// A run's judgement: its outcome, each pair's verdict, each check's result.
@@ -273,6 +275,12 @@ pub fn judge_run(
     plan: &Plan,
     raw: &checks::RawSources,
 ) -> Judgement {
+    use crate::evidence::offers::Offers;
+    let offers = match info.backend {
+        crate::backend::BackendKind::Claude => Offers::of_claude(&info.cli_version, info.mode),
+        crate::backend::BackendKind::Sim { .. } => Offers::all(),
+        crate::backend::BackendKind::Opencode => Offers::of_opencode(&info.cli_version),
+    };
     let judgement = judge(&Input {
         timeline,
         end: &info.end,
@@ -282,6 +290,7 @@ pub fn judge_run(
         invariants: &plan.invariants,
         raw,
         settle_ms: plan.driver.settle.as_secs_f64() * 1000.0,
+        offers: &offers,
     });
     Judgement {
         faults: faults::judge(timeline, &plan.faults),
@@ -324,6 +333,7 @@ fn classify_pair(input: &Input, observed: &Timeline, watch: &Watch) -> Verdict {
         started: f.started,
         cli_exit: input.cli_exit.map(|e| e.describe()),
         settle_ms: input.settle_ms,
+        offers: input.offers,
     };
     let decision = match f.started {
         None => rules::Decision::NeverStarted,

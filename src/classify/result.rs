@@ -56,9 +56,13 @@ impl RunResult {
             .iter()
             .any(|c| c.passed.is_some() || c.vacuous)
             .then(|| judgement.checks_pass());
-        // A broken invariant, or a fault that never hit, fails the run whatever its verdict.
-        let whole =
-            judgement.failing_invariants().is_empty() && judgement.missed_faults().is_empty();
+        // A broken invariant, a fault that never hit, or an integration that had to be
+        // stopped fails the run whatever its verdict (an interrupted run is the user's).
+        let integration_ok = info.end == crate::evidence::run::EndReason::Interrupted
+            || info.integration.as_ref().is_none_or(|i| i.by_itself);
+        let whole = judgement.failing_invariants().is_empty()
+            && judgement.missed_faults().is_empty()
+            && integration_ok;
         let matches_expect = match (verdict_ok, checks_ok) {
             (None, None) if whole => None,
             (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true) && whole),
@@ -70,6 +74,46 @@ impl RunResult {
             expect,
             matches_expect,
         }
+    }
+
+    /// Why the run does not match what its scenario expects, each reason in words: the
+    /// verdict, each check that missed (and the layer it puts the fault in), each invariant
+    /// broken that the scenario does not say it may break. Empty when it matches.
+    pub fn failures(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if let Some(e) = self
+            .expect
+            .as_ref()
+            .filter(|e| !e.allows(self.judgement.outcome))
+        {
+            why.push(format!(
+                "verdict `{}` where the scenario expects `{e}`",
+                self.judgement.outcome
+            ));
+        }
+        for c in self.judgement.missed_checks() {
+            let layer = c
+                .layer
+                .map(|l| format!(" (at fault: {})", l.words()))
+                .unwrap_or_default();
+            let observed = if c.vacuous {
+                "nothing (vacuous)".to_string()
+            } else {
+                format!("`{}`", c.observed)
+            };
+            why.push(format!(
+                "check “{}” observed {observed} where the scenario expects `{}`{layer}",
+                c.name,
+                c.expected.as_deref().unwrap_or_default()
+            ));
+        }
+        for i in self.judgement.failing_invariants() {
+            why.push(format!(
+                "invariant “{}” broke (observed `{}`)",
+                i.name, i.observed
+            ));
+        }
+        why
     }
 
     /// The folder-independent identity of the cell this run belongs to.
@@ -110,10 +154,34 @@ pub struct CellSummary {
     /// the cell fails whatever else it shows.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub contradicted_runs: usize,
+    /// How many of its runs did not match what the scenario expects.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_runs: usize,
+    /// Why they did not, each reason once ([`RunResult::failures`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// Why its runs have an issue draft to file, each reason once: what the CLI did other than
+    /// what the scenario wants ([`super::filing::bug_reasons`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<String>,
+    /// The run folders with a draft to file (`title.txt`), relative to the summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drafts: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// Each item once, in first-seen order.
+fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
 
 impl CellSummary {
@@ -442,6 +510,23 @@ impl Summary {
                     .iter()
                     .filter(|(r, _)| !r.judgement.contradictions().is_empty())
                     .count(),
+                failed_runs: group
+                    .iter()
+                    .filter(|(r, _)| r.matches_expect == Some(false))
+                    .count(),
+                failures: distinct(group.iter().flat_map(|(r, _)| r.failures())),
+                bugs: distinct(
+                    group
+                        .iter()
+                        .flat_map(|(r, _)| super::filing::bug_reasons(&r.run, &r.judgement)),
+                ),
+                drafts: group
+                    .iter()
+                    .filter(|(r, _)| {
+                        super::filing::filing(&r.run, &r.judgement) == super::filing::Filing::Bug
+                    })
+                    .map(|(_, d)| d.clone())
+                    .collect(),
             });
         }
         Summary {
@@ -480,10 +565,20 @@ impl Summary {
         (self.cells.len() - failed, failed, regressions)
     }
 
-    /// `N passed, N failed (N regressions)`: the invocation's closing line.
+    /// `N passed, N failed (N regressions)`: the invocation's closing line. Cells of repeated
+    /// runs are counted by run too: one bad run of twelve is one failed run, eleven passed.
     pub fn closing_line(&self) -> String {
         let (passed, failed, regressions) = self.tally();
-        let mut line = format!("{passed} passed, {failed} failed");
+        let runs: usize = self.cells.iter().map(|c| c.runs).sum();
+        let mut line = if runs > self.cells.len() {
+            let failed_runs: usize = self.cells.iter().map(|c| c.failed_runs).sum();
+            format!(
+                "runs: {} passed, {failed_runs} failed; cells (one passes when all its runs do): {passed} passed, {failed} failed",
+                runs - failed_runs
+            )
+        } else {
+            format!("{passed} passed, {failed} failed")
+        };
         if self.cells.iter().any(|c| c.baseline.is_some()) {
             let noun = if regressions == 1 {
                 "regression"

@@ -4,16 +4,35 @@
 
 use super::facts::{self, Facts, WorkEnd};
 use super::{Input, Outcome};
+use crate::evidence::offers::Evidence;
 use crate::evidence::run::EndReason;
 use crate::evidence::{Event, EventKind, Source, Timeline};
 
-/// What decided a verdict, with the events that decide it.
+/// What decided a verdict, with the events that decide it: before the rules (no start, a
+/// script that ran out), or a rule for work that did not end, or one for work that did. Each
+/// family is its own type, so the wording of each is one exhaustive match.
 #[derive(Debug, Clone)]
 pub enum Decision<'a> {
     /// No tool call, task or process for the work.
     NeverStarted,
     /// The waiter asked past the end of its script before the work ended.
     ScriptExhausted { exhausted: &'a Event },
+    /// The work did not end while the run was the CLI's own.
+    Unended(Unended<'a>),
+    /// The work ended (at `end.event`, `end.how`), and what followed.
+    Ended { end: End<'a>, why: AfterEnd<'a> },
+}
+
+/// The work's end, as the facts found it.
+#[derive(Debug, Clone, Copy)]
+pub struct End<'a> {
+    pub event: &'a Event,
+    pub how: &'a WorkEnd,
+}
+
+/// The decisions on work that did not end while the run was the CLI's own.
+#[derive(Debug, Clone)]
+pub enum Unended<'a> {
     /// The work outlived the bound its scenario declares (H4, hung).
     Hung { overdue: &'a Event },
     /// The harness cut the run short before the work ended.
@@ -27,6 +46,11 @@ pub enum Decision<'a> {
     OrphanedAtExit { stop: &'a Event },
     /// The run ended before the work did, for no reason above.
     OutlivedRun { run_end_t: f64 },
+}
+
+/// The decisions on work that ended.
+#[derive(Debug, Clone)]
+pub enum AfterEnd<'a> {
     /// The work failed on its own (H4), and the waiter was told or not.
     FailedOnItsOwn {
         why: String,
@@ -69,6 +93,12 @@ pub enum Decision<'a> {
     },
     /// Nothing anywhere (H1).
     NeverFired { observed_ms: f64 },
+    /// Nothing anywhere, but this version prints nothing that would show a notification fire:
+    /// H1 cannot be told from H2 or H3.
+    FiringUnseen { observed_ms: f64, why: String },
+    /// The waiter made requests after the work ended, but this version's notices in a request
+    /// are not in a form the harness reads: whether one carried it is not known.
+    NoticeUnreadable { request: &'a Event, why: String },
     /// The harness crashed the CLI while the work ran and started it again; the work's real
     /// end was never reported (H1). The restarted CLI may have called it stopped (`stale`).
     LostInRestart {
@@ -82,35 +112,21 @@ impl Decision<'_> {
     /// The outcome this decision gives: the one place a rule's decision becomes a verdict.
     pub fn outcome(&self) -> Outcome {
         match self {
-            Decision::Hung { .. } | Decision::FailedOnItsOwn { .. } => Outcome::ChildFailed,
-            Decision::OrphanedAtExit { .. }
-            | Decision::KilledAfterFinalized { .. }
-            | Decision::FinalizedBeforeEnd { .. }
-            | Decision::KilledWithSession { .. }
-            | Decision::PrintedNotDelivered { .. } => Outcome::NotResumable,
-            Decision::Queued { .. } => Outcome::QueuedUntilInput,
-            Decision::Woke { .. } => Outcome::Woke,
-            Decision::NeverFired { .. } | Decision::LostInRestart { .. } => Outcome::NeverFired,
-            Decision::NeverStarted
-            | Decision::ScriptExhausted { .. }
-            | Decision::CutBeforeEnd { .. }
-            | Decision::CrashedBeforeEnd
-            | Decision::EndUnseen
-            | Decision::OutlivedRun { .. }
-            | Decision::AnswersLost { .. }
-            | Decision::CutBeforeTold { .. }
-            | Decision::CrashedBeforeTold
-            | Decision::OrderBlurred { .. }
-            | Decision::TooShort { .. } => Outcome::Unknown,
+            Decision::NeverStarted | Decision::ScriptExhausted { .. } => Outcome::Unknown,
+            Decision::Unended(u) => u.outcome(),
+            Decision::Ended { why, .. } => why.outcome(),
         }
     }
 
     /// From the work's end to the request that told the waiter, where one did and the harness
     /// ran throughout (a stall in between stamps the request late: not measured).
     pub fn latency_ms(&self, tl: &Timeline, f: &Facts) -> Option<f64> {
-        let told = match self {
-            Decision::Woke { delivery, .. } | Decision::Queued { delivery, .. } => *delivery,
-            Decision::FailedOnItsOwn { told, .. } => (*told)?,
+        let Decision::Ended { why, .. } = self else {
+            return None;
+        };
+        let told = match why {
+            AfterEnd::Woke { delivery, .. } | AfterEnd::Queued { delivery, .. } => *delivery,
+            AfterEnd::FailedOnItsOwn { told, .. } => (*told)?,
             _ => return None,
         };
         let (end, _) = f.end.as_ref()?;
@@ -118,6 +134,41 @@ impl Decision<'_> {
             return None;
         }
         Some(facts::latency(end, told))
+    }
+}
+
+impl Unended<'_> {
+    fn outcome(&self) -> Outcome {
+        match self {
+            Unended::Hung { .. } => Outcome::ChildFailed,
+            Unended::OrphanedAtExit { .. } => Outcome::NotResumable,
+            Unended::CutBeforeEnd { .. }
+            | Unended::CrashedBeforeEnd
+            | Unended::EndUnseen
+            | Unended::OutlivedRun { .. } => Outcome::Unknown,
+        }
+    }
+}
+
+impl AfterEnd<'_> {
+    fn outcome(&self) -> Outcome {
+        match self {
+            AfterEnd::FailedOnItsOwn { .. } => Outcome::ChildFailed,
+            AfterEnd::KilledAfterFinalized { .. }
+            | AfterEnd::FinalizedBeforeEnd { .. }
+            | AfterEnd::KilledWithSession { .. }
+            | AfterEnd::PrintedNotDelivered { .. } => Outcome::NotResumable,
+            AfterEnd::Queued { .. } => Outcome::QueuedUntilInput,
+            AfterEnd::Woke { .. } => Outcome::Woke,
+            AfterEnd::NeverFired { .. } | AfterEnd::LostInRestart { .. } => Outcome::NeverFired,
+            AfterEnd::AnswersLost { .. }
+            | AfterEnd::CutBeforeTold { .. }
+            | AfterEnd::CrashedBeforeTold
+            | AfterEnd::OrderBlurred { .. }
+            | AfterEnd::FiringUnseen { .. }
+            | AfterEnd::NoticeUnreadable { .. }
+            | AfterEnd::TooShort { .. } => Outcome::Unknown,
+        }
     }
 }
 
@@ -142,24 +193,26 @@ pub struct Ctx<'a> {
     pub crashed: bool,
 }
 
-type Rule = for<'a> fn(&Ctx<'a>) -> Option<Decision<'a>>;
+type UnendedRule = for<'a> fn(&Ctx<'a>) -> Option<Unended<'a>>;
+type EndedRule = for<'a> fn(&Ctx<'a>, End<'a>) -> Option<AfterEnd<'a>>;
 
-/// Rules for work that did not end while the run was the CLI's own.
-const UNENDED: &[Rule] = &[
+/// Rules for work that did not end while the run was the CLI's own; [`outlived_run`] decides
+/// when none of them does.
+const UNENDED: &[UnendedRule] = &[
     hung,
     cut_before_end,
     crashed_before_end,
     end_unseen,
     orphaned_at_exit,
-    outlived_run,
 ];
 
-/// Rules for work that ended, given how.
-const ENDED: &[Rule] = &[
+/// Rules for work that ended, given how; [`never_fired`] decides when none of them does.
+const ENDED: &[EndedRule] = &[
     failed_on_its_own,
     told,
     answers_lost,
     cut_before_told,
+    notice_unreadable,
     lost_in_restart,
     killed_after_finalized,
     finalized_before_end,
@@ -167,28 +220,33 @@ const ENDED: &[Rule] = &[
     killed_with_session,
     too_short,
     printed_not_delivered,
-    never_fired,
 ];
 
 pub fn decide<'a>(ctx: &Ctx<'a>) -> Decision<'a> {
     if let Some(d) = script_exhausted(ctx) {
         return d;
     }
-    let rules = if ctx.f.end.is_some() { ENDED } else { UNENDED };
-    rules
-        .iter()
-        .find_map(|rule| rule(ctx))
-        .expect("the last rule of each list always decides")
+    match &ctx.f.end {
+        Some((event, how)) => {
+            let end = End { event, how };
+            let why = ENDED
+                .iter()
+                .find_map(|rule| rule(ctx, end))
+                .unwrap_or_else(|| never_fired(ctx, end));
+            Decision::Ended { end, why }
+        }
+        None => Decision::Unended(
+            UNENDED
+                .iter()
+                .find_map(|rule| rule(ctx))
+                .unwrap_or_else(|| outlived_run(ctx)),
+        ),
+    }
 }
 
 /// The time the decision is about: the work's end, else the last event.
 pub fn decision_t(f: &Facts) -> f64 {
     f.end.as_ref().map(|(e, _)| e.t_ms).unwrap_or(f.last_t)
-}
-
-fn end<'a>(ctx: &Ctx<'a>) -> (&'a Event, &'a WorkEnd) {
-    let (e, how) = ctx.f.end.as_ref().expect("an ENDED rule");
-    (*e, how)
 }
 
 fn script_exhausted<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
@@ -200,21 +258,21 @@ fn run_end_t(ctx: &Ctx) -> f64 {
     ctx.f.run_end.map(|e| e.t_ms).unwrap_or(ctx.f.last_t)
 }
 
-fn hung<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    ctx.f.overdue.map(|overdue| Decision::Hung { overdue })
+fn hung<'a>(ctx: &Ctx<'a>) -> Option<Unended<'a>> {
+    ctx.f.overdue.map(|overdue| Unended::Hung { overdue })
 }
 
-fn cut_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    ctx.f.cut.map(|cut| Decision::CutBeforeEnd { cut })
+fn cut_before_end<'a>(ctx: &Ctx<'a>) -> Option<Unended<'a>> {
+    ctx.f.cut.map(|cut| Unended::CutBeforeEnd { cut })
 }
 
-fn crashed_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    ctx.crashed.then_some(Decision::CrashedBeforeEnd)
+fn crashed_before_end<'a>(ctx: &Ctx<'a>) -> Option<Unended<'a>> {
+    ctx.crashed.then_some(Unended::CrashedBeforeEnd)
 }
 
 /// An agent's end is only ever seen in the task lines of a printing session; an interactive
 /// session prints none, and its tracker is none of ours.
-fn end_unseen<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+fn end_unseen<'a>(ctx: &Ctx<'a>) -> Option<Unended<'a>> {
     let agent = matches!(
         &ctx.started.kind,
         EventKind::ToolCall { spawn: Some(_), .. }
@@ -223,26 +281,26 @@ fn end_unseen<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
         .tl
         .iter()
         .any(|e| matches!(e.source, Source::Stream | Source::Sdk));
-    (agent && !printed).then_some(Decision::EndUnseen)
+    (agent && !printed).then_some(Unended::EndUnseen)
 }
 
-fn orphaned_at_exit<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+fn orphaned_at_exit<'a>(ctx: &Ctx<'a>) -> Option<Unended<'a>> {
     let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, run_end_t(ctx))?;
-    Some(Decision::OrphanedAtExit { stop })
+    Some(Unended::OrphanedAtExit { stop })
 }
 
-fn outlived_run<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    Some(Decision::OutlivedRun {
+fn outlived_run<'a>(ctx: &Ctx<'a>) -> Unended<'a> {
+    Unended::OutlivedRun {
         run_end_t: run_end_t(ctx),
-    })
+    }
 }
 
-fn failed_on_its_own<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, how) = end(ctx);
+fn failed_on_its_own<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let End { event: end, how } = at;
     let WorkEnd::Failed(why) = how else {
         return None;
     };
-    Some(Decision::FailedOnItsOwn {
+    Some(AfterEnd::FailedOnItsOwn {
         why: why.clone(),
         told: facts::delivery(ctx.tl, ctx.f, told_from(ctx, end)),
     })
@@ -257,18 +315,18 @@ fn told_from(ctx: &Ctx, end: &Event) -> f64 {
 
 /// Runs after `told`: no request brought the notification with an answer, but some did
 /// without one (every answer broken by an injected fault).
-fn answers_lost<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, _) = end(ctx);
+fn answers_lost<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let end = at.event;
     let lost = facts::lost_deliveries(ctx.tl, ctx.f, told_from(ctx, end));
     let first = *lost.first()?;
-    Some(Decision::AnswersLost {
+    Some(AfterEnd::AnswersLost {
         first,
         attempts: lost.len(),
     })
 }
 
-fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, _) = end(ctx);
+fn told<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let end = at.event;
     let delivery = facts::delivery(ctx.tl, ctx.f, told_from(ctx, end))?;
     let w = ctx.f.waiter;
     if let Some(input) = facts::queueing_input(ctx.tl, w, end.t_ms, delivery) {
@@ -278,13 +336,13 @@ fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
         if let Some(stall) = facts::stall_between(ctx.tl, end.t_ms, delivery.t_ms)
             && by_order
         {
-            return Some(Decision::OrderBlurred {
+            return Some(AfterEnd::OrderBlurred {
                 input,
                 delivery,
                 stall,
             });
         }
-        return Some(Decision::Queued { input, delivery });
+        return Some(AfterEnd::Queued { input, delivery });
     }
     let finalized = facts::finalized_before(ctx.tl, w, end.t_ms);
     let how =
@@ -297,42 +355,42 @@ fn told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
         } else {
             Woken::Live
         };
-    Some(Decision::Woke { delivery, how })
+    Some(AfterEnd::Woke { delivery, how })
 }
 
 /// Every rule after this one decides on something that did not happen (no request, no
 /// notice): that needs the rest of the run, which a cut run does not have.
-fn cut_before_told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    ctx.f.cut.map(|cut| Decision::CutBeforeTold { cut })
+fn cut_before_told<'a>(ctx: &Ctx<'a>, _: End<'a>) -> Option<AfterEnd<'a>> {
+    ctx.f.cut.map(|cut| AfterEnd::CutBeforeTold { cut })
 }
 
-fn killed_after_finalized<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, how) = end(ctx);
+fn killed_after_finalized<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let End { event: end, how } = at;
     let WorkEnd::Killed(why) = how else {
         return None;
     };
     let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, end.t_ms)?;
-    Some(Decision::KilledAfterFinalized {
+    Some(AfterEnd::KilledAfterFinalized {
         stop,
         why: why.clone(),
     })
 }
 
-fn finalized_before_end<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, _) = end(ctx);
+fn finalized_before_end<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let end = at.event;
     let stop = facts::finalized_before(ctx.tl, ctx.f.waiter, end.t_ms)?;
-    Some(Decision::FinalizedBeforeEnd { stop })
+    Some(AfterEnd::FinalizedBeforeEnd { stop })
 }
 
-fn crashed_before_told<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (_, how) = end(ctx);
-    (ctx.crashed && !matches!(how, WorkEnd::Killed(_))).then_some(Decision::CrashedBeforeTold)
+fn crashed_before_told<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let how = at.how;
+    (ctx.crashed && !matches!(how, WorkEnd::Killed(_))).then_some(AfterEnd::CrashedBeforeTold)
 }
 
 /// The CLI killed the work and ended the session: the kill is the session's end reaching the
 /// work, and the waiter ends with the session.
-fn killed_with_session<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (_, how) = end(ctx);
+fn killed_with_session<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let how = at.how;
     let WorkEnd::Killed(why) = how else {
         return None;
     };
@@ -340,51 +398,74 @@ fn killed_with_session<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
         .f
         .run_end
         .filter(|e| matches!(e.kind, EventKind::CliExited { .. }))?;
-    Some(Decision::KilledWithSession {
+    Some(AfterEnd::KilledWithSession {
         exit,
         why: why.clone(),
     })
 }
 
 /// How long the run went on after the work ended.
-fn observed_after_end(ctx: &Ctx) -> f64 {
-    let (end, _) = end(ctx);
-    run_end_t(ctx) - end.t_ms
+fn observed_after_end(ctx: &Ctx, at: End) -> f64 {
+    run_end_t(ctx) - at.event.t_ms
 }
 
-fn too_short<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let observed_ms = observed_after_end(ctx);
-    (observed_ms < ctx.input.settle_ms).then_some(Decision::TooShort { observed_ms })
+fn too_short<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let observed_ms = observed_after_end(ctx, at);
+    (observed_ms < ctx.input.settle_ms).then_some(AfterEnd::TooShort { observed_ms })
 }
 
 /// Before the rules on finalized waiters: when the harness crashed the CLI while the work ran,
 /// what the waiter's state was in the killed process no longer decides anything. Like every
 /// rule on something not happening, it needs the settle window after the work's end.
-fn lost_in_restart<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
+fn lost_in_restart<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
     let restart = ctx.f.restart?;
-    let observed_ms = observed_after_end(ctx);
+    let observed_ms = observed_after_end(ctx, at);
     if observed_ms < ctx.input.settle_ms {
-        return Some(Decision::TooShort { observed_ms });
+        return Some(AfterEnd::TooShort { observed_ms });
     }
-    Some(Decision::LostInRestart {
+    Some(AfterEnd::LostInRestart {
         restart,
         stale: ctx.f.stale_stop.map(|(_, notice)| notice),
         observed_ms,
     })
 }
 
-fn printed_not_delivered<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    let (end, _) = end(ctx);
+fn printed_not_delivered<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let end = at.event;
     let printed = facts::printed(ctx.tl, ctx.f, end.t_ms)?;
-    Some(Decision::PrintedNotDelivered {
+    Some(AfterEnd::PrintedNotDelivered {
         printed,
-        observed_ms: observed_after_end(ctx),
+        observed_ms: observed_after_end(ctx, at),
     })
 }
 
-fn never_fired<'a>(ctx: &Ctx<'a>) -> Option<Decision<'a>> {
-    Some(Decision::NeverFired {
-        observed_ms: observed_after_end(ctx),
+fn never_fired<'a>(ctx: &Ctx<'a>, at: End<'a>) -> AfterEnd<'a> {
+    let observed_ms = observed_after_end(ctx, at);
+    let offers = ctx.input.offers;
+    if !offers.has(Evidence::NotificationLine) {
+        return AfterEnd::FiringUnseen {
+            observed_ms,
+            why: offers.why_not(Evidence::NotificationLine),
+        };
+    }
+    AfterEnd::NeverFired { observed_ms }
+}
+
+/// Every rule after this one reads "no request carried the notice": that needs a version whose
+/// notices in a request the harness can read, or a waiter that made no request after the end.
+fn notice_unreadable<'a>(ctx: &Ctx<'a>, at: End<'a>) -> Option<AfterEnd<'a>> {
+    let offers = ctx.input.offers;
+    if offers.has(Evidence::NoticeInRequests) {
+        return None;
+    }
+    let end = at.event;
+    let request = ctx
+        .tl
+        .iter()
+        .find(|e| e.t_ms > end.t_ms && e.is_request_by(ctx.f.waiter))?;
+    Some(AfterEnd::NoticeUnreadable {
+        request,
+        why: offers.why_not(Evidence::NoticeInRequests),
     })
 }
 

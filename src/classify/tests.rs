@@ -119,6 +119,7 @@ fn judge_events(events: Vec<Event>, waiter: &str, end: EndReason) -> Judgement {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     })
 }
 
@@ -234,6 +235,7 @@ fn a_crash_or_an_exhausted_script_is_unknown_with_its_reason() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(j.outcome, Outcome::Unknown);
     assert!(
@@ -281,6 +283,7 @@ fn no_background_work_is_unknown() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 1000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(j.outcome, Outcome::Unknown);
 }
@@ -650,12 +653,18 @@ proptest! {
         if !started {
             prop_assert_eq!(j.outcome, Outcome::Unknown);
         }
-        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], raw: &Default::default(), settle_ms: 0.0 });
+        let _ = judge(&Input { timeline: &Timeline::new(events), end: &EndReason::Ceiling, cli_exit: None, watch: &[], checks: &[], invariants: &[], raw: &Default::default(), settle_ms: 0.0, offers: &crate::evidence::offers::Offers::all() });
     }
 }
 
 fn arbitrary_event() -> impl Strategy<Value = Event> {
-    let agent = prop_oneof![Just(None), Just(Some("main")), Just(Some("worker"))];
+    // `bg` as an agent too: the work spawned as a background agent, with events of its own.
+    let agent = prop_oneof![
+        Just(None),
+        Just(Some("main")),
+        Just(Some("worker")),
+        Just(Some("bg"))
+    ];
     let kind = prop_oneof![base_kind(), rarer_kind()];
     (0.0f64..10_000.0, agent, kind).prop_map(|(t, agent, kind)| ev(t, Source::Api, agent, kind))
 }
@@ -884,6 +893,7 @@ fn check_that(passed: Option<bool>) -> crate::checks::CheckResult {
         matched: vec![],
         vacuous: false,
         may_break: None,
+        describes: None,
         layer: None,
     }
 }
@@ -1364,6 +1374,7 @@ fn another_works_hang_cuts_the_run_short_for_the_rest() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     let bg = &j.verdicts[0];
     assert_eq!(bg.outcome, Outcome::Unknown, "{}", bg.explanation);
@@ -1650,6 +1661,7 @@ fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 3000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     let v = &j.verdicts[0];
     assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
@@ -1710,6 +1722,7 @@ fn a_crash_with_the_work_running_is_unknown() {
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 2000.0,
+        offers: &crate::evidence::offers::Offers::all(),
     });
     assert_eq!(
         j.verdicts[0].reason.as_deref(),
@@ -2121,7 +2134,12 @@ fn the_self_check_catches_claims_the_paused_run_contradicts() {
         .iter()
         .find(|e| matches!(e.kind, EventKind::WorkOverdue { .. }))
         .unwrap();
-    let hung = audit::audit(&timeline, &f, &rules::Decision::Hung { overdue }).unwrap();
+    let hung = audit::audit(
+        &timeline,
+        &f,
+        &rules::Decision::Unended(rules::Unended::Hung { overdue }),
+    )
+    .unwrap();
     assert_eq!(hung.claim, "`bg` had not ended when its hang bound passed");
     assert!(
         hung.fact
@@ -2131,7 +2149,7 @@ fn the_self_check_catches_claims_the_paused_run_contradicts() {
     let silent = audit::audit(
         &timeline,
         &f,
-        &rules::Decision::NeverFired { observed_ms: 0.0 },
+        &ended_as(&f, rules::AfterEnd::NeverFired { observed_ms: 0.0 }),
     )
     .unwrap();
     assert_eq!(silent.claim, "`main` was never told of `bg`");
@@ -2168,6 +2186,7 @@ fn decisions_of(
         invariants: &[],
         raw: &Default::default(),
         settle_ms: 0.0,
+        offers: &crate::evidence::offers::Offers::all(),
     };
     let d = rules::decide(&rules::Ctx {
         input: &input,
@@ -2213,8 +2232,8 @@ proptest! {
         let watch = Watch { waiter: case.waiter.into(), work: "bg".into(), hang_after: None };
         let f = facts::gather(&observed, &watch, case.end);
         let planted = [
-            rules::Decision::NeverFired { observed_ms: 0.0 },
-            rules::Decision::PrintedNotDelivered { printed: f.started.unwrap(), observed_ms: 0.0 },
+            ended_as(&f, rules::AfterEnd::NeverFired { observed_ms: 0.0 }),
+            ended_as(&f, rules::AfterEnd::PrintedNotDelivered { printed: f.started.unwrap(), observed_ms: 0.0 }),
         ];
         for d in planted {
             let c = audit::audit(&tl, &f, &d);
@@ -2233,6 +2252,73 @@ fn every_decision_is_audited() {
     events.push(request(1100.0, "main", 3, &["b1"]));
     let decided = decisions_of(&Timeline::new(events), EndReason::Finished, "main");
     assert_eq!(decided.len(), 1);
-    assert!(decided[0].0.starts_with("Woke"), "{decided:?}");
+    assert!(decided[0].0.contains("why: Woke"), "{decided:?}");
     assert_eq!(decided[0].1, None);
+}
+
+/// What a version cannot print shows nothing by its absence: on 2.1.0 (no task lines, no
+/// `<task-notification>` in requests) silence after the work's end is no H1, and a request the
+/// waiter made after it may have carried a notice in a form the harness does not read.
+#[test]
+fn an_absence_the_version_cannot_show_is_no_verdict() {
+    let judge_on = |events: Vec<Event>, version: &str| {
+        let timeline = Timeline::new(events);
+        let offers = crate::evidence::offers::Offers::of_claude(
+            version,
+            crate::scenario::DriverMode::Session,
+        );
+        judge(&Input {
+            timeline: &timeline,
+            end: &EndReason::Finished,
+            cli_exit: Some(&ExitDesc::Code(0)),
+            watch: &[Watch {
+                waiter: "main".into(),
+                work: "bg".into(),
+                hang_after: None,
+            }],
+            checks: &[],
+            invariants: &[],
+            raw: &Default::default(),
+            settle_ms: 1000.0,
+            offers: &offers,
+        })
+    };
+    let mut silent = start("main", 100.0, 200.0);
+    silent.push(track_end(1000.0, ExitDesc::Code(0)));
+    silent.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    assert_eq!(
+        judge_on(silent.clone(), "2.1.332").outcome,
+        Outcome::NeverFired
+    );
+    let old = judge_on(silent, "2.1.0");
+    assert_eq!(old.outcome, Outcome::Unknown, "{:#?}", old.verdicts);
+    assert!(
+        old.verdicts[0].reason.as_deref().unwrap().contains(
+            "but Claude Code 2.1.0 (in this driver mode) emits no task_started or task_notification line: whether a notification fired (H1) or waited (H2, H3) is not observable"
+        ),
+        "{:?}",
+        old.verdicts[0].reason
+    );
+    let mut asked = start("main", 100.0, 200.0);
+    asked.push(track_end(1000.0, ExitDesc::Code(0)));
+    asked.push(request(1500.0, "main", 3, &[]));
+    asked.push(cli_exit(5000.0, ExitDesc::Code(0)));
+    let unread = judge_on(asked, "2.1.0");
+    assert_eq!(unread.outcome, Outcome::Unknown);
+    assert!(
+        unread.verdicts[0].reason.as_deref().unwrap().contains(
+            "`main` made a model request at 1.50 s, but Claude Code 2.1.0 (in this driver mode) emits no <task-notification> in any model request"
+        ),
+        "{:?}",
+        unread.verdicts[0].reason
+    );
+}
+
+/// A decision on the ended work of `f` (it must have ended): `why`, planted by a test.
+fn ended_as<'a>(f: &'a facts::Facts<'a>, why: rules::AfterEnd<'a>) -> rules::Decision<'a> {
+    let (event, how) = f.end.as_ref().expect("the work ended");
+    rules::Decision::Ended {
+        end: rules::End { event, how },
+        why,
+    }
 }

@@ -53,6 +53,13 @@ pub enum Message<'a> {
         failed_checks: Vec<&'a str>,
         /// The folder's invariants this run broke, by name.
         broken_invariants: Vec<&'a str>,
+        /// Why the run does not match what its scenario expects, each reason in words.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        failures: Vec<String>,
+        /// Why the run has an issue draft to file (`title.txt`): what the CLI did other than
+        /// what the scenario wants.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        draft_because: Vec<String>,
         /// Where the failed checks put the fault, in a run of an integration under test
         /// (`cli`, `integration`); empty elsewhere.
         #[serde(skip_serializing_if = "Vec::is_empty")]

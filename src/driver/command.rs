@@ -17,15 +17,14 @@
 use std::path::{Path, PathBuf};
 
 use super::DriverError;
-use super::sdk::{CONFIG_ENV, ENTRY_ENV, HostLaunch};
+use super::sdk::HostLaunch;
 use crate::backend::sdk::{self, SdkVersions};
 use crate::backend::{Cli, install};
+use crate::os::env::RunVar;
 use crate::sandbox::Sandbox;
 use crate::scenario::Driver;
 use crate::scenario::mode::Host;
 
-/// The environment variable naming the CLI the integration must drive.
-pub const CLI_ENV: &str = "WAKEPROBE_CLI";
 /// The tapped CLI's name in the sandbox's `bin/`.
 const TAPPED_CLI: &str = "wp-cli";
 
@@ -76,11 +75,11 @@ pub fn prepare(
     let json = serde_json::to_vec_pretty(&config).expect("the config serializes");
     std::fs::write(&config_path, json).map_err(|e| start(&config_path, e))?;
     let mut env = vec![
-        (CONFIG_ENV.to_string(), config_path.display().to_string()),
-        (CLI_ENV.to_string(), cli_path),
+        (RunVar::SdkConfig, config_path.display().to_string()),
+        (RunVar::Cli, cli_path),
     ];
     if let Some(entry) = &installed.entry {
-        env.push((ENTRY_ENV.to_string(), entry.display().to_string()));
+        env.push((RunVar::SdkEntry, entry.display().to_string()));
     }
     // Node for a `node` integration is the one the SDK was installed for.
     let program = match first.as_str() {

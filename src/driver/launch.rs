@@ -266,6 +266,21 @@ struct SpawnParts<'a> {
     port: Option<u16>,
 }
 
+/// The scenario's `env` with each second sandboxed folder (`{{@folder:NAME}}`) made and named.
+fn with_folders(
+    env: &indexmap::IndexMap<String, String>,
+    sandbox: &Sandbox,
+) -> std::io::Result<indexmap::IndexMap<String, String>> {
+    env.iter()
+        .map(|(name, value)| {
+            let value = crate::scenario::env::fill(value, |folder| {
+                sandbox.folder(folder).map(|p| p.display().to_string())
+            })?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}
+
 /// Spawns the supervisor with the CLI under it, in the scrubbed environment (with what the
 /// runtime adds); returns it and how the CLI's standard input is used.
 fn spawn_supervised(
@@ -286,7 +301,7 @@ fn spawn_supervised(
         run_tag: parts.run_tag,
         events_socket: &parts.sandbox.events_socket(),
         pty: parts.pty.is_some(),
-        scenario_env: &plan.driver.env,
+        scenario_env: &with_folders(&plan.driver.env, parts.sandbox)?,
         sim_profile,
     });
     let runtime_env = (parts.adapter.prepare)(parts.sandbox, parts.api_url, parts.raw_dir)
@@ -298,7 +313,14 @@ fn spawn_supervised(
         port: parts.port,
     });
     let (program, args, host_env) = match parts.host {
-        Some(host) => (&host.program, host.args.clone(), host.env.clone()),
+        Some(host) => (
+            &host.program,
+            host.args.clone(),
+            host.env
+                .iter()
+                .map(|(var, value)| (var.name(), value.clone()))
+                .collect(),
+        ),
         None => {
             let mut args = start.args;
             args.extend(req.cli_args.iter().cloned());

@@ -44,12 +44,18 @@ pub enum DriverError {
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error("cannot start the run: {0}")]
     Start(String),
-    /// The CLI ended before its first model request: it could not start.
-    #[error("the CLI could not start: {program} {how}{stderr}")]
+    /// What the run started (the CLI, an integration, an SDK host) ended before the CLI's
+    /// first model request: it could not start.
+    #[error("{what} {how}{excerpt}")]
     CliDidNotStart {
-        program: String,
+        /// `the CLI could not start: PROGRAM`, `the integration `COMMAND``, `the Agent SDK
+        /// host (sdk)`.
+        what: String,
         how: String,
-        stderr: String,
+        /// `; its stderr: ` and the line that says what went wrong.
+        excerpt: String,
+        /// Its whole stderr (bounded), to keep beside the run folders.
+        log: Option<String>,
     },
 }
 
@@ -130,6 +136,8 @@ pub struct RunRequest {
     pub cancel: Cancel,
     pub status: StatusHandle,
     pub command: String,
+    /// How `command` names the scenario (see `RunInfo::reference`).
+    pub reference: Option<String>,
 }
 
 /// A finished run: what it was, what happened, and the raw evidence behind it. The sandbox
@@ -164,6 +172,7 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
     if !rec.cli_reached_the_api() && ending.reason != EndReason::Interrupted {
         return Err(did_not_start(&req, &launched, &rec, &ending));
     }
+    rec.finish();
     let info = run_info(&req, &launched, &rec, &ending);
     Ok(RunOutput {
         info,
@@ -218,54 +227,112 @@ fn late_interrupt(
     }
 }
 
-/// The setup failure for a CLI that never reached the fake API.
+/// The most of a did-not-start stderr kept beside the run folders.
+const KEPT_STDERR: usize = 64 * 1024;
+
+/// The setup failure for a run whose CLI never reached the fake API: what the run started
+/// (the CLI itself, or the integration or SDK host in its place) is named, with how it ended
+/// and the line of its stderr that says why.
 fn did_not_start(
     req: &RunRequest,
     launched: &launch::Launched,
     rec: &recorder::Recorder,
     ending: &session::Ending,
 ) -> DriverError {
-    let how = match (&rec.live.cli_exit, ending.reason) {
+    let driver = &req.plan.driver;
+    let (what, before) = match driver.mode.row().args {
+        CliArgs::ByIntegration => (
+            format!("the integration `{}`", driver.command.join(" ")),
+            "before the CLI made a model request",
+        ),
+        CliArgs::BySdk => (
+            format!("the Agent SDK host ({})", driver.mode),
+            "before the CLI made a model request",
+        ),
+        _ => (
+            format!("the CLI could not start: {}", req.cli.program.display()),
+            "before its first model request",
+        ),
+    };
+    let how = match (rec.live.supervised_exit(), ending.reason) {
         (Some((ExitDesc::Signal(s), _)), _) => format!(
-            "was killed by {} before its first model request",
+            "was killed by {} {before}",
             crate::evidence::signal_name(*s)
         ),
-        (Some((ExitDesc::Code(c), _)), _) => {
-            format!("exited with status {c} before its first model request")
-        }
-        (Some((ExitDesc::Vanished, _)), _) => "vanished before its first model request".to_string(),
+        (Some((ExitDesc::Code(c), _)), _) => format!("exited with status {c} {before}"),
+        (Some((ExitDesc::Vanished, _)), _) => format!("vanished {before}"),
         (None, EndReason::Ceiling) => "made no model request within the run's ceiling".to_string(),
         (None, _) => format!(
             "did not run ({})",
             ending.detail.as_deref().unwrap_or("no exit status")
         ),
     };
-    let stderr = ["stderr.log", "pty.raw"]
+    let log = ["stderr.log", "pty.raw"]
         .iter()
         .filter_map(|f| std::fs::read(launched.raw_dir.join(f)).ok())
         .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-        .find(|t| !t.is_empty())
+        .find(|t| !t.is_empty());
+    let excerpt = log
+        .as_deref()
         .map(|t| {
-            let tail: String = t
-                .lines()
-                .rev()
-                .take(3)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join(" / ");
             format!(
                 "; its stderr: {}",
-                crate::evidence::normalize::truncate(&tail, 300)
+                crate::evidence::normalize::truncate(&telling_lines(t), 300)
             )
         })
         .unwrap_or_default();
     DriverError::CliDidNotStart {
-        program: req.cli.program.display().to_string(),
+        what,
         how,
-        stderr,
+        excerpt,
+        // Its end, where a program says why it stopped.
+        log: log.map(|t| {
+            let skip = t.chars().count().saturating_sub(KEPT_STDERR);
+            t.chars().skip(skip).collect()
+        }),
     }
+}
+
+/// The lines of a failed program's stderr that say what went wrong: the first that names an
+/// error (a stack trace's last lines say only where), and the last line when it differs.
+fn telling_lines(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let last = lines.last().copied().unwrap_or_default();
+    let telling = [
+        "rror",
+        "ERR",
+        "xception",
+        "Traceback",
+        "fatal",
+        "panicked",
+        "not found",
+    ];
+    match lines.iter().find(|l| telling.iter().any(|w| l.contains(w))) {
+        Some(first) if *first != last => format!("{first} … {last}"),
+        Some(first) => first.to_string(),
+        None => lines[lines.len().saturating_sub(3)..].join(" / "),
+    }
+}
+
+/// Driver mode `command`: how the integration ended. It ended by itself when its exit ended
+/// the run; an exit at the harness's cleanup (a ceiling, an interruption) was the harness's.
+fn integration_ending(
+    plan: &crate::scenario::Plan,
+    rec: &recorder::Recorder,
+    ending: &session::Ending,
+) -> Option<crate::evidence::run::IntegrationEnding> {
+    if plan.driver.mode.row().args != CliArgs::ByIntegration {
+        return None;
+    }
+    Some(crate::evidence::run::IntegrationEnding {
+        exit: rec.live.integration_exit.as_ref().map(|(e, _)| e.clone()),
+        by_itself: matches!(ending.reason, EndReason::Finished | EndReason::CliEnded)
+            && rec.live.integration_exit.is_some(),
+    })
 }
 
 fn run_info(
@@ -300,6 +367,7 @@ fn run_info(
         permission_mode: plan.driver.permission_mode.clone(),
         cli_args: req.cli_args.clone(),
         sdk: launched.sdk.as_ref().map(|s| s.describe()),
+        sdk_ships_cli: launched.sdk.as_ref().and_then(|s| s.ships_cli.clone()),
         params: plan.params.clone(),
         param_ranges: plan.param_ranges.clone(),
         outside_range: plan.outside_range.clone(),
@@ -310,6 +378,7 @@ fn run_info(
         end: ending.reason,
         end_detail: ending.detail.clone(),
         cli_exit,
+        integration: integration_ending(plan, rec, ending),
         isolation: launched.isolation.clone(),
         leftovers: rec
             .events
@@ -321,12 +390,14 @@ fn run_info(
             .collect(),
         unsent_inputs: ending.unsent.clone(),
         command: req.command.clone(),
+        reference: req.reference.clone(),
         scenario_file: plan.scenario_file.clone(),
         expect: plan.expect.clone(),
         want: plan.want,
         wakeprobe_version: env!("CARGO_PKG_VERSION").to_string(),
         os: os_description(),
         complete: true,
+        incomplete: None,
     }
 }
 
@@ -356,5 +427,18 @@ mod tests {
             RunPhase::Closing
         );
         assert_eq!(RunPhase::of(DriverMode::Pty, false, 1), RunPhase::Running);
+    }
+
+    #[test]
+    fn the_stderr_line_that_says_what_went_wrong_is_chosen() {
+        let node = "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module '/x/nope.mjs'\n    at Module._resolveFilename (node:internal)\n    at async asyncRunEntryPointWithESMLoader (node:internal)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            super::telling_lines(node),
+            "Error: Cannot find module '/x/nope.mjs' … Node.js v20.20.2"
+        );
+        assert_eq!(
+            super::telling_lines("one\ntwo\nthree\nfour"),
+            "two / three / four"
+        );
     }
 }

@@ -39,6 +39,13 @@ pub struct Live {
     pub requests: usize,
     pub hooks: usize,
     pub cli_exit: Option<(ExitDesc, f64)>,
+    /// The integration's exit (driver mode `command`).
+    pub integration_exit: Option<(ExitDesc, f64)>,
+    /// The exit of the supervisor's child: the CLI, or the integration that runs it. The run
+    /// is over when it exits.
+    supervised_exit: Option<(ExitDesc, f64)>,
+    /// The supervisor's child is an integration under test, not the CLI.
+    supervises_integration: bool,
     /// A signal from outside that stopped the supervisor (its number, its time in ns).
     pub supervisor_stopped: Option<(i32, u64)>,
     /// The script called a tool this CLI does not offer: the run cannot go on as written.
@@ -64,6 +71,9 @@ impl Live {
             requests: 0,
             hooks: 0,
             cli_exit: None,
+            integration_exit: None,
+            supervised_exit: None,
+            supervises_integration: false,
             supervisor_stopped: None,
         }
     }
@@ -131,7 +141,17 @@ impl Live {
                     }
                 }
             }
-            EventKind::CliExited { exit } => self.cli_exit = Some((exit.clone(), event.t_ms)),
+            EventKind::CliExited { exit } => {
+                self.cli_exit = Some((exit.clone(), event.t_ms));
+                if !self.supervises_integration {
+                    self.supervised_exit = Some((exit.clone(), event.t_ms));
+                }
+            }
+            // The integration ran the CLI: its end ends the run (the CLI's may come first).
+            EventKind::IntegrationExited { exit } => {
+                self.supervised_exit = Some((exit.clone(), event.t_ms));
+                self.integration_exit = Some((exit.clone(), event.t_ms));
+            }
             // The killed CLI's turn and tasks went with it (its tracked processes live on,
             // still tracked): what is running is what the restarted CLI reports.
             EventKind::CliRestarted { .. } => {
@@ -166,6 +186,16 @@ impl Live {
     }
 
     /// Tasks, subagents in a turn and tracked processes still running.
+    /// Whether the supervisor's child (the CLI, or the integration that runs it) has exited.
+    pub fn supervised_ended(&self) -> bool {
+        self.supervised_exit.is_some()
+    }
+
+    /// How and when the supervisor's child (the CLI, or the integration that runs it) exited.
+    pub fn supervised_exit(&self) -> Option<&(ExitDesc, f64)> {
+        self.supervised_exit.as_ref()
+    }
+
     pub fn running(&self) -> usize {
         self.running_tasks.len() + self.running_agents.len() + self.running_tracks.len()
     }
@@ -255,9 +285,12 @@ impl Recorder {
         }
     }
 
-    /// A recorder whose stdout lines come from `source` (an SDK host's: `Source::Sdk`).
+    /// A recorder whose stdout lines come from `source` (an SDK host's: `Source::Sdk`; an
+    /// integration's: `Source::Integration`, whose own exit is then apart from the CLI's).
     pub fn reading_stdout_as(mut self, source: Source) -> Recorder {
         self.stdout_source = source;
+        self.normalizer.supervises_integration = source == Source::Integration;
+        self.live.supervises_integration = source == Source::Integration;
         self
     }
 
@@ -315,6 +348,14 @@ impl Recorder {
             _ => {}
         }
         for event in self.normalizer.wire(message) {
+            self.push(event);
+        }
+    }
+
+    /// The run is over: what the normalizer still held back is recorded (an answer whose
+    /// request never came).
+    pub fn finish(&mut self) {
+        for event in self.normalizer.finish() {
             self.push(event);
         }
     }

@@ -10,17 +10,13 @@ use std::path::{Path, PathBuf};
 use super::DriverError;
 use crate::backend::sdk::{self, SdkInstall};
 use crate::backend::{Cli, install};
+use crate::os::env::RunVar;
 use crate::sandbox::Sandbox;
 use crate::scenario::mode::Host;
 use crate::scenario::{Driver, PromptForm};
 
 const TS_HOST: &str = include_str!("sdk/host.mjs");
 const PY_HOST: &str = include_str!("sdk/host.py");
-
-/// The environment variable naming the host's config file.
-pub const CONFIG_ENV: &str = "WAKEPROBE_SDK_CONFIG";
-/// The environment variable naming the TypeScript SDK's entry module.
-pub const ENTRY_ENV: &str = "WAKEPROBE_SDK_ENTRY";
 
 /// Why an SDK mode cannot run on the simulator.
 pub const SIM_SPEAKS_NO_SDK: &str = "the simulator does not speak the Agent SDK's side of the CLI's protocol (the `initialize` request, hook callbacks, `canUseTool`): run the SDK drivers on the real CLI";
@@ -30,7 +26,8 @@ pub struct HostLaunch {
     pub sdk: SdkInstall,
     pub program: PathBuf,
     pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
+    /// The harness's variables for it, beside the run's environment.
+    pub env: Vec<(RunVar, String)>,
 }
 
 /// The host's settings, as its config file says them.
@@ -80,9 +77,9 @@ pub fn prepare(
     let config_path = dir.join("config.json");
     let json = serde_json::to_vec_pretty(&config).expect("the config serializes");
     std::fs::write(&config_path, json).map_err(|e| start(&config_path, e))?;
-    let mut env = vec![(CONFIG_ENV.to_string(), config_path.display().to_string())];
+    let mut env = vec![(RunVar::SdkConfig, config_path.display().to_string())];
     if let Some(entry) = &installed.entry {
-        env.push((ENTRY_ENV.to_string(), entry.display().to_string()));
+        env.push((RunVar::SdkEntry, entry.display().to_string()));
     }
     Ok(HostLaunch {
         program: installed.program.clone(),

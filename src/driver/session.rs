@@ -127,7 +127,7 @@ pub async fn drive(
                 }
                 Err(_) => cancel_open = false, // nobody can cancel any more
             },
-            exit = run.supervisor.wait(), if rec.live.cli_exit.is_none() => {
+            exit = run.supervisor.wait(), if !rec.live.supervised_ended() => {
                 // What the supervisor said before it went (a signal it got, the CLI's exit)
                 // decides what its end means.
                 run.socket.flush().await;
@@ -138,7 +138,7 @@ pub async fn drive(
                     }
                     rec.wire(message);
                 }
-                if rec.live.cli_exit.is_none() {
+                if !rec.live.supervised_ended() {
                     break supervisor_gone(rec, exit);
                 }
             }
@@ -173,7 +173,7 @@ pub async fn drive(
         if let Some(why) = &rec.live.tool_unavailable {
             break (EndReason::ToolUnavailable, Some(why.clone()));
         }
-        if rec.live.cli_exit.is_some() {
+        if rec.live.supervised_ended() {
             let reason = if schedule.closed() {
                 EndReason::Finished
             } else {

@@ -166,6 +166,9 @@ pub fn describe(e: &Event) -> String {
         EventKind::WorkOverdue { work, bound_s } => {
             format!("`{work}` not seen to end within its {bound_s:.1} s hang bound")
         }
+        EventKind::IntegrationExited { exit } => {
+            format!("the integration exits ({})", exit.describe())
+        }
         EventKind::HarnessStalled { until_ms } => format!(
             "the harness stalled until {} (stopped or starved): what reached it meanwhile is stamped late",
             super::secs(*until_ms)
@@ -302,9 +305,12 @@ fn describe_request(kind: &EventKind) -> String {
     if let Some(first) = tool_errors.first() {
         s.push_str(&format!(", reporting tool error “{}”", truncate(first, 70)));
     }
-    if let Some(text) = injected {
-        let shown = crate::evidence::injected_gist(text);
-        s.push_str(&format!(", with new text “{}”", truncate(shown, 70)));
+    if let Some(shown) = injected
+        .as_deref()
+        .map(crate::evidence::injected_gist)
+        .filter(|g| !g.is_empty())
+    {
+        s.push_str(&format!(", with new text “{}”", truncate(&shown, 70)));
     }
     s
 }

@@ -10,6 +10,7 @@ pub mod describe;
 pub mod integration;
 pub mod lanes;
 pub mod normalize;
+pub mod offers;
 pub mod recorder;
 pub mod run;
 pub mod runtime;
@@ -311,6 +312,9 @@ pub enum EventKind {
     /// by then. Whether it really ran past its bound is judged from the recorded stamps
     /// (`classify`), since a paused or starved harness fires its timers late.
     WorkOverdue { work: String, bound_s: f64 },
+    /// The integration under test (driver mode `command`: the program that drives the CLI)
+    /// exited; the CLI's own exit is `CliExited`.
+    IntegrationExited { exit: ExitDesc },
     /// The harness itself did not run from this moment until `until_ms` (it was stopped, or
     /// starved of CPU): what reached it meanwhile was stamped late, and its timers fired late.
     HarnessStalled { until_ms: f64 },
@@ -476,11 +480,42 @@ impl TaskStatus {
 }
 
 /// The part of a request's injected text worth showing: from a hook's feedback on when there is
-/// one (the CLI wraps it in boilerplate), else all of it.
-pub fn injected_gist(text: &str) -> &str {
-    text.find("hook feedback:")
-        .map(|i| &text[i..])
-        .unwrap_or(text)
+/// one (the CLI wraps it in boilerplate), else the text with the CLI's own `<system-reminder>`
+/// context folded away (it is in `requests/` for whoever needs it); empty when nothing else is
+/// left.
+pub fn injected_gist(text: &str) -> String {
+    if let Some(i) = text.find("hook feedback:") {
+        return text[i..].to_string();
+    }
+    let mut text = without_element(text, "system-reminder");
+    // Context the CLI adds as plain text (the list of agent types, of deferred tools): it runs
+    // to the end of what is kept.
+    if let Some(at) = CLI_CONTEXT.iter().filter_map(|m| text.find(m)).min() {
+        text.truncate(at);
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How context the CLI injects as plain text begins (2.1.332).
+const CLI_CONTEXT: [&str; 2] = [
+    "Available agent types for the Agent tool",
+    "The following deferred tools are now available via ToolSearch",
+];
+
+/// `text` with every `<tag>...</tag>` element taken out (an unclosed one to the end).
+pub fn without_element(text: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&open) {
+        out.push_str(&rest[..at]);
+        rest = match rest[at..].find(&close) {
+            Some(end) => &rest[at + end + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One event that decides a verdict or a check, described.

@@ -42,8 +42,16 @@ pub struct Normalizer {
     hooks_seen: usize,
     /// The CLI's permission requests to an integration: request id -> (tool, asking agent).
     permission_requests: HashMap<String, (String, Option<String>)>,
+    /// The ids of every control request the CLI sent, permission or not.
+    requests_read: std::collections::HashSet<String>,
+    /// An integration's answers read before the request they answer (the two pipes are read
+    /// apart): request id -> (when it was written, the line), judged once the request is read.
+    early_answers: HashMap<String, (f64, String)>,
     /// The CLI version the `init` line reported.
     pub cli_version: Option<String>,
+    /// The supervisor's child is an integration under test (driver mode `command`), which
+    /// runs the CLI under the tap: its end is the integration's, the tap reports the CLI's.
+    pub supervises_integration: bool,
 }
 
 impl Normalizer {
@@ -57,7 +65,10 @@ impl Normalizer {
             teammates: HashMap::new(),
             hooks_seen: 0,
             permission_requests: HashMap::new(),
+            requests_read: Default::default(),
+            early_answers: HashMap::new(),
             cli_version: None,
+            supervises_integration: false,
         }
     }
 
@@ -241,6 +252,7 @@ impl Normalizer {
     /// The CLI's `can_use_tool` control request to the program driving it: a permission
     /// asked (other control requests stay stream lines).
     fn permission_request(&mut self, v: &Value) -> Option<EventKind> {
+        self.requests_read.extend(str_field(v, "request_id"));
         let request = v.get("request")?;
         if str_field(request, "subtype").as_deref() != Some("can_use_tool") {
             return None;
@@ -283,9 +295,65 @@ impl Normalizer {
                     e.agent.get_or_insert_with(|| MAIN_AGENT.to_string());
                 }
             }
+            events.extend(self.answers_now_known(&events));
             return events;
         }
-        let line_type = str_field(&v, "type").unwrap_or_else(|| "non-json".into());
+        if let Some(id) = self.early_answer(&v) {
+            self.early_answers.insert(id, (t_ms, line.to_string()));
+            return vec![];
+        }
+        self.line_to_cli(t_ms, &v)
+    }
+
+    /// The request id of an answer to a permission request not read yet.
+    fn early_answer(&self, v: &Value) -> Option<String> {
+        if str_field(v, "type").as_deref() != Some("control_response") {
+            return None;
+        }
+        let id = v.get("response").and_then(|r| str_field(r, "request_id"))?;
+        (!self.requests_read.contains(&id)).then_some(id)
+    }
+
+    /// The early answers to the permission requests among `events`, now that they are read.
+    fn answers_now_known(&mut self, events: &[Event]) -> Vec<Event> {
+        let asked: Vec<String> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::PermissionAsked {
+                    request_id: Some(id),
+                    ..
+                } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        let early: Vec<(f64, String)> = asked
+            .iter()
+            .filter_map(|id| self.early_answers.remove(id))
+            .collect();
+        early
+            .into_iter()
+            .flat_map(|(t, line)| self.cli_line(t, true, &line))
+            .collect()
+    }
+
+    /// What is left when the run ends: answers whose request was never read, each kept as a
+    /// line the integration wrote to the CLI.
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut early: Vec<(f64, String)> = self.early_answers.drain().map(|(_, a)| a).collect();
+        early.sort_by(|a, b| a.0.total_cmp(&b.0));
+        early
+            .into_iter()
+            .flat_map(|(t, line)| {
+                let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                self.line_to_cli(t, &v)
+            })
+            .collect()
+    }
+
+    /// A line the integration wrote to the CLI: an answer to a permission request, or another
+    /// line (a prompt, a control request).
+    fn line_to_cli(&mut self, t_ms: f64, v: &Value) -> Vec<Event> {
+        let line_type = str_field(v, "type").unwrap_or_else(|| "non-json".into());
         let response = v.get("response").unwrap_or(&Value::Null);
         let answered = str_field(response, "request_id")
             .and_then(|id| Some((self.permission_requests.get(&id)?.clone(), id)));
@@ -308,7 +376,7 @@ impl Normalizer {
             _ => (
                 (line_type == "user").then(|| MAIN_AGENT.to_string()),
                 EventKind::ToCli {
-                    subtype: str_field(&v, "subtype")
+                    subtype: str_field(v, "subtype")
                         .or_else(|| v.get("request").and_then(|r| str_field(r, "subtype"))),
                     line_type,
                 },
@@ -543,7 +611,9 @@ impl Normalizer {
                 cli,
                 ..
             } => {
-                let kind = if cli {
+                let kind = if cli && self.supervises_integration {
+                    EventKind::IntegrationExited { exit }
+                } else if cli {
                     EventKind::CliExited { exit }
                 } else {
                     EventKind::ProcessExited { pid, exit, command }
@@ -570,6 +640,9 @@ impl Normalizer {
             // The driver records the interruption itself, as the run's end.
             WireMessage::SupervisorStopped { .. } => vec![],
             WireMessage::CliLine { to_cli, line, .. } => self.cli_line(t_ms, to_cli, &line),
+            WireMessage::TappedCliExited { exit, .. } => {
+                vec![self.event(t_ms, Source::Os, None, EventKind::CliExited { exit })]
+            }
         }
     }
 }
@@ -670,6 +743,51 @@ mod tests {
                 line_type: "wakeprobe_sdk".into(),
                 subtype: Some("ended".into()),
             }
+        );
+    }
+
+    /// The two pipes of the tap are read apart: an answer written after its request (5177.0 ms
+    /// against 5176.2 ms) can be read first. It is judged once the request is read, at its own
+    /// moment, never dropped; an answer whose request never came is kept as a line to the CLI.
+    #[test]
+    fn an_answer_read_before_its_request_is_still_its_answer() {
+        let mut n = normalizer_with_spawn();
+        let tap = |n: &mut Normalizer, t_ns: u64, to_cli: bool, line: &str| {
+            n.wire(WireMessage::CliLine {
+                t_ns,
+                to_cli,
+                line: line.into(),
+            })
+        };
+        let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"behavior":"allow"}}}"#;
+        assert_eq!(tap(&mut n, 5_177_000_000, true, answer), vec![]);
+        let read = tap(
+            &mut n,
+            5_176_200_000,
+            false,
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","tool_use_id":"toolu_b","input":{}}}"#,
+        );
+        let kinds: Vec<(f64, &EventKind)> = read.iter().map(|e| (e.t_ms, &e.kind)).collect();
+        assert!(
+            matches!(kinds[0].1, EventKind::PermissionAsked { .. }),
+            "{kinds:?}"
+        );
+        assert_eq!(
+            kinds[1].1,
+            &EventKind::PermissionAnswered {
+                request_id: "r1".into(),
+                tool: "Bash".into(),
+                answer: "allow".into(),
+            }
+        );
+        assert!(kinds[1].0 > kinds[0].0, "each at its own moment: {kinds:?}");
+        let orphan =
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"r9"}}"#;
+        assert_eq!(tap(&mut n, 6_000_000_000, true, orphan), vec![]);
+        let left = n.finish();
+        assert!(
+            matches!(&left[..], [e] if matches!(&e.kind, EventKind::ToCli { line_type, .. } if line_type == "control_response")),
+            "{left:?}"
         );
     }
 

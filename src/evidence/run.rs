@@ -75,6 +75,33 @@ pub enum EndReason {
     ToolUnavailable,
 }
 
+/// How an integration under test (driver mode `command`) ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IntegrationEnding {
+    /// Its exit; none where it was never seen to end.
+    pub exit: Option<ExitDesc>,
+    /// It exited by itself, before the harness stopped it: an integration that had to be
+    /// stopped (it never closed, or ignored SIGTERM and was killed) fails its run.
+    pub by_itself: bool,
+}
+
+impl IntegrationEnding {
+    /// Why the integration fails its run, when it does.
+    pub fn failure(&self) -> Option<String> {
+        if self.by_itself {
+            return None;
+        }
+        Some(match &self.exit {
+            Some(ExitDesc::Signal(9)) => "the integration never exited by itself: the harness had to kill it (SIGKILL, after it ignored SIGTERM)".into(),
+            Some(exit) => format!(
+                "the integration never exited by itself: the harness stopped it at the end of the run ({})",
+                exit.describe()
+            ),
+            None => "the integration never exited by itself: the harness stopped it at the end of the run (its exit was not reported)".into(),
+        })
+    }
+}
+
 impl EndReason {
     /// True when the harness, not the CLI, ended the run before the plan was done: what would
     /// have happened next was not observed.
@@ -131,6 +158,10 @@ pub struct RunInfo {
     /// The Agent SDK an SDK mode ran the CLI through (`agent-sdk 0.3.335 (TypeScript)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdk: Option<String>,
+    /// The Claude Code version that SDK release ships (its `claudeCodeVersion`, or the CLI its
+    /// Python package bundles): a run of another version is a pairing the SDK does not ship.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_ships_cli: Option<String>,
     pub params: Params,
     /// Where the scenario's expected verdict holds, for parameters that declare a range.
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
@@ -147,7 +178,11 @@ pub struct RunInfo {
     /// What ended the run, in words, when the harness cut it short (`SIGINT at 3.02 s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_detail: Option<String>,
+    /// The CLI's own exit (in driver mode `command`, as the CLI tap saw it).
     pub cli_exit: Option<ExitDesc>,
+    /// Driver mode `command`: how the integration under test ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integration: Option<IntegrationEnding>,
     pub isolation: Isolation,
     /// Processes still alive after cleanup (each was killed); should be empty.
     pub leftovers: Vec<String>,
@@ -156,6 +191,10 @@ pub struct RunInfo {
     pub unsent_inputs: Vec<String>,
     /// The command that reproduces this run.
     pub command: String,
+    /// How that command names the scenario: its name for the library's, else the path the run
+    /// was given, relative to the folder it ran from (the draft's other commands use it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// The scenario file the run was planned from, as it was named (JUnit's `file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_file: Option<String>,
@@ -170,9 +209,24 @@ pub struct RunInfo {
     /// (a full disk, say): `report` and `merge` skip such folders.
     #[serde(default = "complete_by_default")]
     pub complete: bool,
+    /// Why a folder left incomplete is not whole: the file that could not be written, the
+    /// system's reason, and the run's files that are missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 impl RunInfo {
+    /// Whether an SDK drove a CLI version other than the one that SDK release ships.
+    pub fn sdk_pairing_unshipped(&self) -> bool {
+        let ran = self
+            .cli_version_reported
+            .as_deref()
+            .unwrap_or(&self.cli_version);
+        self.sdk_ships_cli
+            .as_deref()
+            .is_some_and(|ships| ships != ran)
+    }
+
     /// The CLI's version as reports show it, with the channel where it is not the claude-code
     /// package: `2.1.335 (agent-sdk 0.3.335)`, `2.1.332`. The version the CLI reported wins
     /// over the one asked for.

@@ -79,6 +79,7 @@ fn tap_between(
     if let Some(pump) = from_cli {
         let _ = pump.join();
     }
+    reporter.exited(&exit);
     exit
 }
 
@@ -90,11 +91,22 @@ struct Reporter {
 
 impl Reporter {
     fn report(&self, t_ns: u64, to_cli: bool, line: &[u8]) {
-        let message = WireMessage::CliLine {
+        self.send(WireMessage::CliLine {
             t_ns,
             to_cli,
             line: text_within(line, MAX_REPORTED),
-        };
+        });
+    }
+
+    /// The CLI's own exit: the integration's is the supervisor's to report.
+    fn exited(&self, exit: &ExitDesc) {
+        self.send(WireMessage::TappedCliExited {
+            t_ns: monotonic_ns(),
+            exit: exit.clone(),
+        });
+    }
+
+    fn send(&self, message: WireMessage) {
         if message.send(&self.socket).is_err() {
             message.append_to(&self.fallback);
         }

@@ -13,7 +13,7 @@ use std::path::Path;
 use super::ExitDesc;
 
 /// Environment variable holding the socket path.
-pub const EVENTS_ENV: &str = "WAKEPROBE_EVENTS";
+pub const EVENTS_ENV: &str = crate::os::env::RunVar::Events.name();
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "src", rename_all = "snake_case")]
@@ -58,6 +58,9 @@ pub enum WireMessage {
         to_cli: bool,
         line: String,
     },
+    /// The CLI under the tap (driver mode `command`) exited: the CLI's own end, apart from the
+    /// integration's (the supervisor's child there).
+    TappedCliExited { t_ns: u64, exit: ExitDesc },
 }
 
 impl WireMessage {
@@ -69,7 +72,8 @@ impl WireMessage {
             | WireMessage::Reaped { t_ns, .. }
             | WireMessage::CliRestarted { t_ns, .. }
             | WireMessage::SupervisorStopped { t_ns, .. }
-            | WireMessage::CliLine { t_ns, .. } => *t_ns,
+            | WireMessage::CliLine { t_ns, .. }
+            | WireMessage::TappedCliExited { t_ns, .. } => *t_ns,
         }
     }
 

@@ -30,7 +30,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::evidence::clock::RunClock;
 use crate::evidence::{Event, EventKind, Notification, Route, Source};
-use crate::scenario::{Step, Until};
+use crate::scenario::{Step, ToolCall, Until};
 use reply::{Answer, Block};
 use request::RequestView;
 
@@ -650,27 +650,47 @@ fn turn_answer(
     user_agent: &Option<String>,
 ) -> (Answer, std::time::Duration, Vec<EventKind>, Option<String>) {
     let step = &state.config.script[agent][index];
-    let offer = step.call.as_ref().map(|c| offer(view, &c.tool));
+    let offers: Vec<Offer> = step.calls.iter().map(|c| offer(view, &c.tool)).collect();
     let spawned = state.spawned.lock().expect("spawn lock").clone();
-    let (answer, events, alias) = match offer {
-        Some(Offer::Deferred(tool)) if state.search_once(agent, &tool) => {
-            search_answer(agent, seq, view, &tool)
-        }
-        Some(Offer::Deferred(tool) | Offer::Missing(tool)) => {
-            unavailable_answer(seq, view, &tool, user_agent, step.line)
-        }
-        Some(Offer::Direct(name, alias)) => {
+    // A deferred tool is loaded first (one ToolSearch each), then the whole message is sent.
+    let deferred = offers.iter().find_map(|o| match o {
+        Offer::Deferred(tool) if state.search_once(agent, tool) => Some(tool.clone()),
+        _ => None,
+    });
+    // Every tool under the name this CLI offers it by, with a note for an alias; or none,
+    // where one is missing (or deferred and already searched for).
+    let direct: Option<Vec<(String, Option<String>)>> = offers
+        .iter()
+        .map(|o| match o {
+            Offer::Direct(name, alias) => Some((name.clone(), alias.clone())),
+            Offer::Deferred(_) | Offer::Missing(_) => None,
+        })
+        .collect();
+    let (answer, events, alias) = match (deferred, direct) {
+        (Some(tool), _) => search_answer(agent, seq, view, &tool),
+        (None, Some(names)) => {
+            let aliases = names.iter().find_map(|(_, a)| a.clone());
+            let names: Vec<String> = names.into_iter().map(|(n, _)| n).collect();
             let (answer, events, unfilled) = scripted_answer(
                 &state.config,
                 (agent, step, seq),
-                &name,
+                &names,
                 view,
                 body,
                 &spawned,
             );
-            (answer, events, unfilled.or(alias))
+            (answer, events, unfilled.or(aliases))
         }
-        None => scripted_answer(&state.config, (agent, step, seq), "", view, body, &spawned),
+        (None, None) => {
+            let tool = offers
+                .iter()
+                .find_map(|o| match o {
+                    Offer::Deferred(tool) | Offer::Missing(tool) => Some(tool.as_str()),
+                    Offer::Direct(..) => None,
+                })
+                .unwrap_or_default();
+            unavailable_answer(seq, view, tool, user_agent, step.line)
+        }
     };
     for e in &events {
         if let EventKind::ToolCall {
@@ -826,12 +846,13 @@ fn cli_version(user_agent: &str) -> Option<String> {
     (!version.is_empty()).then_some(version)
 }
 
-/// Builds a scripted step's answer (calling its tool as `name`, the CLI's name for it), the
-/// events to emit once it is sent, and a note when a placeholder could not be filled.
+/// Builds a scripted step's answer (calling each tool by `names`, the CLI's names for them, all
+/// in one message), the events to emit once it is sent, and a note when a placeholder could
+/// not be filled.
 fn scripted_answer(
     config: &ApiConfig,
     (agent, step, seq): (&str, &Step, u64),
-    name: &str,
+    names: &[String],
     view: &RequestView,
     body: &Value,
     spawned: &HashMap<String, String>,
@@ -842,67 +863,21 @@ fn scripted_answer(
     if let Some(text) = &step.say {
         blocks.push(Block::Text(text.clone()));
     }
-    let stop_reason = match &step.call {
-        Some(call) => {
-            let name = name.to_string();
-            let mut input = call.input.clone();
-            // A placeholder that cannot be filled stays as written: the CLI's answer shows it.
-            let mut targets = Vec::new();
-            if let Err(missing) = fill_runtime(&mut input, body, spawned, &mut targets) {
-                note = Some(format!(
-                    "cannot fill `{{{{@{missing}}}}}` from this request"
-                ));
-            }
-            if let Some(spawned) = &call.spawn
-                && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
-            {
-                input["prompt"] = format!("{prompt}\n\n{}", request::agent_tag(spawned)).into();
-            }
-            if let Some(track) = &call.track
-                && let Some(command) = input.get("command").and_then(Value::as_str)
-            {
-                input["command"] = format!(
-                    "{} {track} {}",
-                    config.track_command,
-                    crate::os::subprocess::shell_quoted(command)
-                )
-                .into();
-            }
-            let tool_use_id = format!("toolu_wp{seq:04}_{}", agent.replace('-', "_"));
-            // Claude Code's `run_in_background`, opencode's `background`.
-            let background = ["run_in_background", "background"]
-                .iter()
-                .any(|k| input.get(*k).and_then(Value::as_bool).unwrap_or(false));
-            let teammate = call
-                .spawn
-                .as_ref()
-                .and_then(|_| input.get("name").and_then(Value::as_str))
-                .map(str::to_string);
-            events.push(EventKind::ToolCall {
-                seq,
-                tool: name.clone(),
-                tool_use_id: tool_use_id.clone(),
-                background,
-                spawn: call.spawn.clone(),
-                track: call.track.clone(),
-                teammate,
-                target: targets.into_iter().next(),
-                inserted: false,
-            });
-            blocks.push(Block::ToolUse {
-                id: tool_use_id,
-                name,
-                input,
-            });
-            "tool_use"
-        }
-        None => {
-            events.push(EventKind::TurnEnded {
-                seq,
-                text: step.say.clone().unwrap_or_default(),
-            });
-            "end_turn"
-        }
+    for (i, (call, name)) in step.calls.iter().zip(names).enumerate() {
+        let (block, event, unfilled) =
+            call_block(config, (agent, seq, i), call, name, body, spawned);
+        note = note.or(unfilled);
+        blocks.push(block);
+        events.push(event);
+    }
+    let stop_reason = if step.calls.is_empty() {
+        events.push(EventKind::TurnEnded {
+            seq,
+            text: step.say.clone().unwrap_or_default(),
+        });
+        "end_turn"
+    } else {
+        "tool_use"
     };
     let answer = Answer {
         id: format!("msg_wakeprobe_{seq:04}"),
@@ -913,6 +888,78 @@ fn scripted_answer(
         input_tokens: 10,
     };
     (answer, events, note)
+}
+
+/// The id of the `nth` (0-based) tool call of request `seq`: the first keeps the one-call form.
+fn tool_use_id(seq: u64, agent: &str, nth: usize) -> String {
+    let agent = agent.replace('-', "_");
+    match nth {
+        0 => format!("toolu_wp{seq:04}_{agent}"),
+        n => format!("toolu_wp{seq:04}_{agent}_{}", n + 1),
+    }
+}
+
+/// One tool call of an answer: its block (placeholders filled, the spawned agent's prompt
+/// tagged, a tracked command wrapped), its event, and the placeholder it could not fill.
+fn call_block(
+    config: &ApiConfig,
+    (agent, seq, nth): (&str, u64, usize),
+    call: &ToolCall,
+    name: &str,
+    body: &Value,
+    spawned: &HashMap<String, String>,
+) -> (Block, EventKind, Option<String>) {
+    let mut input = call.input.clone();
+    let mut note = None;
+    // A placeholder that cannot be filled stays as written: the CLI's answer shows it.
+    let mut targets = Vec::new();
+    if let Err(missing) = fill_runtime(&mut input, body, spawned, &mut targets) {
+        note = Some(format!(
+            "cannot fill `{{{{@{missing}}}}}` from this request"
+        ));
+    }
+    if let Some(spawned) = &call.spawn
+        && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
+    {
+        input["prompt"] = format!("{prompt}\n\n{}", request::agent_tag(spawned)).into();
+    }
+    if let Some(track) = &call.track
+        && let Some(command) = input.get("command").and_then(Value::as_str)
+    {
+        input["command"] = format!(
+            "{} {track} {}",
+            config.track_command,
+            crate::os::subprocess::shell_quoted(command)
+        )
+        .into();
+    }
+    let tool_use_id = tool_use_id(seq, agent, nth);
+    // Claude Code's `run_in_background`, opencode's `background`.
+    let background = ["run_in_background", "background"]
+        .iter()
+        .any(|k| input.get(*k).and_then(Value::as_bool).unwrap_or(false));
+    let teammate = call
+        .spawn
+        .as_ref()
+        .and_then(|_| input.get("name").and_then(Value::as_str))
+        .map(str::to_string);
+    let event = EventKind::ToolCall {
+        seq,
+        tool: name.to_string(),
+        tool_use_id: tool_use_id.clone(),
+        background,
+        spawn: call.spawn.clone(),
+        track: call.track.clone(),
+        teammate,
+        target: targets.into_iter().next(),
+        inserted: false,
+    };
+    let block = Block::ToolUse {
+        id: tool_use_id,
+        name: name.to_string(),
+        input,
+    };
+    (block, event, note)
 }
 
 /// Fills run-time placeholders in a tool input: `{{@agent-id:NAME}}` becomes the CLI's id for

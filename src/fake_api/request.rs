@@ -257,8 +257,8 @@ fn user_text(messages: &[Value]) -> Vec<String> {
         });
     blocks
         .map(|text| {
-            let text = without_element(text, "system-reminder");
-            let text = without_element(&text, "task-notification");
+            let text = crate::evidence::without_element(text, "system-reminder");
+            let text = crate::evidence::without_element(&text, "task-notification");
             let words: Vec<&str> = text.split_whitespace().collect();
             words
                 .join(" ")
@@ -268,22 +268,6 @@ fn user_text(messages: &[Value]) -> Vec<String> {
         })
         .filter(|t| !t.is_empty())
         .collect()
-}
-
-/// `text` with every `<tag>...</tag>` element taken out (an unclosed one to the end).
-fn without_element(text: &str, tag: &str) -> String {
-    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(&open) {
-        out.push_str(&rest[..at]);
-        rest = match rest[at..].find(&close) {
-            Some(end) => &rest[at + end + close.len()..],
-            None => "",
-        };
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Every string under `text` or `content` keys (and plain string content), in order.

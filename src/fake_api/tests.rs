@@ -9,7 +9,7 @@ use tower::ServiceExt;
 fn step(say: Option<&str>, call: Option<ToolCall>) -> Step {
     Step {
         say: say.map(str::to_string),
-        call,
+        calls: call.into_iter().collect(),
         think: Duration::ZERO,
         until: None,
         max_repeats: 200,
@@ -121,6 +121,66 @@ async fn main_spawns_a_tagged_worker_under_the_cli_tool_name() {
             .as_deref()
             .unwrap()
             .contains("offered as `Task`")
+    );
+}
+
+/// A step with several calls is one assistant message with one `tool_use` block each (the
+/// model's parallel calls), each with its own id and event, all of the same request.
+#[tokio::test]
+async fn several_calls_go_in_one_message_with_one_event_each() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let agent = |n: usize| ToolCall {
+        tool: "Agent".into(),
+        input: json!({"prompt": format!("job {n}"), "run_in_background": true}),
+        spawn: Some(format!("w{n}")),
+        track: None,
+    };
+    let mut script = IndexMap::new();
+    let mut fan_out = step(Some("Starting three."), None);
+    fan_out.calls = (1..=3).map(agent).collect();
+    script.insert("main".to_string(), vec![fan_out]);
+    let config = ApiConfig {
+        script,
+        track_command: "wp-track".into(),
+        evidence_dir: None,
+        faults: vec![],
+        work_ends: None,
+        triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
+    };
+    let state = ApiState::new(config, RunClock::start(), tx);
+    let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", false)).await;
+    let message: Value = serde_json::from_str(&body).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content.len(), 4, "{body}");
+    assert_eq!(content[0]["text"], "Starting three.");
+    let ids: Vec<&str> = content[1..]
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "toolu_wp0001_main",
+            "toolu_wp0001_main_2",
+            "toolu_wp0001_main_3"
+        ]
+    );
+    for (n, block) in content[1..].iter().enumerate() {
+        assert_eq!(block["name"], "Task", "the offered name");
+        let tag = format!("[wakeprobe:agent=w{}]", n + 1);
+        assert!(block["input"]["prompt"].as_str().unwrap().ends_with(&tag));
+    }
+    assert_eq!(message["stop_reason"], "tool_use");
+    let mut calls = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let EventKind::ToolCall { seq, spawn, .. } = e.kind {
+            calls.push((seq, spawn.unwrap()));
+        }
+    }
+    assert_eq!(
+        calls,
+        [(1, "w1".into()), (1, "w2".into()), (1, "w3".into())]
     );
 }
 

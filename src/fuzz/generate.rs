@@ -12,6 +12,7 @@
 
 use std::fmt::Write as _;
 
+use crate::scenario::DriverMode;
 use crate::sim::engine::tools::long_leading_sleep;
 
 /// How many agents a case has at most (the main agent included).
@@ -26,29 +27,6 @@ const BG_SECONDS: [u32; 2] = [3, 9];
 const SPACING_SECONDS: u32 = 10;
 /// A foreground command a stop or an interrupt lands in.
 const LONG_FOREGROUND_SECONDS: u32 = 9;
-
-/// The mode the driver runs the CLI in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Print,
-    Session,
-    Pty,
-}
-
-impl Mode {
-    fn as_str(self) -> &'static str {
-        match self {
-            Mode::Print => "print",
-            Mode::Session => "session",
-            Mode::Pty => "pty",
-        }
-    }
-
-    /// Whether the driver can send inputs and control requests after the prompt.
-    fn takes_inputs(self) -> bool {
-        self != Mode::Print
-    }
-}
 
 /// One scripted reply of an agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +81,7 @@ pub enum Control {
 /// A drawn case, before it is written out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blueprint {
-    pub mode: Mode,
+    pub mode: DriverMode,
     pub agents: Vec<Agent>,
     pub control: Option<Control>,
 }
@@ -141,9 +119,9 @@ pub fn generate(seed: u64, index: u32) -> Generated {
 /// Draws a blueprint.
 pub fn draw(rng: &mut fastrand::Rng) -> Blueprint {
     let mode = match rng.u8(0..10) {
-        0..=3 => Mode::Print,
-        4..=8 => Mode::Session,
-        _ => Mode::Pty,
+        0..=3 => DriverMode::Print,
+        4..=8 => DriverMode::Session,
+        _ => DriverMode::Pty,
     };
     let mut names = Names::default();
     let mut agents = Vec::new();
@@ -154,7 +132,8 @@ pub fn draw(rng: &mut fastrand::Rng) -> Blueprint {
     };
     draw_agent(rng, "main".into(), seat, &mut names, &mut agents);
     let control = mode
-        .takes_inputs()
+        .row()
+        .later_inputs
         .then(|| draw_control(rng, mode, &mut agents, &mut names))
         .flatten();
     Blueprint {
@@ -230,9 +209,9 @@ fn draw_agent(
         match rng.u8(0..10) {
             4 | 5 => actions.push(foreground_bash(0, if rng.u8(0..4) == 0 { 1 } else { 0 })),
             6..=8 if can_spawn => {
-                let background =
-                    background_child.is_none() && (seat.mode == Mode::Pty || rng.u8(0..10) < 7);
-                if !background && seat.mode == Mode::Pty {
+                let background = background_child.is_none()
+                    && (seat.mode == DriverMode::Pty || rng.u8(0..10) < 7);
+                if !background && seat.mode == DriverMode::Pty {
                     actions.push(background_bash(rng, names, clock));
                     continue;
                 }
@@ -282,7 +261,7 @@ fn draw_agent(
 /// Where an agent sits in its case: the mode, its depth, and when it starts.
 #[derive(Debug, Clone, Copy)]
 struct Seat {
-    mode: Mode,
+    mode: DriverMode,
     depth: u8,
     /// Seconds from the prompt.
     start: u32,
@@ -334,7 +313,7 @@ fn background_bash(rng: &mut fastrand::Rng, names: &mut Names, start: u32) -> Ac
 /// pattern: the target is busy, not between turns, when the control arrives).
 fn draw_control(
     rng: &mut fastrand::Rng,
-    mode: Mode,
+    mode: DriverMode,
     agents: &mut [Agent],
     names: &mut Names,
 ) -> Option<Control> {
@@ -358,7 +337,7 @@ fn draw_control(
     let (target, control) = match rng.u8(0..10) {
         0..=2 => return Some(Control::Input),
         // Control requests go over stream-json: the session driver only.
-        _ if mode != Mode::Session => return None,
+        _ if mode != DriverMode::Session => return None,
         3 | 4 if !stoppable.is_empty() => {
             let target = stoppable[rng.usize(..stoppable.len())].clone();
             (
@@ -434,7 +413,7 @@ fn write_driver(out: &mut String, blueprint: &Blueprint) {
     let _ = writeln!(out, "prompt = \"Carry out the plan.\"");
     let _ = writeln!(out, "ceiling_seconds = {}", work_seconds(blueprint) + 60);
     let _ = writeln!(out, "settle_seconds = 3");
-    if blueprint.mode == Mode::Pty {
+    if blueprint.mode == DriverMode::Pty {
         let _ = writeln!(
             out,
             "env = {{ CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS = \"1\" }}"
@@ -578,7 +557,7 @@ mod tests {
         )));
         assert!(seen(&|a| matches!(a, Action::Stop { .. })));
         assert!(all.iter().flat_map(|b| &b.agents).any(|a| a.depth == 2));
-        for mode in [Mode::Print, Mode::Session, Mode::Pty] {
+        for mode in [DriverMode::Print, DriverMode::Session, DriverMode::Pty] {
             assert!(all.iter().any(|b| b.mode == mode), "{mode:?}");
         }
         for control in [
@@ -680,13 +659,13 @@ mod tests {
             // Nothing generated is refused by the CLI's own input check (a refused linger
             // would not linger), as the simulator models that check.
             let scenario_plan = scenario.plan(&scenario.variants()[0], &[]).unwrap();
-            for call in scenario_plan.agents.values().flatten().filter_map(|s| s.call.as_ref()) {
+            for call in scenario_plan.agents.values().flatten().flat_map(|s| &s.calls) {
                 if call.tool == "Bash" && call.input["run_in_background"] != true {
                     let command = call.input["command"].as_str().unwrap_or("");
                     prop_assert_eq!(long_leading_sleep(command), None);
                 }
             }
-            if b.mode == Mode::Pty {
+            if b.mode == DriverMode::Pty {
                 let foreground = |a: &Action| matches!(a, Action::Spawn { background: false, .. });
                 prop_assert!(!b.agents.iter().flat_map(|a| &a.actions).any(foreground));
             }

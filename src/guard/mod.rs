@@ -670,6 +670,7 @@ pub fn run_guard_within(script: &Path, input: &[u8], limit: Duration) -> Got {
         .stdin_bytes(input.to_vec())
         .stdout_capture()
         .stderr_capture()
+        .full_env(crate::os::env::tool_env(&std::env::temp_dir()))
         .env("CLAUDE_PROJECT_DIR", std::env::temp_dir())
         .unchecked()
         .before_spawn(|command| {

@@ -46,7 +46,7 @@ fn the_seed_print_transcript_becomes_its_scenario() {
             .contains("# mode: one prompt and no later input")
     );
     assert_eq!(plan.agents.keys().collect::<Vec<_>>(), ["main", "worker"]);
-    let spawn = plan.agents["main"][0].call.as_ref().unwrap();
+    let spawn = plan.agents["main"][0].first_call().unwrap();
     assert_eq!(spawn.spawn.as_deref(), Some("worker"));
     assert!(
         !spawn.input["prompt"]
@@ -54,7 +54,7 @@ fn the_seed_print_transcript_becomes_its_scenario() {
             .unwrap()
             .contains("wakeprobe")
     );
-    let bg = plan.agents["worker"][0].call.as_ref().unwrap();
+    let bg = plan.agents["worker"][0].first_call().unwrap();
     assert_eq!(bg.track.as_deref(), Some("bg"));
     assert_eq!(bg.input["command"], "sleep 8; echo bg-done");
     assert!(
@@ -82,7 +82,7 @@ fn the_seed_print_transcript_becomes_its_scenario() {
         .plan("print", &[("bg_seconds".into(), "3".into())])
         .unwrap();
     assert_eq!(
-        scaled.agents["worker"][0].call.as_ref().unwrap().input["command"],
+        scaled.agents["worker"][0].first_call().unwrap().input["command"],
         "sleep 3; echo bg-done"
     );
     assert!(scaled.driver.ceiling < plan.driver.ceiling);
@@ -196,8 +196,7 @@ fn unknown_records_are_counted_and_secrets_and_paths_redacted() {
     let plan = plan_of(&imported);
     assert_eq!(
         plan.agents["main"][0]
-            .call
-            .as_ref()
+            .first_call()
             .unwrap()
             .track
             .as_deref(),
@@ -277,7 +276,7 @@ fn agent_ids_become_placeholders_and_long_waits_parameters() {
         plan.agents.keys().collect::<Vec<_>>(),
         ["main", "run-the-tests"]
     );
-    let send = plan.agents["main"][2].call.as_ref().unwrap();
+    let send = plan.agents["main"][2].first_call().unwrap();
     assert_eq!(send.input["to"], "{{@agent-id:run-the-tests}}");
     // The input waits for the latest moment a trigger can name: the subagent's turn end.
     assert!(
@@ -355,7 +354,7 @@ fn a_tool_search_is_no_step_and_a_monitor_is_tracked_and_watched() {
     let plan = plan_of(&imported);
     let main = &plan.agents["main"];
     assert_eq!(main.len(), 2, "{}", imported.text);
-    let monitor = main[0].call.as_ref().unwrap();
+    let monitor = main[0].first_call().unwrap();
     assert_eq!(monitor.tool, "Monitor");
     assert_eq!(monitor.track.as_deref(), Some("mon"));
     assert_eq!(monitor.input["command"], "sleep 3; echo FIRED");

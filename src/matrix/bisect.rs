@@ -50,6 +50,25 @@ pub enum BisectError {
     Run { version: String, message: String },
 }
 
+/// The positions of `good` and `bad` in `versions` (ordered oldest first): both listed, and
+/// `good` older. Checked before anything runs, and again by [`bisect`].
+pub fn ends(versions: &[String], good: &str, bad: &str) -> Result<(usize, usize), BisectError> {
+    let index = |v: &str| {
+        versions
+            .iter()
+            .position(|x| x == v)
+            .ok_or_else(|| BisectError::NotListed(v.to_string()))
+    };
+    let (lo, hi) = (index(good)?, index(bad)?);
+    if lo >= hi {
+        return Err(BisectError::Order {
+            good: good.into(),
+            bad: bad.into(),
+        });
+    }
+    Ok((lo, hi))
+}
+
 /// Binary search over `versions` (ordered oldest first) between `good` and `bad`.
 pub async fn bisect<F, Fut>(
     versions: &[String],
@@ -61,19 +80,7 @@ where
     F: FnMut(String) -> Fut,
     Fut: Future<Output = Result<Probe, String>>,
 {
-    let index = |v: &str| {
-        versions
-            .iter()
-            .position(|x| x == v)
-            .ok_or_else(|| BisectError::NotListed(v.to_string()))
-    };
-    let (mut lo, mut hi) = (index(good)?, index(bad)?);
-    if lo >= hi {
-        return Err(BisectError::Order {
-            good: good.into(),
-            bad: bad.into(),
-        });
-    }
+    let (mut lo, mut hi) = ends(versions, good, bad)?;
     let mut run = |v: String| {
         let fut = judge(v.clone());
         async move {

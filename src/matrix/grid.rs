@@ -53,6 +53,18 @@ pub struct MatrixCell {
     /// The checks that state a `want`, and whether the runs meet it (absent in older files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wanted_checks: Vec<WantedCheck>,
+    /// How many runs did not match what the scenario expects, and why (each reason once).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_runs: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// Why its runs have a draft to file: what the CLI does other than the scenario's `want`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A check with a `want` over a cell's runs.
@@ -146,13 +158,27 @@ impl MatrixCell {
         }
     }
 
-    /// `not-resumable 3/3 ✓`
+    /// `not-resumable 3/3 ✓`; `woke 3/3 ✗ check, 1/3 runs`: a verdict as expected with a check
+    /// that is not, in one run of three; `woke ✓ bug`: as expected, and the CLI does not do
+    /// what the scenario wants (a draft to file).
     pub fn short(&self) -> String {
-        let mark = match self.matches_expect {
-            Some(true) => " ✓",
-            Some(false) => " ✗",
-            None => "",
+        let verdict_ok = match (&self.expect, self.outcome) {
+            (Some(e), Some(o)) => e.allows(o),
+            (None, _) => true,
+            (Some(_), None) => false,
         };
+        let mut mark = match self.matches_expect {
+            Some(true) => " ✓".to_string(),
+            Some(false) if verdict_ok => " ✗ check".to_string(),
+            Some(false) => " ✗".to_string(),
+            None => String::new(),
+        };
+        if self.runs > 1 && self.failed_runs > 0 && self.failed_runs < self.runs {
+            mark.push_str(&format!(", {}/{} runs", self.failed_runs, self.runs));
+        }
+        if !self.bugs.is_empty() {
+            mark.push_str(" bug");
+        }
         if self.runs > 1 {
             format!("{}{mark}", self.agreement)
         } else {
@@ -178,6 +204,17 @@ pub struct Matrix {
     /// Which shard this output is (`--shard i/n`); absent for the whole matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardPos>,
+}
+
+/// Each item once, in first-seen order.
+fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
 
 impl Matrix {
@@ -220,6 +257,15 @@ impl Matrix {
                 want: first.run.want,
                 seen: stats.seen,
                 wanted_checks: WantedCheck::of(&runs),
+                failed_runs: runs
+                    .iter()
+                    .filter(|r| r.matches_expect == Some(false))
+                    .count(),
+                failures: distinct(runs.iter().flat_map(|r| r.failures())),
+                bugs: distinct(
+                    runs.iter()
+                        .flat_map(|r| crate::classify::filing::bug_reasons(&r.run, &r.judgement)),
+                ),
             });
         }
         Matrix {
@@ -305,11 +351,45 @@ impl Matrix {
             }
             s.push('\n');
         }
-        s.push_str("\n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.");
+        s.push_str("\n✓ matches what the scenario expects; ✗ the verdict differs from `expect`; ✗ check: the verdict is as expected, a check is not; `, K/M runs`: K of the M repeated runs did not match; `bug`: the CLI does not do what the scenario wants (a draft to file); `N/M` is the agreement of repeated runs.");
         if comparison.is_some() {
             s.push_str(" Each cell says how it stands against the baseline: regression, improvement, unchanged or new.");
         }
         s.push('\n');
+        s.push_str(&self.notes());
+        s
+    }
+
+    /// Why each cell failed, and why it has a draft, one line per cell (none when none does).
+    pub fn notes(&self) -> String {
+        let mut s = String::new();
+        for c in self
+            .cells
+            .iter()
+            .filter(|c| !c.failures.is_empty() || !c.bugs.is_empty())
+        {
+            if s.is_empty() {
+                s.push_str("\nWhy:\n\n");
+            }
+            let mut parts = Vec::new();
+            if !c.failures.is_empty() {
+                parts.push(format!(
+                    "failed ({} of {} runs): {}",
+                    c.failed_runs,
+                    c.runs,
+                    c.failures.join("; ")
+                ));
+            }
+            if !c.bugs.is_empty() {
+                parts.push(format!("draft to file: {}", c.bugs.join("; ")));
+            }
+            s.push_str(&format!(
+                "- `{}` on `{}`: {}\n",
+                c.row(),
+                c.cli_spec,
+                parts.join(". ")
+            ));
+        }
         s
     }
 
@@ -744,6 +824,9 @@ mod tests {
             want: None,
             seen: vec![outcome],
             wanted_checks: vec![],
+            failed_runs: 0,
+            failures: vec![],
+            bugs: vec![],
         }
     }
 
@@ -937,6 +1020,48 @@ mod tests {
         RunResult::new(&info, judgement)
     }
 
+    /// A cell whose verdict is as expected but a check is not says so (`✗ check`), with how
+    /// many of its repeated runs failed, and one with a draft to file says `bug`; the notes
+    /// below the table say why, in the check's words.
+    #[test]
+    fn a_cell_says_which_check_failed_in_how_many_runs_and_why_it_has_a_draft() {
+        use Outcome::*;
+        let check = |observed: &str| crate::checks::CheckResult {
+            name: "reported once".into(),
+            kind: "query:count".into(),
+            agent: None,
+            observed: observed.into(),
+            expected: Some("1".into()),
+            passed: Some(observed == "1"),
+            want: Some("1".into()),
+            meets_want: Some(observed == "1"),
+            witness: vec![],
+            explanation: String::new(),
+            matched: vec![],
+            vacuous: false,
+            may_break: None,
+            layer: None,
+            describes: None,
+        };
+        let with = |observed: &str| {
+            let r = run("a", "latest", Some("2.1.332"), Woke, Some(Woke));
+            let mut j = r.judgement.clone();
+            j.checks = vec![check(observed)];
+            RunResult::new(&r.run, j)
+        };
+        let mut results: Vec<RunResult> = (0..11).map(|_| with("1")).collect();
+        results.push(with("2"));
+        let m = Matrix::build(&results, &["latest".to_string()]);
+        let cell = &m.cells[0];
+        assert_eq!((cell.runs, cell.failed_runs), (12, 1));
+        assert_eq!(cell.short(), "woke 12/12 ✗ check, 1/12 runs bug");
+        let md = m.markdown(None);
+        assert!(
+            md.contains("- `a/print` on `latest`: failed (1 of 12 runs): check “reported once” observed `2` where the scenario expects `1`. draft to file: check “reported once” gives `2` where the CLI should give `1`"),
+            "{md}"
+        );
+    }
+
     /// Runs group into one cell per scenario variant and CLI as asked for; columns keep the
     /// order asked for, a spec nobody asked for goes last; a column is titled with the version
     /// it resolved to when that says more; a cell shows its verdict (its agreement when
@@ -970,7 +1095,9 @@ mod tests {
              |---|---|---|---|\n\
              | a/print | not-resumable ✗ | woke 2/2 ✓ | - |\n\
              | b/print | - | never-fired | flaky: woke 1/2, not-resumable 1/2 |\n\
-             \n✓ matches the scenario's expected verdict, ✗ differs; `N/M` is the agreement of repeated runs.\n"
+             \n✓ matches what the scenario expects; ✗ the verdict differs from `expect`; ✗ check: the verdict is as expected, a check is not; `, K/M runs`: K of the M repeated runs did not match; `bug`: the CLI does not do what the scenario wants (a draft to file); `N/M` is the agreement of repeated runs.\n\
+             \nWhy:\n\n\
+             - `a/print` on `2.1.219`: failed (1 of 1 runs): verdict `not-resumable` where the scenario expects `woke`\n"
         );
         let table = m.table(false, 200, None);
         for text in [

@@ -8,6 +8,7 @@ pub mod bisect;
 pub mod grid;
 pub mod history;
 pub mod identity;
+pub mod keep;
 pub mod minimize;
 pub mod nemesis;
 pub mod progress;
@@ -115,12 +116,17 @@ impl Job {
         )
     }
 
-    /// The command that reproduces this cell alone.
+    /// The command that reproduces this cell alone: the scenario as the run was given it, the
+    /// variant, the values, the driver that stood in for the scenario's own, the CLI.
     pub fn command(&self) -> String {
         let mut cmd = format!(
             "wakeprobe run {} --variant {}",
-            self.reference, self.variant
+            crate::os::subprocess::shell_word(&self.reference),
+            self.variant
         );
+        if let Some(mode) = self.scenario.driver_override() {
+            cmd.push_str(&format!(" --driver {mode}"));
+        }
         for (k, v) in &self.overrides {
             cmd.push_str(&format!(" --set {k}={v}"));
         }
@@ -354,6 +360,8 @@ fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), Str
                 .unwrap_or_default(),
             failed_checks: result.judgement.failed_checks(),
             broken_invariants: result.judgement.broken_invariants(),
+            failures: result.failures(),
+            draft_because: crate::classify::filing::bug_reasons(&result.run, &result.judgement),
             layers_at_fault: result.judgement.layers_at_fault(),
             duration_s: result.run.duration_s,
             dir: dir.display().to_string(),
@@ -378,6 +386,16 @@ fn fault_flags(faults: &[(String, crate::scenario::Fault)], plan: &Plan) -> Stri
         .collect()
 }
 
+/// The SDK release an SDK mode ran through, as the repro command names it (`--sdk-version`).
+fn sdk_flags(plan: &Plan, versions: &crate::backend::sdk::SdkVersions) -> String {
+    use crate::scenario::mode::Host;
+    match plan.driver.mode.row().host {
+        Some(host @ Host::SdkTs) => format!(" --sdk-version {}", versions.of(host)),
+        Some(host @ Host::SdkPy) => format!(" --sdk-py-version {}", versions.of(host)),
+        None => String::new(),
+    }
+}
+
 /// The `--cli-arg` flags, as the repro command repeats them (`=` keeps a leading dash a value).
 fn cli_arg_flags(args: &[String]) -> String {
     args.iter()
@@ -388,6 +406,24 @@ fn cli_arg_flags(args: &[String]) -> String {
             )
         })
         .collect()
+}
+
+/// A run's setup failure in words. The whole stderr of what could not start is kept as
+/// `FOLDER.stderr.log` beside the run folders (there is no run folder), and named.
+fn kept_failure(
+    e: driver::DriverError,
+    run_dir: &std::path::Path,
+    folder: &std::path::Path,
+) -> String {
+    let message = e.to_string();
+    let driver::DriverError::CliDidNotStart { log: Some(log), .. } = e else {
+        return message;
+    };
+    let path = run_dir.join(format!("{}.stderr.log", folder.display()));
+    match crate::store::write_atomic(&path, Redactor::basic().text(&log).as_bytes()) {
+        Ok(()) => format!("{message} (its whole stderr: {})", path.display()),
+        Err(_) => message,
+    }
 }
 
 /// Runs one cell, judges it and writes its folder; an error is the cell's setup failure.
@@ -409,10 +445,14 @@ async fn run_cell(
         sdk_versions: opts.sdk_versions.clone(),
         cancel,
         status,
-        command: job.command() + &fault_flags(&opts.faults, &plan) + &cli_arg_flags(&opts.cli_args),
+        command: job.command()
+            + &sdk_flags(&plan, &opts.sdk_versions)
+            + &fault_flags(&opts.faults, &plan)
+            + &cli_arg_flags(&opts.cli_args),
+        reference: Some(job.reference.clone()),
     })
     .await
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| kept_failure(e, &opts.run_dir, &folder))?;
     let redactor = Redactor::for_run(output.sandbox.root(), &output.wakeprobe);
     // Checks read the payloads and lines as the folder keeps them, so a saved run judges the
     // same.

@@ -81,7 +81,8 @@ pub fn read_text_bounded(path: &Path, limit: u64, what: &'static str) -> Result<
     })
 }
 
-fn describe(kind: std::fs::FileType) -> &'static str {
+/// What kind of file system entry `kind` is, in words (`a folder`, `a FIFO`).
+pub fn describe(kind: std::fs::FileType) -> &'static str {
     if kind.is_dir() {
         "a folder"
     } else if kind.is_char_device() {

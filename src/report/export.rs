@@ -1,16 +1,20 @@
 //! Exporting a scenario as a standalone reproduction: one Node script (ES module, no
 //! dependencies) for upstream maintainers who will not install wakeprobe to read a bug report.
 //!
-//! This module owns the template `export/repro.mjs` and [`render`], which embeds a resolved
-//! [`Plan`] (as JSON) and the CLI version the script runs by default. The script carries its own
-//! small fake Messages API, sandbox, process-tree cleanup and a readable subset of the verdict
-//! rules of `classify`; it shares no code with the harness at run time. Nothing here does I/O.
+//! This module owns the template `repro.mjs` and [`render`], which embeds a resolved [`Plan`] (as
+//! JSON), the CLI version the script runs by default, and `judge.mjs`: wakeprobe's verdict rules
+//! and checks, ported, so the script judges its run as wakeprobe would (a test feeds the same
+//! saved runs to both). The script carries its own small fake Messages API, sandbox, tracker and
+//! process-tree cleanup; it shares no code with the harness at run time. Nothing here does I/O.
 
 use crate::scenario::Plan;
 
 /// The script, with slots: JSON string literals for the plan, the version to run and the version
 /// the plan's expectation was recorded on, and a comment line naming the export.
 const TEMPLATE: &str = include_str!("repro.mjs");
+/// The judgement (`classify` and `checks` in JavaScript), put in the template's judge slot.
+const JUDGE: &str = include_str!("judge.mjs");
+const JUDGE_SLOT: &str = "// __WAKEPROBE_JUDGE__\n";
 const PLAN_SLOT: &str = "\"__WAKEPROBE_PLAN__\"";
 const VERSION_SLOT: &str = "\"__WAKEPROBE_CLI_VERSION__\"";
 const PINNED_SLOT: &str = "\"__WAKEPROBE_PINNED__\"";
@@ -26,11 +30,10 @@ pub fn render(plan: &Plan, cli_version: &str) -> String {
         .split_once(PLAN_SLOT)
         .expect("the template has a plan slot");
     let head = head.replacen(ABOUT_SLOT, &about(plan), 1);
-    let tail = tail.replacen(VERSION_SLOT, &json(cli_version), 1).replacen(
-        PINNED_SLOT,
-        &json(crate::backend::PINNED_VERSION),
-        1,
-    );
+    let tail = tail
+        .replacen(VERSION_SLOT, &json(cli_version), 1)
+        .replacen(PINNED_SLOT, &json(crate::backend::PINNED_VERSION), 1)
+        .replacen(JUDGE_SLOT, JUDGE, 1);
     format!("{head}{plan_json}{tail}")
 }
 
@@ -71,7 +74,7 @@ mod tests {
     fn the_script_embeds_the_plan_and_the_version() {
         let plan = seed_plan(&[("bg_seconds", "7")]);
         let script = render(&plan, "2.1.332");
-        for slot in [PLAN_SLOT, VERSION_SLOT, PINNED_SLOT, ABOUT_SLOT] {
+        for slot in [PLAN_SLOT, VERSION_SLOT, PINNED_SLOT, ABOUT_SLOT, JUDGE_SLOT] {
             assert!(!script.contains(slot), "{slot} left in the script");
         }
         assert!(script.contains("const CLI_VERSION = \"2.1.332\";"));
@@ -90,7 +93,7 @@ mod tests {
             serde_json::to_value(&plan).unwrap()
         );
         assert_eq!(
-            embedded.agents["worker"][0].call.as_ref().unwrap().input["command"],
+            embedded.agents["worker"][0].first_call().unwrap().input["command"],
             "sleep 7; echo bg-done"
         );
     }

@@ -122,6 +122,7 @@ pub fn page(summary: &Summary, runs: &[PageRun], folder_files: &[String]) -> Str
     out.push_str(&overview(summary, runs.len()));
     let order = run_order(summary, runs);
     out.push_str(&failing_list(summary, runs, &order));
+    out.push_str(&drafts_list(summary));
     out.push_str(&folder_links(folder_files));
     out.push_str(&grid(summary, runs));
     out.push_str(&legend());
@@ -192,6 +193,13 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
             Some(mark) if mark.against == crate::classify::result::Against::Regression => {
                 mark.sentence(&cell.agreement)
             }
+            _ if !cell.failures.is_empty() => format!(
+                "{} ({} of {} runs failed): {}",
+                cell.agreement,
+                cell.failed_runs,
+                cell.runs,
+                cell.failures.join("; ")
+            ),
             _ => format!(
                 "{}, expected {}",
                 cell.agreement,
@@ -213,6 +221,44 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
             "<li class=\"{}\">{label}: {}</li>",
             Standing::of(cell).class(),
             prose(&why)
+        );
+    }
+    out.push_str("</ul>\n");
+    out
+}
+
+/// The cells with an issue draft to file, each saying why (what the CLI does other than the
+/// scenario's `want`) and where the drafts are.
+fn drafts_list(summary: &Summary) -> String {
+    let cells: Vec<&CellSummary> = summary
+        .cells
+        .iter()
+        .filter(|c| !c.bugs.is_empty())
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Drafts to file</h2>\n<ul class=\"failing\">\n");
+    for cell in cells {
+        let where_: Vec<String> = cell
+            .drafts
+            .iter()
+            .map(|d| {
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    href(&format!("{d}/report.md")),
+                    esc(d)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<li>{}/{} on {}: {} ({})</li>",
+            esc(&cell.scenario),
+            esc(&cell.variant),
+            esc(&cell.cli),
+            prose(&cell.bugs.join("; ")),
+            where_.join(", ")
         );
     }
     out.push_str("</ul>\n");
@@ -508,6 +554,9 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
         esc(j.outcome.hypothesis()),
         esc(&expect)
     );
+    for why in crate::classify::filing::bug_reasons(&r.run, &r.judgement) {
+        let _ = writeln!(out, "<p><b>Draft to file:</b> {}</p>", prose(&why));
+    }
     if let Some(primary) = j.primary() {
         let _ = writeln!(out, "<p>{}</p>", prose(&primary.explanation));
         if !primary.witness.is_empty() {

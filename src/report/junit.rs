@@ -165,6 +165,14 @@ fn case_status(cell: &CellSummary, runs: &[&&RunResult]) -> TestCaseStatus {
                 cell.agreement
             ))
             .set_description(reason);
+    } else if let Some(why) = first
+        .and_then(|r| r.run.integration.as_ref())
+        .and_then(|i| i.failure())
+    {
+        status
+            .set_type("integration-not-closed")
+            .set_message(why)
+            .set_description(reason);
     } else if let Some(faults) = first
         .map(|r| r.judgement.missed_faults())
         .filter(|f| !f.is_empty())

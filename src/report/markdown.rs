@@ -1,14 +1,14 @@
 //! `report.md`: an upstream issue draft in the shape of seed 000's (Title, Version, Summary,
-//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict's witness, a timeline
-//! table and a Mermaid sequence diagram. Ready for `gh issue create --body-file`: GitHub shows
-//! it as written (see [`super::gfm`]), it links nothing an issue cannot reach (the picture and
-//! the full timeline are named as attachments), and it fits GitHub's 65,536 characters
-//! whatever the run's size (long tables are cut to the witness and its neighbourhood).
+//! Repro, Expected, Actual, Confirmed sub-facts), followed by the verdict's witness, the
+//! timeline around the witnesses of the verdicts and checks, and a Mermaid sequence diagram of
+//! the same. Ready for `gh issue create --body-file`: GitHub shows it as written (see
+//! [`super::gfm`]), it links nothing an issue cannot reach (the picture and the full timeline
+//! are named as attachments, and stay in the run folder), and it fits GitHub's 65,536
+//! characters whatever the run's size.
 
 use std::fmt::Write;
 
 pub use super::draft::Draft;
-use super::draft::{check_headline, headline};
 use super::gfm::{self, cell, fence, tag};
 use super::mermaid;
 use crate::classify::Verdict;
@@ -22,15 +22,14 @@ use crate::scenario::{DriverMode, Plan};
 pub const BODY_LIMIT: usize = 65_536;
 /// What a draft aims for, leaving room for a note a person adds before filing.
 const BODY_BUDGET: usize = 60_000;
-/// Events kept on each side of a witness event when the timeline is cut.
-const NEIGHBOURHOOD: usize = 4;
+/// Notable events kept on each side of a witness event: its context, not every row.
+const NEIGHBOURHOOD: usize = 2;
 
-/// How much of a long run a draft shows.
+/// How much of a run a draft shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Detail {
-    /// Every notable event, the whole sequence diagram, the scenario file.
-    Full,
-    /// The timeline and the diagram cut to the witness and its neighbourhood.
+    /// The timeline and the diagram cut to the witnesses and their neighbourhood, the scenario
+    /// file.
     Witness,
     /// The witness only: no diagram, the scenario file left to the attachments.
     Minimal,
@@ -40,11 +39,17 @@ fn version(d: &Draft) -> String {
     let run = &d.result.run;
     let cli = match &run.backend {
         crate::backend::BackendKind::Claude => format!("Claude Code {}", run.cli_version_text()),
-        crate::backend::BackendKind::Sim { profile } => format!("claude-sim (profile `{profile}`)"),
+        crate::backend::BackendKind::Sim { profile } => {
+            format!("claude-sim, the simulator, with profile `{profile}` (not Claude Code)")
+        }
         crate::backend::BackendKind::Opencode => format!("opencode {}", run.cli_version_text()),
     };
+    let driver = match &run.sdk {
+        Some(sdk) => format!(" · through {}", sdk_pairing(run, sdk)),
+        None => String::new(),
+    };
     format!(
-        "{cli} · {} mode · permission mode `{}` · {} · wakeprobe {}",
+        "{cli}{driver} · {} mode · permission mode `{}` · {} · wakeprobe {}",
         run.mode.as_str(),
         run.permission_mode,
         run.os,
@@ -52,27 +57,72 @@ fn version(d: &Draft) -> String {
     )
 }
 
-/// The issue's title (one line, plain text as GitHub shows titles).
-pub fn title(d: &Draft, v: &Verdict) -> String {
-    format!("{}: {}", d.plan.title, headline(v)).replace(['\r', '\n'], " ")
-}
-
-/// The title of a run's draft (`title.txt`): its primary verdict when that is the bug (or
-/// nothing else is), else the check that fails its `want`.
-pub fn draft_title(d: &Draft) -> String {
-    let bugs = Bugs::of(d.result);
-    let primary = d.result.judgement.primary();
-    match (primary, bugs.checks.first()) {
-        (Some(v), None) => title(d, v),
-        (Some(v), Some(c)) if bugs.verdict => {
-            format!("{}, and {}", title(d, v), check_headline(c)).replace(['\r', '\n'], " ")
-        }
-        (_, Some(c)) => {
-            format!("{}: {}", d.plan.title, check_headline(c)).replace(['\r', '\n'], " ")
-        }
-        (None, None) => d.plan.title.clone(),
+/// `agent-sdk 0.3.335 (TypeScript), which ships Claude Code 2.1.335: this run's 2.1.337 is a
+/// pairing it does not ship`.
+fn sdk_pairing(run: &crate::evidence::run::RunInfo, sdk: &str) -> String {
+    match &run.sdk_ships_cli {
+        Some(ships) if run.sdk_pairing_unshipped() => format!(
+            "{sdk}, which ships Claude Code {ships}: this run's {} is a pairing it does not ship",
+            run.cli_version_text()
+        ),
+        Some(ships) => format!("{sdk}, the Claude Code it ships ({ships})"),
+        None => sdk.to_string(),
     }
 }
+
+/// The command that exports this run as a standalone Node script, or why there is none: the
+/// script drives the real CLI directly in print or session mode, with no stall guard, no
+/// injected faults, and only versions of the claude-code package.
+fn standalone(d: &Draft) -> Result<String, String> {
+    let run = &d.result.run;
+    if let crate::backend::BackendKind::Sim { profile } = &run.backend {
+        return Err(format!(
+            "This run is of the simulator (profile `{profile}`), not of Claude Code: the standalone script runs the real CLI, so it reproduces nothing of this run."
+        ));
+    }
+    if let Some(sdk) = &run.sdk {
+        return Err(format!(
+            "This run went through {sdk}: the standalone script drives the CLI directly, not through an SDK."
+        ));
+    }
+    if run.backend == crate::backend::BackendKind::Opencode {
+        return Err(
+            "This run is of opencode: the standalone script runs Claude Code, so the command below is the repro.".into(),
+        );
+    }
+    if !d.plan.driver.mode.row().exportable || d.plan.driver.guard || !d.plan.faults.is_empty() {
+        return Err("The standalone script drives print and session mode only, with no stall guard and no injected faults: this run needs more.".into());
+    }
+    if let Some(crate::backend::channel::Channel::AgentSdk { sdk_version }) = &run.cli_channel {
+        return Err(format!(
+            "Claude Code {} comes from the Agent SDK {sdk_version}: the standalone script installs the claude-code package only (export with one of its versions and run the script with `--claude-bin PATH`).",
+            run.cli_version
+        ));
+    }
+    let scenario = run.reference.as_deref().unwrap_or(&run.scenario);
+    let mut cmd = format!(
+        "wakeprobe export {} --variant {}",
+        crate::os::subprocess::shell_word(scenario),
+        run.variant
+    );
+    for (k, v) in &run.params {
+        cmd.push_str(&format!(
+            " --set {}",
+            crate::os::subprocess::shell_word(&format!("{k}={v}"))
+        ));
+    }
+    if !run.outside_range.is_empty() {
+        cmd.push_str(" --explore");
+    }
+    cmd.push_str(&format!(
+        " --claude-version {} -o repro.mjs && node repro.mjs",
+        run.cli_version
+    ));
+    Ok(cmd)
+}
+
+/// The title of a run's draft (`title.txt`): see [`super::draft`].
+pub use super::draft::draft_title;
 
 fn expected_text(v: &Verdict) -> String {
     let (w, k) = (&v.waiter, &v.work);
@@ -146,34 +196,18 @@ fn script_steps(plan: &Plan) -> Vec<String> {
         let mut parts = Vec::new();
         for step in steps {
             let mut p = String::new();
-            if let Some(call) = &step.call {
-                let detail = call
-                    .input
-                    .get("command")
-                    .and_then(|c| c.as_str())
-                    .map(|c| format!(" `{c}`"))
-                    .unwrap_or_default();
-                let bg = if call
-                    .input
-                    .get("run_in_background")
-                    .and_then(|b| b.as_bool())
-                    == Some(true)
-                {
-                    " with `run_in_background: true`"
-                } else {
-                    ""
-                };
-                let _ = write!(p, "calls {}{detail}{bg}", call.tool);
-                if let Some(s) = &call.spawn {
-                    let _ = write!(p, " (starting `{s}`)");
-                }
+            let calls: Vec<String> = step.calls.iter().map(call_words).collect();
+            if calls.len() > 1 {
+                let _ = write!(p, "in one message, {}", calls.join(", "));
+            } else {
+                p.push_str(&calls.concat());
             }
             if let Some(say) = &step.say {
                 if !p.is_empty() {
                     p.push_str(" and ");
                 }
                 let _ = write!(p, "says “{say}”");
-                if step.call.is_none() {
+                if step.ends_turn() {
                     p.push_str(" (ending its turn)");
                 }
             }
@@ -182,6 +216,31 @@ fn script_steps(plan: &Plan) -> Vec<String> {
         out.push(format!("`{agent}`: {}.", parts.join("; then ")));
     }
     out
+}
+
+/// `calls Bash `sleep 3` with `run_in_background: true``, `calls Agent (starting `worker`)`.
+fn call_words(call: &crate::scenario::ToolCall) -> String {
+    let detail = call
+        .input
+        .get("command")
+        .and_then(|c| c.as_str())
+        .map(|c| format!(" `{c}`"))
+        .unwrap_or_default();
+    let bg = if call
+        .input
+        .get("run_in_background")
+        .and_then(|b| b.as_bool())
+        == Some(true)
+    {
+        " with `run_in_background: true`"
+    } else {
+        ""
+    };
+    let mut p = format!("calls {}{detail}{bg}", call.tool);
+    if let Some(s) = &call.spawn {
+        let _ = write!(p, " (starting `{s}`)");
+    }
+    p
 }
 
 fn witness_table(v: &Verdict) -> String {
@@ -201,7 +260,7 @@ fn witness_table(v: &Verdict) -> String {
 
 /// The draft, at the most detail that fits GitHub's limit.
 pub fn render(d: &Draft) -> String {
-    for detail in [Detail::Full, Detail::Witness, Detail::Minimal] {
+    for detail in [Detail::Witness, Detail::Minimal] {
         let doc = gfm::finish(&compose(d, detail));
         if doc.chars().count() <= BODY_BUDGET {
             return doc;
@@ -228,7 +287,7 @@ fn compose(d: &Draft, detail: Detail) -> String {
         .primary()
         .cloned()
         .expect("a judgement always has a verdict");
-    let bugs = Bugs::of(d.result);
+    let bugs = Bugs::of(&d.result.run, &d.result.judgement);
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", draft_title(d));
     let _ = writeln!(s, "**Version:** {}\n", version(d));
@@ -262,19 +321,12 @@ struct Shown<'a> {
 
 fn shown_events<'a>(d: &'a Draft, detail: Detail) -> Shown<'a> {
     let notable: Vec<&Event> = d.timeline.iter().filter(|e| is_notable(e)).collect();
-    if detail == Detail::Full {
-        return Shown {
-            events: notable,
-            omitted: 0,
-            cut: false,
-        };
-    }
-    let witness: Vec<(f64, Option<&str>)> = d
-        .result
-        .judgement
+    let j = &d.result.judgement;
+    let witness: Vec<(f64, Option<&str>)> = j
         .verdicts
         .iter()
         .flat_map(|v| v.witness.iter())
+        .chain(j.checks.iter().flat_map(|c| c.witness.iter()))
         .map(|w| (w.t_ms, w.agent.as_deref()))
         .collect();
     let around = if detail == Detail::Witness {
@@ -301,10 +353,11 @@ fn shown_events<'a>(d: &'a Draft, detail: Detail) -> Shown<'a> {
         .filter(|(_, k)| **k)
         .map(|(e, _)| *e)
         .collect();
+    let omitted = notable.len() - events.len();
     Shown {
-        omitted: notable.len() - events.len(),
+        omitted,
         events,
-        cut: true,
+        cut: omitted > 0,
     }
 }
 
@@ -342,28 +395,6 @@ fn attachments(s: &mut String, d: &Draft, detail: Detail) {
     );
 }
 
-/// The standalone script that reproduces a Claude Code run (`wakeprobe export`).
-fn claude_export(s: &mut String, run: &crate::evidence::run::RunInfo) {
-    let _ = writeln!(
-        s,
-        "A standalone Node script reproduces this with nothing else installed (it installs Claude Code {} and the fake API itself):\n\n{}",
-        run.cli_version_text(),
-        fence(
-            "sh",
-            &format!(
-                "wakeprobe export {} --variant {}{} -o repro.mjs && node repro.mjs",
-                run.scenario,
-                run.variant,
-                run.params
-                    .iter()
-                    .map(|(k, v)| format!(" --set {k}={v}"))
-                    .collect::<String>()
-            )
-        )
-    );
-    let _ = writeln!(s, "What the script does, step by step:\n");
-}
-
 /// How an opencode run is made (no standalone script exists for it: `wakeprobe run` is the
 /// repro).
 fn opencode_steps(plan: &Plan) -> Vec<String> {
@@ -391,13 +422,26 @@ fn opencode_steps(plan: &Plan) -> Vec<String> {
 fn repro(s: &mut String, d: &Draft, detail: Detail) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Repro\n");
+    match standalone(d) {
+        Ok(command) => {
+            let _ = writeln!(
+                s,
+                "A standalone Node script reproduces this with nothing else installed (it installs Claude Code {} itself, runs its own fake API, and judges the run as wakeprobe does, checks included):\n\n{}",
+                run.cli_version,
+                fence("sh", &command)
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(s, "{why}\n");
+        }
+    }
     let mut steps = match run.backend {
         crate::backend::BackendKind::Opencode => {
             let _ = writeln!(s, "What the run does, step by step:\n");
             opencode_steps(d.plan)
         }
         _ => {
-            claude_export(s, run);
+            let _ = writeln!(s, "What the script does, step by step:\n");
             vec![
                 "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),
                 "Point the CLI at a scripted fake of the Messages API on loopback (`ANTHROPIC_BASE_URL`, a dummy key); each agent's replies come from the script below, so the model is the only fake.".to_string(),
@@ -476,15 +520,16 @@ fn expected_and_actual(s: &mut String, primary: &Verdict, bugs: &Bugs) {
     }
     for c in &bugs.checks {
         expected.push(format!(
-            "Check “{}” ({}) observes `{}`.",
+            "“{}”: `{}`.",
             c.name,
-            c.kind,
             c.want.as_deref().unwrap_or_default()
         ));
-        let mut text = format!(
-            "Check “{}” observes `{}`: {}",
-            c.name, c.observed, c.explanation
-        );
+        let shown_by = if c.witness.is_empty() {
+            String::new()
+        } else {
+            ", shown by:".to_string()
+        };
+        let mut text = format!("“{}”: `{}`{shown_by}", c.name, c.observed);
         for w in &c.witness {
             text.push_str(&format!("\n- {}", super::witness_line(w)));
         }
@@ -549,6 +594,7 @@ fn checks(s: &mut String, d: &Draft) {
     for c in &j.checks {
         let result = match (c.passed, &c.expected) {
             _ if c.vacuous => "**vacuous** (no selector matched any event)",
+            _ if c.meets_want == Some(false) => "**the bug** (its `want` is not met)",
             (Some(true), _) => "pass",
             (Some(false), _) => "**fail**",
             (None, Some(_)) => "open (the run was cut short)",
@@ -596,7 +642,7 @@ fn timeline(s: &mut String, d: &Draft, shown: &Shown) {
     if shown.cut {
         let _ = writeln!(
             s,
-            "This run is too long for an issue: shown are the witness events and their neighbours; {} left out.",
+            "Shown are the witness events of the verdicts and checks and their neighbours; {} left out.",
             super::plural(shown.omitted, "notable event is", "notable events are")
         );
     }

@@ -281,8 +281,11 @@ fn request_lines(
 ) -> Vec<String> {
     let mut lines = Vec::new();
     let to = lanes.id(agent, "P");
-    if let Some(text) = injected {
-        let gist = crate::evidence::normalize::truncate(crate::evidence::injected_gist(text), 48);
+    if let Some(gist) = injected
+        .map(crate::evidence::injected_gist)
+        .filter(|g| !g.is_empty())
+    {
+        let gist = crate::evidence::normalize::truncate(&gist, 48);
         lines.push(format!(
             "Note over {to}: injected text: {} ({t})",
             clean(&gist)

@@ -3,6 +3,7 @@
 
 mod draft;
 pub mod export;
+mod facts;
 pub mod gfm;
 pub mod html;
 pub mod junit;
@@ -75,7 +76,7 @@ pub fn write_run_reports(
             .as_bytes(),
     )?;
     // A title (and with it the `gh` line) only where there is something to file.
-    match crate::classify::filing::filing(result) {
+    match crate::classify::filing::filing(&result.run, &result.judgement) {
         crate::classify::filing::Filing::Bug => store::write_atomic(
             &dir.join(TITLE_FILE),
             redactor
@@ -106,6 +107,18 @@ pub fn write_run_reports(
 pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), store::StoreError> {
     store::create_exclusive(dir)?;
     store::begin_run(dir, redactor, &run.result.run)?;
+    write_run_files(dir, redactor, run).inspect_err(|e| {
+        store::fail_run(dir, redactor, &run.result.run, e);
+    })?;
+    store::end_run(dir, redactor, &run.result.run)
+}
+
+/// Everything of a run's folder between its two marks.
+fn write_run_files(
+    dir: &Path,
+    redactor: &Redactor,
+    run: &RunFiles,
+) -> Result<(), store::StoreError> {
     store::write_run_evidence(
         dir,
         redactor,
@@ -124,8 +137,7 @@ pub fn write_run(dir: &Path, redactor: &Redactor, run: &RunFiles) -> Result<(), 
         run.plan,
         Some(run.scenario_source),
         None,
-    )?;
-    store::end_run(dir, redactor, &run.result.run)
+    )
 }
 
 /// Hook payloads and stream lines as `hooks.jsonl` and `stream.jsonl` keep them (redacted; text
@@ -144,15 +156,25 @@ pub fn raw_sources(
     }
 }
 
-/// `check `NAME` (query:count): observed 2, expected >= 1: pass`, the same in every exporter.
+/// `check `NAME` (query:count): observed 2, expected >= 1: pass; want 1: NOT MET (the bug)`,
+/// the same in every exporter.
 pub fn check_line(c: &crate::checks::CheckResult) -> String {
-    let verdict = match (c.passed, &c.expected) {
+    let mut verdict = match (c.passed, &c.expected) {
         _ if c.vacuous => ": VACUOUS (no selector matched any event)".to_string(),
         (Some(true), Some(e)) => format!(", expected {e}: pass"),
         (Some(false), Some(e)) => format!(", expected {e}: FAIL"),
         (None, Some(e)) => format!(", expected {e}: open (the run was cut short)"),
         _ => String::new(),
     };
+    if let Some(w) = c.want.as_deref().filter(|_| !c.vacuous) {
+        let met = match c.meets_want {
+            Some(true) => "met",
+            Some(false) => "NOT MET (the bug the scenario describes)",
+            None => "undecided",
+        };
+        let sep = if verdict.is_empty() { ":" } else { ";" };
+        verdict.push_str(&format!("{sep} want {w}: {met}"));
+    }
     let layer = c
         .layer
         .map(|l| format!(" (at fault: {})", l.words()))
@@ -161,6 +183,63 @@ pub fn check_line(c: &crate::checks::CheckResult) -> String {
         "check `{}` ({}): observed {}{layer}{verdict}",
         c.name, c.kind, c.observed
     )
+}
+
+/// What the terminal says of a run beyond its verdict lines, when it did not match what its
+/// scenario expects or has a draft to file: why, one line each, named by its repetition.
+pub fn why_lines(result: &RunResult) -> Vec<String> {
+    let run = &result.run;
+    let name = format!(
+        "{}/{} on {} r{}",
+        run.scenario,
+        run.variant,
+        run.cli_label_text(),
+        run.repetition
+    );
+    let mut lines: Vec<String> = result
+        .failures()
+        .into_iter()
+        .map(|why| format!("{name} failed: {why}"))
+        .collect();
+    lines.extend(
+        crate::classify::filing::bug_reasons(&result.run, &result.judgement)
+            .into_iter()
+            .map(|why| format!("{name} has a draft to file: {why}")),
+    );
+    lines
+}
+
+/// The command that files a run's draft as a GitHub issue, in the repository of the runtime
+/// that ran (`anthropics/claude-code`, `anomalyco/opencode`).
+pub fn issue_command(dir: &Path, runtime: crate::scenario::Runtime) -> String {
+    let quoted =
+        |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
+    format!(
+        "gh issue create -R {} --title \"$(cat {})\" --body-file {}",
+        crate::runtime::Adapter::of(runtime).issues,
+        quoted(crate::store::TITLE_FILE),
+        quoted(crate::store::REPORT_FILE)
+    )
+}
+
+/// After a matrix: each cell with drafts to file, why (what the CLI does other than the
+/// scenario's `want`), and the command that files its first draft.
+pub fn draft_lines(dir: &Path, summary: &crate::classify::result::Summary) -> Vec<String> {
+    summary
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let first = c.drafts.first()?;
+            Some(format!(
+                "issue draft for {}/{} on {} ({}): {}",
+                c.scenario,
+                c.variant,
+                c.cli,
+                c.bugs.join("; "),
+                issue_command(&dir.join(first), crate::runtime::split_spec(&c.cli_spec).0)
+            ))
+        })
+        .collect()
 }
 
 /// `1.23 s · hook · worker · SubagentStop ...`: one witness event.

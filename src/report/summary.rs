@@ -10,19 +10,37 @@ use super::draft::{Draft, check_headline, headline};
 use crate::classify::filing::{Bugs, Filing, filing};
 use crate::classify::{Outcome, Verdict};
 use crate::evidence::secs;
-use crate::scenario::{MAIN_AGENT, Plan, Step};
+use crate::scenario::{MAIN_AGENT, Plan, ToolCall};
 
 /// The guard wakeprobe ships and tests (`wakeprobe guard verify`), named in the workaround.
 const STALL_GUARD: &str = "sandbox-project/.claude/hooks/subagent-stall-guard.sh";
 
-/// Writes the `## Summary` section.
+/// Writes the `## Summary` section: the bug in a maintainer's sentence (a failing check's
+/// `describes`, else what happens), the facts of the run that make it a bug, the case that
+/// works, the workaround, and then the measurement.
 pub(super) fn write(s: &mut String, d: &Draft, primary: &Verdict, bugs: &Bugs) {
     let run = &d.result.run;
     let _ = writeln!(s, "## Summary\n");
+    let described: Vec<&str> = bugs
+        .checks
+        .iter()
+        .filter_map(|c| c.describes.as_deref())
+        .collect();
+    for sentence in &described {
+        let _ = writeln!(s, "**{}.**\n", sentence.trim_end_matches('.'));
+    }
     if bugs.verdict || bugs.checks.is_empty() {
         let _ = writeln!(s, "{}\n", what_happens(d.plan, primary));
     }
-    for c in &bugs.checks {
+    let shown = super::facts::shown(d.timeline);
+    if !shown.is_empty() && (bugs.any() || !described.is_empty()) {
+        let _ = writeln!(s, "What the run shows:\n");
+        for fact in &shown {
+            let _ = writeln!(s, "- {fact}");
+        }
+        let _ = writeln!(s);
+    }
+    for c in bugs.checks.iter().filter(|c| c.describes.is_none()) {
         let _ = writeln!(
             s,
             "**The CLI does not do what it should:** {} (it gives `{}` today{}).\n",
@@ -41,18 +59,11 @@ pub(super) fn write(s: &mut String, d: &Draft, primary: &Verdict, bugs: &Bugs) {
     if let Some(workaround) = workaround(d.plan, primary) {
         let _ = writeln!(s, "**Workaround:** {workaround}\n");
     }
-    let _ = writeln!(
-        s,
-        "**Measured:** the verdict is **{}** ({}): {}.{}\n",
-        primary.outcome,
-        primary.outcome.hypothesis(),
-        headline(primary),
-        standing(d)
-    );
+    let _ = writeln!(s, "{}\n", measured(d, primary, bugs));
     if let Some(a) = d.agreement {
         let _ = writeln!(s, "Repeated runs of this case agree: **{a}**.\n");
     }
-    if let Filing::Nothing(why) = filing(d.result) {
+    if let Filing::Nothing(why) = filing(&d.result.run, &d.result.judgement) {
         let _ = writeln!(
             s,
             "> **Not an issue draft:** {why}. This report records the run; there is nothing here to file.\n"
@@ -112,7 +123,7 @@ fn agent_role(plan: &Plan, agent: &str) -> String {
         .agents
         .values()
         .flatten()
-        .filter_map(|s| s.call.as_ref())
+        .flat_map(|s| &s.calls)
         .find(|c| c.spawn.as_deref() == Some(agent));
     match spawn {
         Some(c) if in_background(&c.input) => format!("the background subagent `{agent}`"),
@@ -126,10 +137,10 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     if plan.agents.contains_key(work) {
         return agent_role(plan, work);
     }
-    let Some((owner, step)) = tracked_by(plan, work) else {
+    let Some((owner, call)) = tracked_by(plan, work) else {
         return format!("`{work}`");
     };
-    let call = step.call.as_ref();
+    let call = Some(call);
     let command = call
         .and_then(|c| c.input.get("command"))
         .and_then(|c| c.as_str())
@@ -148,16 +159,17 @@ fn work_role(plan: &Plan, work: &str, waiter: &str) -> String {
     format!("{how} `{work}`{command} {whose} started")
 }
 
-/// The agent whose step tracks `work` as a command, and that step.
-fn tracked_by<'a>(plan: &'a Plan, work: &str) -> Option<(&'a str, &'a Step)> {
+/// The agent whose step tracks `work` as a command, and that call.
+fn tracked_by<'a>(plan: &'a Plan, work: &str) -> Option<(&'a str, &'a ToolCall)> {
     plan.agents
         .iter()
-        .flat_map(|(agent, steps)| steps.iter().map(move |s| (agent.as_str(), s)))
-        .find(|(_, s)| {
-            s.call
-                .as_ref()
-                .is_some_and(|c| c.track.as_deref() == Some(work))
+        .flat_map(|(agent, steps)| {
+            steps
+                .iter()
+                .flat_map(|s| &s.calls)
+                .map(move |c| (agent.as_str(), c))
         })
+        .find(|(_, c)| c.track.as_deref() == Some(work))
 }
 
 fn in_background(input: &serde_json::Value) -> bool {
@@ -175,6 +187,41 @@ fn workaround(plan: &Plan, v: &Verdict) -> Option<String> {
     (stalls && v.waiter != MAIN_AGENT && own_command).then(|| format!(
         "a `SubagentStop` hook that blocks a final message promising a wake-up while the subagent's own background command still runs, and sends it back to poll the command's output in one foreground Bash call (seed 000's stall guard; `{STALL_GUARD}` in wakeprobe is one, checked by `wakeprobe guard verify`, and the scenario `guard-end-to-end` runs it on the CLI). Briefs that run long commands in the foreground with an explicit `timeout` avoid the handoff."
     ))
+}
+
+/// The verdict as measured, and where the bug is when it is not the verdict: a wake-up that
+/// works as wanted is said to, so it never reads as if the checks' bug were what should be.
+fn measured(d: &Draft, primary: &Verdict, bugs: &Bugs) -> String {
+    let verdict = format!(
+        "the verdict is **{}** ({}): {}",
+        primary.outcome,
+        primary.outcome.hypothesis(),
+        headline(primary)
+    );
+    if !bugs.verdict && !bugs.checks.is_empty() {
+        let wanted = match d.result.run.want {
+            Some(w) if w == primary.outcome => format!(", as the scenario wants (`{w}`)"),
+            _ => String::new(),
+        };
+        return format!(
+            "**Measured:** the wake-up itself is not the bug: {verdict}{wanted}. The bug is in what the check{} above observe{}: {}.",
+            if bugs.checks.len() == 1 { "" } else { "s" },
+            if bugs.checks.len() == 1 { "s" } else { "" },
+            crate::classify::filing::join_and(
+                &bugs
+                    .checks
+                    .iter()
+                    .map(|c| format!(
+                        "“{}” gives `{}` (the CLI should give `{}`)",
+                        c.name,
+                        c.observed,
+                        c.want.as_deref().unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        );
+    }
+    format!("**Measured:** {verdict}.{}", standing(d))
 }
 
 /// ` The scenario expects `x` of the CLI today: as expected. The behaviour it should have is

@@ -357,6 +357,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
         (Some(e), Some(false)) if !result.judgement.missed_faults().is_empty() => {
             format!(", but a fault it was to inject never hit it (expected {e})")
         }
+        (_, Some(false)) if run.integration.as_ref().is_some_and(|i| !i.by_itself) => {
+            ", but the integration had to be stopped".to_string()
+        }
         (Some(e), Some(false)) if e.allows(result.judgement.outcome) => {
             format!(", as the scenario expects ({e}), but a check failed")
         }
@@ -389,6 +392,9 @@ pub fn verdict_lines(result: &RunResult) -> String {
     text.push_str(&format!("\n  {}", v.explanation));
     if let Some(fault) = fault_line(result) {
         text.push_str(&format!("\n  {fault}"));
+    }
+    if let Some(why) = run.integration.as_ref().and_then(|i| i.failure()) {
+        text.push_str(&format!("\n  {why}: the run fails"));
     }
     for f in result.judgement.faults.iter().filter(|f| !f.applied) {
         let effect = if f.optional {

@@ -6,7 +6,7 @@ use toml::Spanned;
 
 use super::ScenarioError;
 use super::hook::HookName;
-use super::plan::{Check, CheckKind, MAIN_AGENT};
+use super::plan::{Check, CheckKind, DESCRIBES_MAX_CHARS, MAIN_AGENT};
 use super::query::*;
 use super::raw::{NumExpr, RawCheck, RawPredicate, RawSelector};
 use super::source::{Locator, Names, VariantSource};
@@ -63,7 +63,29 @@ pub(super) fn resolve_check(
         want,
         allow_empty: c.allow_empty,
         may_break: None,
+        describes: c.describes.as_ref().map(|d| describes(at, d)).transpose()?,
     })
+}
+
+/// A check's `describes`: one line, something said, short enough for an issue's title.
+fn describes(at: &Locator, d: &Spanned<String>) -> Result<String, ScenarioError> {
+    let text = d.get_ref().trim();
+    let chars = text.chars().count();
+    if text.is_empty() || text.contains(['\n', '\r']) {
+        return Err(at.error(
+            d.span(),
+            "`describes` is one line saying the bug in the CLI's terms (it becomes the issue's title)".into(),
+        ));
+    }
+    if chars > DESCRIBES_MAX_CHARS {
+        return Err(at.error(
+            d.span(),
+            format!(
+                "`describes` is {chars} characters; an issue title keeps at most {DESCRIBES_MAX_CHARS}: say the bug shorter"
+            ),
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// A query mistake: located where it was found, or (when only the relation is known) at it.
@@ -247,7 +269,7 @@ fn selector(
     let hooks: Vec<&str> = HookName::KNOWN.iter().map(HookName::as_str).collect();
     let resolved = Selector {
         source: one_of(&s.source, SOURCES, "source")?,
-        kind: one_of(&s.kind, KINDS, "event kind")?,
+        kind: one_of(&s.kind, super::fields::kinds(), "event kind")?,
         agent: s
             .agent
             .as_ref()
@@ -270,6 +292,12 @@ fn selector(
             .map(|p| predicate(at, p, names))
             .collect::<Result<_, _>>()?,
     };
+    if resolved == Selector::default() {
+        return Err(at.error(
+            raw.span(),
+            "an empty selector `{}` matches every event: name what to look for (`kind`, `hook`, `agent`, `work`, `source`, `tool`, ...)".into(),
+        ));
+    }
     super::reach::check(at, raw, &resolved, names)?;
     Ok(resolved)
 }

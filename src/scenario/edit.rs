@@ -106,6 +106,14 @@ impl Editable {
             return format!("{agent}#{}", index + 1);
         };
         let text = |k: &str| step.get(k).and_then(Item::as_str).map(str::to_string);
+        let calls = step_calls(*step);
+        if !calls.is_empty() {
+            let tools: Vec<&str> = calls
+                .iter()
+                .filter_map(|c| c.get("call").and_then(Value::as_str))
+                .collect();
+            return format!("{agent}#{}: {} in one message", index + 1, tools.join(", "));
+        }
         let what = match text("call") {
             Some(tool) => {
                 let input = step.get("input").and_then(Item::as_table_like);
@@ -294,6 +302,7 @@ impl Editable {
                 .map(|(i, _)| i)
                 .collect();
             next.remove_steps_of(&agent, &spawns);
+            next.drop_spawning_calls(&agent, &gone);
         }
         next.drop_references(&names_gone);
         next
@@ -309,6 +318,23 @@ impl Editable {
                 .map(|(_, i)| *i)
                 .collect();
             next.remove_steps_of(&agent, &indices);
+        }
+        next
+    }
+
+    /// Without the checks of these names.
+    pub fn without_checks(&self, names: &[String]) -> Editable {
+        let mut next = self.clone();
+        if let Some(checks) = next
+            .doc
+            .get_mut("checks")
+            .and_then(Item::as_array_of_tables_mut)
+        {
+            checks.retain(|c| {
+                !c.get("name")
+                    .and_then(Item::as_str)
+                    .is_some_and(|n| names.iter().any(|x| x == n))
+            });
         }
         next
     }
@@ -469,11 +495,45 @@ impl Editable {
         }
     }
 
+    /// Every value of `field` in the agent's steps: each step's own, and its `calls`' entries'.
     fn step_fields(&self, agent: &str, field: &str) -> Vec<String> {
-        self.step_tables(agent)
-            .iter()
-            .filter_map(|s| s.get(field).and_then(Item::as_str).map(str::to_string))
-            .collect()
+        let mut found = Vec::new();
+        for step in self.step_tables(agent) {
+            found.extend(step.get(field).and_then(Item::as_str).map(str::to_string));
+            for call in step_calls(step) {
+                found.extend(call.get(field).and_then(Value::as_str).map(str::to_string));
+            }
+        }
+        found
+    }
+
+    /// Without the entries of the agent's `calls` that spawn one of `gone`: a step whose calls
+    /// all go is removed when it says nothing, and keeps its text otherwise.
+    fn drop_spawning_calls(&mut self, agent: &str, gone: &BTreeSet<String>) {
+        let spawns_gone = |v: &Value| {
+            v.as_inline_table()
+                .and_then(|t| t.get("spawn"))
+                .and_then(Value::as_str)
+                .is_some_and(|x| gone.contains(x))
+        };
+        let mut emptied = Vec::new();
+        for index in 0..self.step_tables(agent).len() {
+            let mut silent_and_empty = false;
+            self.edit_step(agent, index, |step| {
+                let Some(calls) = step.get_mut("calls").and_then(Item::as_array_mut) else {
+                    return;
+                };
+                calls.retain(|v| !spawns_gone(v));
+                if calls.is_empty() {
+                    step.remove("calls");
+                    silent_and_empty = step.get("say").is_none();
+                }
+            });
+            if silent_and_empty {
+                emptied.push(index);
+            }
+        }
+        self.remove_steps_of(agent, &emptied);
     }
 
     fn edit_step(&mut self, agent: &str, index: usize, f: impl FnOnce(&mut dyn TableLike)) {
@@ -539,7 +599,15 @@ impl Editable {
             .get_mut("checks")
             .and_then(Item::as_array_of_tables_mut)
         {
-            checks.retain(|c| !named(c.get("agent").and_then(Item::as_str)));
+            // A check names work by its agent, a `work` selector, or a `{{@task-id:NAME}}`.
+            let mentions = |c: &toml_edit::Table| {
+                let text = c.to_string();
+                names.iter().any(|n| {
+                    text.contains(&format!("{{{{@task-id:{n}}}}}"))
+                        || text.contains(&format!("work = \"{n}\""))
+                })
+            };
+            checks.retain(|c| !named(c.get("agent").and_then(Item::as_str)) && !mentions(c));
         }
         if let Some(inputs) = self.inputs_array_mut() {
             inputs.retain(|v| {
@@ -635,5 +703,13 @@ fn short(text: &str, max: usize) -> String {
 }
 
 mod ranged;
+/// The entries of a step's `calls` (several tool calls in one message), if it has them.
+fn step_calls(step: &dyn TableLike) -> Vec<&toml_edit::InlineTable> {
+    step.get("calls")
+        .and_then(Item::as_array)
+        .map(|a| a.iter().filter_map(Value::as_inline_table).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests;

@@ -49,12 +49,7 @@ pub fn parse_spec<'a>(
         path: format!("--fault {spec}: pair"),
         source: &text,
     };
-    let raw: RawFault = toml::from_str(&text).map_err(|e| {
-        at.error(
-            e.span().unwrap_or(0..0),
-            e.message().trim_end().replace('\n', " "),
-        )
-    })?;
+    let raw: RawFault = toml::from_str(&text).map_err(|e| at.toml_error(&e))?;
     let names = Names {
         agents: agents.into_iter().cloned().collect(),
         tracks: tracks.into_iter().cloned().collect(),

@@ -50,12 +50,7 @@ pub(super) fn beside(scenario: &Path) -> Result<Option<Invariants>, ScenarioErro
         path: path.clone(),
         source: &source,
     };
-    let raw: RawInvariants = toml::from_str(&source).map_err(|e| {
-        at.error(
-            e.span().unwrap_or(0..0),
-            e.message().trim_end().replace('\n', " "),
-        )
-    })?;
+    let raw: RawInvariants = toml::from_str(&source).map_err(|e| at.toml_error(&e))?;
     super::names::check_unique_checks(&at, &raw.invariants)?;
     Ok(Some(Invariants {
         path,

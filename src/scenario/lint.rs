@@ -3,7 +3,9 @@
 //! error); on top of them, keys that still load but mean nothing today: a `seed` naming none of
 //! the project's source reports, a script step calling `ToolSearch` (the fake API loads a
 //! deferred tool itself, and on versions that offer the tool directly the step loads nothing),
-//! and an `allowed_tools` that repeats what the CLI gets without it.
+//! an `allowed_tools` that repeats what the CLI gets without it, and a check whose outcome
+//! cannot differ between a buggy and a fixed run (its `want` is its `expect`, or a comparison
+//! every count meets).
 
 use std::collections::BTreeSet;
 
@@ -36,6 +38,15 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
             ),
         ));
     }
+    if s.raw.may_break.is_some() && s.invariants.is_none() {
+        found.push(s.stale_at(
+            r"(?m)^\s*may_break\s*=",
+            format!(
+                "`may_break` names invariants, but no `{}` is beside this file: here it has none to break",
+                super::invariants::FILE
+            ),
+        ));
+    }
     let mut tool_search_lines = BTreeSet::new();
     let mut repeated_default = false;
     for variant in s.variants() {
@@ -44,7 +55,7 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
             .agents
             .values()
             .flatten()
-            .filter_map(|step| step.call.as_ref().map(|c| (step.line, c.tool.as_str())))
+            .flat_map(|step| step.calls.iter().map(|c| (step.line, c.tool.as_str())))
             .collect();
         tool_search_lines.extend(
             calls
@@ -58,6 +69,12 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
             repeated_default |=
                 given.iter().map(String::as_str).collect::<BTreeSet<_>>() == default;
         }
+    }
+    for (name, why) in blind_checks(s)? {
+        found.push(s.stale_at(
+            &format!(r#"(?m)^\s*name\s*=\s*"{}""#, regex::escape(&name)),
+            format!("check “{name}” cannot tell a buggy run from a fixed one: {why}"),
+        ));
     }
     for line in tool_search_lines {
         found.push(Stale {
@@ -77,6 +94,51 @@ pub fn stale(s: &Scenario) -> Result<Vec<Stale>, ScenarioError> {
     }
     found.sort_by_key(|f| (f.line, f.col));
     Ok(found)
+}
+
+/// The checks (by name, once) whose outcome cannot differ between a run showing the bug and a
+/// run of a fixed CLI, with why: a `want` equal to the `expect` (today's CLI already meets
+/// it), or an `expect`/`want` comparison that every count meets.
+fn blind_checks(s: &Scenario) -> Result<Vec<(String, String)>, ScenarioError> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for variant in s.variants() {
+        for c in s.plan(&variant, &[])?.checks {
+            let numeric = c.query.as_ref().is_some_and(|q| q.is_numeric());
+            let why = match (&c.expect, &c.want) {
+                (Some(e), Some(w)) if e == w => Some(format!(
+                    "its `want` is its `expect` (`{w}`): today's CLI already meets it"
+                )),
+                _ => [("expect", &c.expect), ("want", &c.want)]
+                    .into_iter()
+                    .find_map(|(key, stated)| {
+                        let stated = stated.as_deref()?;
+                        (numeric && holds_of_every_count(stated)).then(|| {
+                            format!(
+                                "`{key} = \"{stated}\"` holds of every count, so no run fails it"
+                            )
+                        })
+                    }),
+            };
+            if let Some(why) = why.filter(|_| !found.iter().any(|(n, _)| *n == c.name)) {
+                found.push((c.name.clone(), why));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether a comparison holds of every count (a number that is never negative).
+fn holds_of_every_count(stated: &str) -> bool {
+    use super::query::{CompareOp, Comparison};
+    let Some(c) = Comparison::parse(stated) else {
+        return false;
+    };
+    match c.op {
+        CompareOp::Ge => c.value <= 0.0,
+        CompareOp::Gt => c.value < 0.0,
+        CompareOp::Ne => c.value < 0.0,
+        CompareOp::Eq | CompareOp::Lt | CompareOp::Le => false,
+    }
 }
 
 impl Scenario {
@@ -155,6 +217,66 @@ say = "done"
         );
     }
 
+    /// A check that observes the same in a buggy run and a fixed one is named: its `want` is
+    /// its `expect`, or a comparison every count meets; a real `want` is not.
+    #[test]
+    fn a_check_that_cannot_tell_a_bug_from_a_fix_is_named() {
+        let with = |check: &str| format!("{BASE}\n[[checks]]\nname = \"c\"\n{check}\n");
+        let lines = |check: &str| stale_of(&with(check));
+        assert_eq!(
+            lines(
+                r#"count = { kind = "hook" }
+expect = "2"
+want = "1""#
+            ),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            lines(
+                r#"count = { kind = "hook" }
+expect = "2"
+want = "2""#
+            ),
+            [18]
+        );
+        assert_eq!(
+            lines(
+                r#"count = { kind = "hook" }
+want = ">= 0""#
+            ),
+            [18]
+        );
+        assert_eq!(
+            lines(
+                r#"count = { kind = "hook" }
+expect = "!= -1""#
+            ),
+            [18]
+        );
+        assert_eq!(
+            lines(
+                r#"count = { kind = "hook" }
+want = "> 0""#
+            ),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            lines(
+                r#"exists = { kind = "hook" }
+expect = "no"
+want = "yes""#
+            ),
+            Vec::<usize>::new()
+        );
+        let s = Scenario::parse(
+            Path::new("t.toml"),
+            with("exists = { kind = \"hook\" }\nexpect = \"yes\"\nwant = \"yes\""),
+        )
+        .unwrap();
+        let message = &stale(&s).unwrap()[0].message;
+        assert!(message.contains("check “c” cannot tell a buggy run from a fixed one: its `want` is its `expect` (`yes`)"), "{message}");
+    }
+
     #[test]
     fn a_seed_of_the_project_is_not_stale_and_any_other_is() {
         let with = |seed: &str| {
@@ -165,5 +287,14 @@ say = "done"
         };
         assert_eq!(stale_of(&with("004")), Vec::<usize>::new());
         assert_eq!(stale_of(&with("005")), [4]);
+    }
+
+    #[test]
+    fn a_may_break_with_no_invariants_beside_is_stale() {
+        let with = BASE.replace(
+            "summary = \"s\"",
+            "summary = \"s\"\nmay_break = { \"pairs\" = \"measures it\" }",
+        );
+        assert_eq!(stale_of(&with), [4]);
     }
 }

@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod edit;
+pub mod env;
 pub mod fault;
 pub mod fields;
 mod hook;
@@ -114,12 +115,7 @@ impl Scenario {
             path: path.display().to_string(),
             source: &source,
         };
-        let raw: RawScenario = toml::from_str(&source).map_err(|e| {
-            at.error(
-                e.span().unwrap_or(0..0),
-                e.message().trim_end().replace('\n', " "),
-            )
-        })?;
+        let raw: RawScenario = toml::from_str(&source).map_err(|e| at.toml_error(&e))?;
         let name = raw.name.get_ref().clone();
         if !names::is_name(&name) {
             return Err(names::invalid(&at, raw.name.span(), "name", &name));
@@ -204,6 +200,19 @@ impl Scenario {
             self.plan_with(&variant, &[], RangePolicy::Explore)?;
         }
         Ok(self)
+    }
+
+    /// In the scenario library (`scenarios/`, `--scenarios-dir`), where `wakeprobe run NAME`
+    /// finds `NAME.toml`, a scenario's `name` must be its file's name. A file run or linted by
+    /// its path may be named otherwise (a run folder's `scenario.toml`, `minimize`'s
+    /// `minimal.toml`, the integration examples).
+    pub fn check_named_as_its_file(&self) -> Result<(), ScenarioError> {
+        names::check_file_name(
+            &self.locator(),
+            &self.path,
+            self.raw.name.span(),
+            &self.name,
+        )
     }
 
     fn locator(&self) -> Locator<'_> {
@@ -448,6 +457,26 @@ impl Scenario {
             if let Some(message) = message {
                 return Err(at.error(value.span(), message));
             }
+        }
+        // `[expect]` for some variants and not others is a slip: each variant runs, and one
+        // without an expectation would pass by comparing with nothing.
+        let missing: Vec<&String> = variants
+            .iter()
+            .filter(|v| !verdicts.contains_key(*v))
+            .collect();
+        if let (Some((_, first)), [_, ..], "expect") = (verdicts.first(), missing.as_slice(), table)
+        {
+            return Err(at.error(
+                first.span(),
+                format!(
+                    "`expect` gives no verdict for {}: give every variant one, or leave `[expect]` out (every run is then a measurement, compared with nothing)",
+                    missing
+                        .iter()
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
         }
         Ok(())
     }
@@ -773,7 +802,7 @@ pub fn is_scenario_file(path: &Path) -> bool {
         && path.file_name().is_none_or(|n| n != invariants::FILE)
 }
 
-/// Loads every `*.toml` in a folder, sorted by file name.
+/// Loads every `*.toml` in a folder, sorted by file name; each must be named as its file.
 pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let entries = std::fs::read_dir(dir).map_err(|e| ScenarioError::File {
         path: dir.display().to_string(),
@@ -784,7 +813,14 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
         .filter(|p| is_scenario_file(p))
         .collect();
     paths.sort();
-    paths.iter().map(|p| Scenario::load(p)).collect()
+    paths
+        .iter()
+        .map(|p| {
+            let scenario = Scenario::load(p)?;
+            scenario.check_named_as_its_file()?;
+            Ok(scenario)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,9 +13,15 @@ use super::params::{RawParam, is_param_name};
 use super::raw::{RawCheck, RawScenario};
 use super::source::Locator;
 
-/// Lowercase letters, digits and `-`: scenario, variant and agent names.
+/// The longest scenario, variant, agent or parameter name: each becomes part of a folder or
+/// file name (`<scenario>/<variant>.<cli>.rN`, the sandbox's `wakeprobe-<scenario>-…`), and a
+/// file name holds at most 255 bytes.
+pub const MAX_NAME: usize = 64;
+
+/// Lowercase letters, digits and `-`, at most [`MAX_NAME`]: scenario, variant and agent names.
 pub(super) fn is_name(name: &str) -> bool {
     !name.is_empty()
+        && name.len() <= MAX_NAME
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -30,8 +36,49 @@ pub(super) fn invalid(
 ) -> ScenarioError {
     at.error(
         span,
-        format!("invalid {what} `{name}`: expected lowercase letters, digits and `-`"),
+        invalid_text(what, name, "lowercase letters, digits and `-`"),
     )
+}
+
+/// Why `name` is no `what`: too long (shown cut short), or holding other characters than
+/// `allowed`.
+fn invalid_text(what: &str, name: &str, allowed: &str) -> String {
+    let count = name.chars().count();
+    if name.len() > MAX_NAME {
+        let head: String = name.chars().take(20).collect();
+        return format!(
+            "{what} `{}…` is {count} characters long: at most {MAX_NAME} (it names folders and files)",
+            head.escape_debug()
+        );
+    }
+    format!(
+        "invalid {what} `{}`: expected {allowed}",
+        name.escape_debug()
+    )
+}
+
+/// A scenario's `name` is its file's name in the scenario library, where `wakeprobe run NAME`
+/// finds it by it.
+pub(super) fn check_file_name(
+    at: &Locator,
+    path: &std::path::Path,
+    span: std::ops::Range<usize>,
+    name: &str,
+) -> Result<(), ScenarioError> {
+    let stem = path
+        .extension()
+        .filter(|x| *x == "toml")
+        .and(path.file_stem())
+        .and_then(|s| s.to_str());
+    match stem {
+        Some(stem) if stem != name => Err(at.error(
+            span,
+            format!(
+                "`name` is `{name}`, but the file is `{stem}.toml`: in the scenario library a scenario's name is its file's name, which `wakeprobe run NAME` looks for (rename one of them)"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Variant and parameter names of the whole file (agent names are checked per variant, with
@@ -62,12 +109,12 @@ fn check_param_name(
     name: &str,
     param: &Spanned<RawParam>,
 ) -> Result<(), ScenarioError> {
-    if is_param_name(name) {
+    if is_param_name(name) && name.len() <= MAX_NAME {
         return Ok(());
     }
     Err(at.error(
         param.span(),
-        format!("invalid parameter name `{name}`: expected letters, digits, `_` and `-`"),
+        invalid_text("parameter name", name, "letters, digits, `_` and `-`"),
     ))
 }
 

@@ -84,7 +84,7 @@ impl fmt::Display for Outcome {
 #[derive(
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a verdict, or a list of verdicts")]
 pub enum Expected {
     One(Outcome),
     /// Two or more outcomes, in `ALL_OUTCOMES` order, each once.

@@ -226,16 +226,62 @@ impl std::fmt::Display for Trigger {
     }
 }
 
+/// One model reply: its text, and the tool calls it makes, all in one assistant message (the
+/// CLI runs several calls of one message side by side, as the real model's parallel calls).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "SavedStep")]
 pub struct Step {
     pub say: Option<String>,
-    pub call: Option<ToolCall>,
+    /// In the order the message holds them; empty: the reply ends the turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ToolCall>,
     #[serde(with = "secs")]
     pub think: Duration,
     pub until: Option<Until>,
     pub max_repeats: u32,
     /// 1-based line of the step in the scenario file, for journals and errors.
     pub line: usize,
+}
+
+impl Step {
+    /// The reply's first tool call (the one `until` repeats, the one reports name first).
+    pub fn first_call(&self) -> Option<&ToolCall> {
+        self.calls.first()
+    }
+
+    /// Whether the reply ends the agent's turn (it calls no tool).
+    pub fn ends_turn(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
+
+/// A step as `plan.json` holds it: plans saved before a step could hold several calls wrote
+/// its one call as `call`.
+#[derive(Deserialize)]
+struct SavedStep {
+    say: Option<String>,
+    #[serde(default)]
+    call: Option<ToolCall>,
+    #[serde(default)]
+    calls: Vec<ToolCall>,
+    #[serde(with = "secs")]
+    think: Duration,
+    until: Option<Until>,
+    max_repeats: u32,
+    line: usize,
+}
+
+impl From<SavedStep> for Step {
+    fn from(s: SavedStep) -> Step {
+        Step {
+            say: s.say,
+            calls: s.call.into_iter().chain(s.calls).collect(),
+            think: s.think,
+            until: s.until,
+            max_repeats: s.max_repeats,
+            line: s.line,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -354,7 +400,15 @@ pub struct Check {
     /// reported with the reason, and does not fail the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may_break: Option<String>,
+    /// The bug this check catches, in the CLI's terms, one line of at most
+    /// [`DESCRIBES_MAX_CHARS`] characters (`describes`): the draft's title when it fails its
+    /// `want`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describes: Option<String>,
 }
+
+/// The longest `describes` a check may carry: it becomes an issue's title.
+pub const DESCRIBES_MAX_CHARS: usize = 80;
 
 /// Durations as seconds (a float) in `plan.json`.
 mod secs {
@@ -623,7 +677,8 @@ impl Fault {
             plan.agents
                 .values()
                 .flatten()
-                .any(|s| s.call.as_ref().and_then(|c| c.track.as_ref()) == Some(work))
+                .flat_map(|s| &s.calls)
+                .any(|c| c.track.as_ref() == Some(work))
         };
         match &self.target {
             FaultTarget::Work { work, .. } => tracks(work),

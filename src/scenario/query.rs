@@ -23,48 +23,6 @@ pub const SOURCES: &[&str] = &[
     "events",
 ];
 
-/// Event kinds a selector may name: the timeline's, and `stop` (any stop of work or of the
-/// session, whatever its source: the model's TaskStop, the driver's stop_task and interrupt,
-/// the session's end, the ceiling).
-pub const KINDS: &[&str] = &[
-    "cli_spawned",
-    "user_input",
-    "model_request",
-    "tool_call",
-    "work_signalled",
-    "turn_ended",
-    "task_started",
-    "task_updated",
-    "task_notified",
-    "hook",
-    "agent_finalized",
-    "turn_result",
-    "stream_line",
-    "track_started",
-    "track_ended",
-    "process_exited",
-    "cli_exited",
-    "control_request",
-    "control_response",
-    "session_closed",
-    "ceiling_hit",
-    "interrupted",
-    "harness_failed",
-    "work_overdue",
-    "harness_stalled",
-    "leftover",
-    "transcript_fact",
-    "screen",
-    "tool_unavailable",
-    "permission_asked",
-    "permission_answered",
-    "to_cli",
-    "shown",
-    "rejected_line",
-    "approval_given",
-    "stop",
-];
-
 /// Which events a relation is about: every given field must hold.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Selector {

@@ -57,7 +57,10 @@ pub struct RawScenario {
 /// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race); in
 /// `[expect]`, also a table of them per variant for another runtime (`[expect.opencode]`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a verdict such as \"woke\", or a list of verdicts such as [\"woke\", \"queued-until-input\"]"
+)]
 pub enum RawVerdicts {
     One(String),
     Many(Vec<String>),
@@ -225,9 +228,34 @@ pub struct RawStep {
     pub input: Option<Spanned<toml::Table>>,
     pub spawn: Option<Spanned<String>>,
     pub track: Option<Spanned<String>>,
+    /// Several tool calls in one assistant message (instead of `call`, `input`, `spawn`,
+    /// `track`): `calls = [{ call = "Agent", spawn = "a", input = { ... } }, ...]`.
+    pub calls: Option<Spanned<Vec<Spanned<RawCall>>>>,
     pub think_seconds: Option<Spanned<NumExpr>>,
     pub until: Option<Until>,
     pub max_repeats: Option<Spanned<u32>>,
+}
+
+impl RawStep {
+    /// Every `spawn` of the step: its own, or its calls'.
+    pub fn spawns(&self) -> Vec<&Spanned<String>> {
+        let nested = self.calls.iter().flat_map(|c| c.get_ref());
+        self.spawn
+            .iter()
+            .chain(nested.filter_map(|c| c.get_ref().spawn.as_ref()))
+            .collect()
+    }
+}
+
+/// One tool call of a step's `calls`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a call table such as { call = \"Agent\", spawn = \"a\", input = { ... } }")]
+pub struct RawCall {
+    pub call: Spanned<String>,
+    pub input: Option<Spanned<toml::Table>>,
+    pub spawn: Option<Spanned<String>>,
+    pub track: Option<Spanned<String>>,
 }
 
 /// When a step repeats instead of advancing.
@@ -275,6 +303,9 @@ pub struct RawCheck {
     pub value: Option<Spanned<RawValue>>,
     pub followed: Option<Spanned<RawFollowed>>,
     pub gap: Option<Spanned<RawGap>>,
+    /// The maintainer's sentence for the bug the check catches when it fails its `want`, in
+    /// the CLI's terms: the issue draft's title and the first line of its Summary.
+    pub describes: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

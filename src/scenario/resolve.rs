@@ -46,7 +46,7 @@ pub(super) fn plan(
     }
     if src.driver.allowed_tools.is_none() {
         // By default the CLI may run what the script calls, whatever it is.
-        let called = agents.values().flatten().filter_map(|s| s.call.as_ref());
+        let called = agents.values().flatten().flat_map(|s| &s.calls);
         for call in called {
             if !driver.allowed_tools.contains(&call.tool) {
                 driver.allowed_tools.push(call.tool.clone());
@@ -164,8 +164,13 @@ fn check_agents(
         if agent.get_ref().steps.is_empty() {
             return Err(at.error(agent.span(), format!("agent `{name}` has no steps")));
         }
-        for step in &agent.get_ref().steps {
-            if let Some(target) = &step.get_ref().spawn {
+        for target in agent
+            .get_ref()
+            .steps
+            .iter()
+            .flat_map(|s| s.get_ref().spawns())
+        {
+            {
                 if !agents.contains_key(target.get_ref()) {
                     return Err(at.error(
                         target.span(),
@@ -204,7 +209,7 @@ fn spawn_cycle(
             a.get_ref()
                 .steps
                 .iter()
-                .filter_map(|s| s.get_ref().spawn.as_ref())
+                .flat_map(|s| s.get_ref().spawns())
                 .filter(|t| agents.contains_key(t.get_ref()))
                 .collect()
         })
@@ -306,6 +311,17 @@ fn resolve_driver(
         .permission_mode
         .iter()
         .chain(raw.allowed_tools.iter().flatten());
+    if raw
+        .allowed_tools
+        .iter()
+        .flatten()
+        .any(|t| t.trim().is_empty())
+    {
+        return Err(at.error(
+            table.span(),
+            "`allowed_tools` holds an empty name: name each tool the CLI may run (e.g. \"Bash\"), or leave the key out (then it is every tool the script calls)".into(),
+        ));
+    }
     if let Some(word) = arguments.into_iter().find(|w| w.contains('\0')) {
         return Err(at.error(
             table.span(),
@@ -511,7 +527,8 @@ fn resolve_callback_hooks(
 }
 
 /// An `env` entry's substituted value; the name and the value must be able to go into a
-/// process's environment (no NUL byte, no `=` in the name).
+/// process's environment (no NUL byte, no `=` in the name), and leave the sandbox whole
+/// (`scenario::env`).
 fn env_value(
     at: &Locator,
     key: &str,
@@ -533,6 +550,12 @@ fn env_value(
             value.span(),
             format!("`env.{key}` holds a NUL byte, which no environment can carry"),
         ));
+    }
+    if let Some(why) = super::env::placeholder_problem(&text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
+    }
+    if let Some(why) = super::env::refusal(key, &text) {
+        return Err(at.error(value.span(), format!("`env.{key}` {why}")));
     }
     Ok(text)
 }
@@ -753,49 +776,25 @@ fn refuse_faults(at: &Locator, src: &VariantSource, faults: &[Fault]) -> Result<
     ))
 }
 
+/// Which step of which agent is resolved, and for which runtime (its verbs, its refusals).
+type StepOf<'a> = (super::Runtime, &'a str, usize);
+
 fn resolve_step(
     at: &Locator,
     step: &Spanned<RawStep>,
     params: &Params,
-    (runtime, agent, number): (super::Runtime, &str, usize),
+    of: StepOf,
 ) -> Result<Step, ScenarioError> {
     let s = step.get_ref();
     let line = at.line_col(step.span().start).0;
-    if s.say.is_none() && s.call.is_none() {
+    let calls = resolve_calls(at, step, params, of)?;
+    if s.say.is_none() && calls.is_empty() {
         return Err(at.error(
             step.span(),
-            "a step needs `say` (text that ends the turn) or `call` (a tool call), or both".into(),
+            "a step needs `say` (text that ends the turn), `call` (a tool call) or `calls` (several in one message)".into(),
         ));
     }
-    if s.call.is_none() {
-        for (field, span) in [
-            ("input", s.input.as_ref().map(|x| x.span())),
-            ("spawn", s.spawn.as_ref().map(|x| x.span())),
-            ("track", s.track.as_ref().map(|x| x.span())),
-        ] {
-            if let Some(span) = span {
-                return Err(at.error(span, format!("`{field}` needs `call` in the same step")));
-            }
-        }
-    }
-    let call = s
-        .call
-        .as_ref()
-        .map(|tool| {
-            let call = resolve_call(at, step, tool, params)?;
-            (runtime.row().verbs)(&call).map_err(|why| {
-                at.error(
-                    tool.span(),
-                    format!(
-                        "`{agent}`'s step {number} (`call = \"{}\"`) cannot run on {}: {why}",
-                        tool.get_ref(),
-                        runtime.title()
-                    ),
-                )
-            })
-        })
-        .transpose()?;
-    if s.until.is_some() && call.is_none() {
+    if s.until.is_some() && calls.is_empty() {
         return Err(at.error(
             step.span(),
             "`until` repeats a tool call: it needs `call` in the same step".into(),
@@ -803,7 +802,7 @@ fn resolve_step(
     }
     Ok(Step {
         say: s.say.as_ref().map(|t| at.text(t, params)).transpose()?,
-        call,
+        calls,
         think: match &s.think_seconds {
             Some(t) => at.seconds(t, params)?,
             None => Duration::ZERO,
@@ -823,14 +822,96 @@ fn resolve_step(
     })
 }
 
-fn resolve_call(
+/// A step's tool calls: its one `call` (with `input`, `spawn`, `track` beside it), or each
+/// entry of `calls`, never both.
+fn resolve_calls(
     at: &Locator,
     step: &Spanned<RawStep>,
-    tool: &Spanned<String>,
+    params: &Params,
+    of: StepOf,
+) -> Result<Vec<ToolCall>, ScenarioError> {
+    let s = step.get_ref();
+    let one = raw::RawCall {
+        call: match &s.call {
+            Some(c) => c.clone(),
+            None => Spanned::new(0..0, String::new()),
+        },
+        input: s.input.clone(),
+        spawn: s.spawn.clone(),
+        track: s.track.clone(),
+    };
+    let Some(calls) = &s.calls else {
+        if s.call.is_none() {
+            refuse_without_call(at, &one)?;
+            return Ok(vec![]);
+        }
+        return Ok(vec![resolve_call(at, step.span(), &one, params, of)?]);
+    };
+    if let Some(span) = s.call.as_ref().map(|c| c.span()) {
+        return Err(at.error(
+            span,
+            "a step has `call` or `calls`, not both: put this call into `calls`".into(),
+        ));
+    }
+    refuse_without_call(at, &one)?;
+    if calls.get_ref().is_empty() {
+        return Err(at.error(
+            calls.span(),
+            "`calls` is empty: give at least one call, or write `say` alone".into(),
+        ));
+    }
+    calls
+        .get_ref()
+        .iter()
+        .map(|c| resolve_call(at, c.span(), c.get_ref(), params, of))
+        .collect()
+}
+
+/// `input`, `spawn` and `track` on a step belong to its `call`: without one they are mistakes.
+fn refuse_without_call(at: &Locator, step_level: &raw::RawCall) -> Result<(), ScenarioError> {
+    for (field, span) in [
+        ("input", step_level.input.as_ref().map(|x| x.span())),
+        ("spawn", step_level.spawn.as_ref().map(|x| x.span())),
+        ("track", step_level.track.as_ref().map(|x| x.span())),
+    ] {
+        if let Some(span) = span {
+            return Err(at.error(span, format!("`{field}` needs `call` in the same step")));
+        }
+    }
+    Ok(())
+}
+
+/// One tool call, as the variant's runtime makes it (its verbs), or refused where the runtime
+/// cannot make it.
+fn resolve_call(
+    at: &Locator,
+    span: std::ops::Range<usize>,
+    c: &raw::RawCall,
+    params: &Params,
+    (runtime, agent, number): StepOf,
+) -> Result<ToolCall, ScenarioError> {
+    let call = resolve_written_call(at, span, c, params)?;
+    (runtime.row().verbs)(&call).map_err(|why| {
+        at.error(
+            c.call.span(),
+            format!(
+                "`{agent}`'s step {number} (`call = \"{}\"`) cannot run on {}: {why}",
+                c.call.get_ref(),
+                runtime.title()
+            ),
+        )
+    })
+}
+
+/// One tool call as the scenario writes it.
+fn resolve_written_call(
+    at: &Locator,
+    span: std::ops::Range<usize>,
+    c: &raw::RawCall,
     params: &Params,
 ) -> Result<ToolCall, ScenarioError> {
-    let s = step.get_ref();
-    let input = match &s.input {
+    let tool = &c.call;
+    let input = match &c.input {
         Some(table) => {
             let json = serde_json::to_value(table.get_ref()).map_err(|e| {
                 at.error(table.span(), format!("`input` is not JSON-compatible: {e}"))
@@ -839,7 +920,7 @@ fn resolve_call(
         }
         None => serde_json::json!({}),
     };
-    if let Some(spawn) = &s.spawn {
+    if let Some(spawn) = &c.spawn {
         if !matches!(tool.get_ref().as_str(), "Agent" | "Task") {
             return Err(at.error(
                 spawn.span(),
@@ -848,19 +929,19 @@ fn resolve_call(
         }
         if !input.get("prompt").is_some_and(|p| p.is_string()) {
             return Err(at.error(
-                s.input.as_ref().map(|i| i.span()).unwrap_or(step.span()),
+                c.input.as_ref().map(|i| i.span()).unwrap_or(span),
                 "an Agent call that spawns needs a string `prompt` in `input`".into(),
             ));
         }
     }
-    if let Some(track) = &s.track {
+    if let Some(track) = &c.track {
         check_track(at, tool, track, &input)?;
     }
     Ok(ToolCall {
         tool: tool.get_ref().clone(),
         input,
-        spawn: s.spawn.as_ref().map(|x| x.get_ref().clone()),
-        track: s.track.as_ref().map(|x| x.get_ref().clone()),
+        spawn: c.spawn.as_ref().map(|x| x.get_ref().clone()),
+        track: c.track.as_ref().map(|x| x.get_ref().clone()),
     })
 }
 
@@ -911,9 +992,24 @@ fn allow_breaks(
     may_break: Option<&Spanned<IndexMap<String, String>>>,
     mut invariants: Vec<Check>,
 ) -> Result<Vec<Check>, ScenarioError> {
-    let Some(may_break) = may_break.filter(|_| !invariants.is_empty()) else {
+    let Some(may_break) = may_break else {
         return Ok(invariants);
     };
+    if let Some((name, _)) = may_break
+        .get_ref()
+        .iter()
+        .find(|(_, why)| why.trim().is_empty())
+    {
+        return Err(at.error(
+            may_break.span(),
+            format!("`may_break` gives no reason for `{name}`: say why this scenario's runs may break it"),
+        ));
+    }
+    // Copied away from its folder's invariants (a `minimize` candidate, a run folder's copy),
+    // a scenario has none to break (`lint` says so).
+    if invariants.is_empty() {
+        return Ok(invariants);
+    }
     for (name, why) in may_break.get_ref() {
         let known: Vec<String> = invariants.iter().map(|i| format!("`{}`", i.name)).collect();
         let Some(invariant) = invariants.iter_mut().find(|i| &i.name == name) else {
@@ -925,12 +1021,6 @@ fn allow_breaks(
                 ),
             ));
         };
-        if why.trim().is_empty() {
-            return Err(at.error(
-                may_break.span(),
-                format!("`may_break` gives no reason for `{name}`: say why this scenario's runs may break it"),
-            ));
-        }
         invariant.may_break = Some(why.clone());
     }
     Ok(invariants)

@@ -37,6 +37,12 @@ impl Locator<'_> {
         (line, col)
     }
 
+    /// A TOML parser's error, located, in the scenario's words: no Rust type names.
+    pub fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
+        let message = e.message().trim_end().replace('\n', " ");
+        self.error(e.span().unwrap_or(0..0), humane(&message))
+    }
+
     pub fn error(&self, span: Range<usize>, message: String) -> ScenarioError {
         let (line, col) = self.line_col(span.start);
         ScenarioError::Invalid {
@@ -77,6 +83,51 @@ impl Locator<'_> {
         }
         Ok(Duration::from_secs_f64(n))
     }
+}
+
+/// A deserializer's message with the Rust types it names said in words: `as i128` (an integer
+/// TOML cannot hold), `expected u32`, an untagged enum's name.
+pub(super) fn humane(message: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number from 0 to 18446744073709551615"),
+        ("usize", "a whole number from 0 to 18446744073709551615"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    let mut text = message.to_string();
+    if let Some(at) = text.find("` as i128") {
+        // `invalid type: integer `N` as i128, expected X`
+        let start = text[..at].rfind('`').map_or(0, |i| i + 1);
+        let number = text[start..at].to_string();
+        let expected = text
+            .split_once(", expected ")
+            .map(|(_, x)| x.to_string())
+            .filter(|x| !x.starts_with("any "));
+        text = format!(
+            "{number} is too large a number (TOML integers are at most {}){}",
+            i64::MAX,
+            expected
+                .map(|x| format!(": expected {x}"))
+                .unwrap_or_default()
+        );
+    }
+    for (rust, words) in WORDS {
+        for lead in ["expected ", "expected a value of type "] {
+            let from = format!("{lead}{rust}");
+            if text.ends_with(&from) {
+                text = format!("{}expected {words}", &text[..text.len() - from.len()]);
+            }
+        }
+    }
+    if text.starts_with("data did not match any variant of untagged enum") {
+        text = "a value of another kind than this key takes".into();
+    }
+    text
 }
 
 /// `: from bg_seconds = 1e12` for the parameters an expression of seconds uses, so the
@@ -124,7 +175,8 @@ impl Names {
             tracks: agents
                 .values()
                 .flatten()
-                .filter_map(|s| s.call.as_ref()?.track.clone())
+                .flat_map(|s| &s.calls)
+                .filter_map(|c| c.track.clone())
                 .collect(),
         }
     }

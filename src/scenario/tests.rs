@@ -41,6 +41,7 @@ say = "I will be re-invoked."
 
 [expect]
 print = "not-resumable"
+session = "woke"
 "#;
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
@@ -55,7 +56,7 @@ fn a_good_file_resolves_each_variant() {
     assert_eq!(print.driver.mode, DriverMode::Print);
     assert_eq!(print.driver.ceiling, Duration::from_secs(42));
     assert_eq!(print.expect, Some(Outcome::NotResumable.into()));
-    let cmd = &print.agents["worker"][0].call.as_ref().unwrap().input["command"];
+    let cmd = &print.agents["worker"][0].first_call().unwrap().input["command"];
     assert_eq!(cmd, "sleep 12");
 
     let session = s.plan("session", &[]).unwrap();
@@ -133,6 +134,53 @@ fn unknown_mode_is_located() {
 fn step_without_say_or_call_is_located() {
     let text = GOOD.replace("say = \"Launched.\"", "think_seconds = 1");
     assert_error(&text, 28, 1, "a step needs `say`");
+}
+
+/// `calls` holds several tool calls for one message; each is checked like a step's `call`,
+/// and a step has one form or the other.
+#[test]
+fn several_calls_in_one_step_resolve_and_their_mistakes_are_located() {
+    let two = GOOD.replace(
+        "call = \"Agent\"\nspawn = \"worker\"\ninput = { description = \"w\", prompt = \"work\", run_in_background = true }",
+        "calls = [\n  { call = \"Agent\", spawn = \"worker\", input = { description = \"w\", prompt = \"work\", run_in_background = true } },\n  { call = \"Bash\", track = \"fg\", input = { command = \"true\" } },\n]",
+    );
+    let plan = parse(&two).unwrap().plan("print", &[]).unwrap();
+    let step = &plan.agents["main"][0];
+    let tools: Vec<&str> = step.calls.iter().map(|c| c.tool.as_str()).collect();
+    assert_eq!(tools, ["Agent", "Bash"]);
+    assert_eq!(step.calls[0].spawn.as_deref(), Some("worker"));
+    assert_eq!(step.calls[1].track.as_deref(), Some("fg"));
+    assert!(plan.driver.allowed_tools.contains(&"Bash".to_string()));
+    // A saved plan reads back, and one saved with a single `call` still reads.
+    let json = serde_json::to_value(step).unwrap();
+    assert!(json.get("call").is_none() && json["calls"].as_array().unwrap().len() == 2);
+    let mut old = serde_json::to_value(&plan.agents["worker"][0]).unwrap();
+    let call = old["calls"][0].take();
+    old.as_object_mut().unwrap().remove("calls");
+    old["call"] = call;
+    let read: Step = serde_json::from_value(old).unwrap();
+    assert_eq!(read.first_call().unwrap().track.as_deref(), Some("bg"));
+
+    let bad_spawn = two.replace("spawn = \"worker\", input", "spawn = \"wroker\", input");
+    assert_error(&bad_spawn, 25, 29, "`spawn` names no agent: `wroker`");
+    let spawn_on_bash = two.replace("{ call = \"Agent\", spawn", "{ call = \"Bash\", spawn");
+    assert_error(&spawn_on_bash, 25, 28, "`spawn` needs `call = \"Agent\"`");
+    let both = two.replace("calls = [", "call = \"Bash\"\ncalls = [");
+    assert_error(&both, 24, 8, "a step has `call` or `calls`, not both");
+    let empty = GOOD.replace("say = \"Launched.\"", "say = \"Launched.\"\ncalls = []");
+    assert!(
+        parse(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("`calls` is empty")
+    );
+    let stray = two.replace("calls = [", "track = \"loose\"\ncalls = [");
+    assert!(
+        parse(&stray)
+            .unwrap_err()
+            .to_string()
+            .contains("`track` needs `call` in the same step")
+    );
 }
 
 #[test]
@@ -878,7 +926,7 @@ fn what_only_an_integration_has_is_refused_elsewhere() {
             "[variants.session]\nmode = \"session\"",
             "[variants.session]",
         )
-        .replace("print = \"not-resumable\"", "");
+        .replace("print = \"not-resumable\"\nsession = \"woke\"", "");
     let err = parse(&command).unwrap_err().to_string();
     assert!(
         err.contains("unknown `approve` value `maybe` (expected `allow` or `deny`)"),
@@ -888,6 +936,33 @@ fn what_only_an_integration_has_is_refused_elsewhere() {
     let plan = parse(&fine).unwrap().plan("print", &[]).unwrap();
     assert_eq!(plan.driver.approve, Answer::Deny);
     assert!(plan.driver.command[1].ends_with("scenarios/./app.mjs"));
+}
+
+/// Issue #41: no Rust type name reaches a user, whatever number or kind of value a key gets.
+#[test]
+fn a_wrong_number_or_kind_of_value_is_said_without_rust_type_names() {
+    let big = "99999999999999999999999";
+    let base = "name = \"ex\"\ntitle = \"t\"\nsummary = \"s\"\n[driver]\nmode = \"print\"\nprompt = \"go\"\nceiling_seconds = 10\n[[agents.main.steps]]\nsay = \"hi\"\n";
+    let cases = [
+        format!("{base}[expect]\nprint = 3\n"),
+        format!("{base}[expect]\nprint = {big}\n"),
+        format!("{base}[expect]\nprint = [\"woke\", 3]\n"),
+        base.replace("ceiling_seconds = 10", &format!("ceiling_seconds = {big}")),
+        base.replace("title = \"t\"", &format!("title = {big}")),
+        format!("{base}[params]\nbg = {big}\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ntimes = {big}\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ntimes = -1\n"),
+        format!("{base}[[faults]]\nkind = \"overloaded-529\"\ndelay_ms = -1\n"),
+    ];
+    for text in cases {
+        let err = Scenario::parse(std::path::Path::new("ex.toml"), text.clone())
+            .unwrap_err()
+            .to_string();
+        for rust in ["i128", "u32", "u64", "untagged", "enum", "RawVerdicts"] {
+            assert!(!err.contains(rust), "{err}\n{text}");
+        }
+        assert!(err.starts_with("ex.toml:"), "located: {err}");
+    }
 }
 
 /// Two commands tracked under one name would mix their times in a verdict: the second name is
@@ -913,9 +988,9 @@ fn a_watch_given_twice_is_located() {
     let text = format!("{GOOD}{watch}{watch}");
     assert_error(
         &text,
-        46,
+        47,
         1,
-        "a second `[[watch]]` of `worker` waiting for `bg` (the first is on line 42)",
+        "a second `[[watch]]` of `worker` waiting for `bg` (the first is on line 43)",
     );
 }
 

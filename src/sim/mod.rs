@@ -157,7 +157,7 @@ pub const DEFAULT_ORPHAN_GRACE: Duration = Duration::from_millis(5000);
 /// Environment variable overriding [`DEFAULT_ORPHAN_GRACE`].
 pub const GRACE_ENV: &str = "CLAUDE_SIM_ORPHAN_GRACE_MS";
 /// Environment variable naming the profile (the harness sets it; `--profile` wins).
-pub const PROFILE_ENV: &str = "CLAUDE_SIM_PROFILE";
+pub const PROFILE_ENV: &str = crate::os::env::RunVar::SimProfile.name();
 /// Environment variable setting the pause before a tool call's hooks, in ms (default 25).
 pub const PACE_ENV: &str = "CLAUDE_SIM_PACE_MS";
 /// Environment variable bounding the simulator's whole life, in seconds (default one hour).

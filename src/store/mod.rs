@@ -7,6 +7,7 @@
 //! again, complete. A folder whose `run.json` stays incomplete (a full disk, say) is skipped by
 //! `report` and `merge`. An invocation's folder is marked alike, by its `invocation.json`.
 
+pub mod output;
 pub mod redact;
 pub mod saved;
 
@@ -142,6 +143,55 @@ pub fn begin_run(dir: &Path, r: &Redactor, info: &RunInfo) -> Result<(), StoreEr
     let mut pending = info.clone();
     pending.complete = false;
     write_json(&dir.join("run.json"), r, &pending)
+}
+
+/// The files of a whole run folder, in the order they are written after `run.json` (the
+/// reports beside `result.json` vary with the run and are not listed).
+const RUN_FILES: &[&str] = &[
+    "stream.jsonl",
+    "hooks.jsonl",
+    "scenario.toml",
+    "plan.json",
+    "timeline.json",
+    RESULT_FILE,
+    REPORT_FILE,
+];
+
+/// Marks a run folder whose writing failed with `error`: `run.json` stays incomplete and says
+/// why and which of its files are missing, as an invocation's mark does. A disk too full for
+/// that mark loses the half-written files instead (a folder is whole or marked, never a half
+/// report that looks like one), and the mark is written again.
+pub fn fail_run(dir: &Path, r: &Redactor, info: &RunInfo, error: &StoreError) {
+    let mark = |info: &RunInfo| {
+        let missing: Vec<&str> = RUN_FILES
+            .iter()
+            .copied()
+            .filter(|f| !dir.join(f).exists())
+            .collect();
+        let mut failed = info.clone();
+        failed.complete = false;
+        failed.incomplete = Some(format!(
+            "{error}; missing: {}",
+            if missing.is_empty() {
+                "the reports beside result.json".to_string()
+            } else {
+                missing.join(", ")
+            }
+        ));
+        write_json(&dir.join("run.json"), r, &failed)
+    };
+    if mark(info).is_ok() {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if path.file_name().is_some_and(|n| n == "run.json") {
+                continue;
+            }
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+    }
+    let _ = mark(info);
 }
 
 /// Marks a run folder as whole.

@@ -19,9 +19,10 @@ pub enum SavedError {
     #[error("{0}: no run folders (folders holding run.json) in it")]
     Empty(String),
     #[error(
-        "{0}: the run's folder was not completely written (its run.json says incomplete); skipped"
+        "{dir}: the run's folder was not completely written (its run.json says incomplete{}); skipped",
+        why.as_deref().map(|why| format!(": {why}")).unwrap_or_default()
     )]
-    Incomplete(String),
+    Incomplete { dir: String, why: Option<String> },
     #[error(transparent)]
     Store(#[from] super::StoreError),
 }
@@ -53,7 +54,10 @@ impl SavedRun {
     pub fn load(dir: &Path) -> Result<SavedRun, SavedError> {
         let info: RunInfo = read_json(&dir.join("run.json"))?;
         if !info.complete {
-            return Err(SavedError::Incomplete(dir.display().to_string()));
+            return Err(SavedError::Incomplete {
+                dir: dir.display().to_string(),
+                why: info.incomplete.clone(),
+            });
         }
         Ok(SavedRun {
             dir: dir.to_path_buf(),
@@ -127,6 +131,23 @@ fn read_payloads(path: &Path) -> Vec<serde_json::Value> {
 
 /// Run folders under `dir` (itself, a run-id folder, or anything above), sorted.
 pub fn find_runs(dir: &Path) -> Result<Vec<PathBuf>, SavedError> {
+    let unreadable = |message: String| SavedError::Read {
+        path: dir.display().to_string(),
+        message,
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let kind = match meta.is_file() {
+                true => "a file",
+                false => crate::os::files::describe(meta.file_type()),
+            };
+            return Err(unreadable(format!(
+                "not a folder ({kind}): give a folder of saved runs"
+            )));
+        }
+        Err(e) => return Err(unreadable(format!("cannot read: {e}"))),
+    }
     let mut found = Vec::new();
     walk(dir, &mut found, 0);
     found.sort();

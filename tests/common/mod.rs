@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod drafts;
+pub mod judges;
 pub mod junit;
 pub mod links;
 

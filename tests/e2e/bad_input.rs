@@ -1,5 +1,6 @@
 //! Bad input through the binary: one-line errors with file:line:col, exit code 2, no panic.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::common::*;
@@ -401,7 +402,14 @@ fn an_unpublished_version_names_the_nearest_and_exits_2() {
 /// not answer.
 #[test]
 fn an_unreachable_registry_exits_3_naming_the_channels() {
+    let started = std::time::Instant::now();
     let (output, port, dir) = with_an_unreachable_registry(&[]);
+    // npm's own retries took 71 s (issue #41); wakeprobe's patience for a question is seconds.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "it took {:?}",
+        started.elapsed()
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     for channel in [
@@ -456,9 +464,9 @@ fn a_setup_failure_still_ends_the_json_stream_and_writes_a_junit_error() {
 }
 
 /// `wakeprobe run top-level-control --claude-version latest ARGS` with npm pointed at a closed
-/// loopback port through its own configuration (`npm_config_registry`, which wakeprobe leaves
-/// to npm) and a cache of its own, so nothing is answered from a cache: the output, the port,
-/// and the folder holding `out` and the cache.
+/// loopback port through the registry settings wakeprobe passes on to npm
+/// (`npm_config_registry`) and a cache of its own, so nothing is answered from a cache: the
+/// output, the port, and the folder holding `out` and the cache.
 fn with_an_unreachable_registry(args: &[&str]) -> (std::process::Output, u16, tempfile::TempDir) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -479,13 +487,12 @@ fn with_an_unreachable_registry(args: &[&str]) -> (std::process::Output, u16, te
     all.extend_from_slice(args);
     let mut cmd = wakeprobe(&all);
     cmd.env("WAKEPROBE_CACHE", dir.path().join("cache"))
-        .env("npm_config_registry", format!("http://127.0.0.1:{port}/"))
-        .env("npm_config_fetch_retries", "0");
+        .env("npm_config_registry", format!("http://127.0.0.1:{port}/"));
     (output_within(cmd, Duration::from_secs(200)), port, dir)
 }
 
 /// A scenario with a parameter that is seconds, used in a command.
-const TIMED: &str = r#"name = "broken"
+pub(crate) const TIMED: &str = r#"name = "broken"
 title = "t"
 summary = "s"
 
@@ -508,7 +515,7 @@ say = "done"
 /// `wakeprobe run broken.toml ARGS --out DIR/out` with an empty cache: the exit code and the
 /// error line, once it is checked that nothing ran, was installed or was written anywhere
 /// (the folder holds the scenario file alone, so no run folder was ever made).
-fn refused(text: &str, args: &[&str]) -> (i32, String) {
+pub(crate) fn refused(text: &str, args: &[&str]) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.toml");
     std::fs::write(&path, text).unwrap();
@@ -838,4 +845,458 @@ fn matrix_refuses_a_bad_value_before_making_anything() {
         "{stderr}"
     );
     assert!(!out.exists() && !cache.exists(), "nothing made: {stderr}");
+}
+
+/// `wakeprobe ARGS` in a folder of its own holding `broken.toml` (TIMED) and whatever `setup`
+/// puts there; `{dir}` in an argument is that folder. The exit code and the error line, once
+/// it is checked that nothing was added to the folder, changed in it, or installed.
+fn refused_in_a_folder(args: &[&str], setup: impl FnOnce(&Path)) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.toml"), TIMED).unwrap();
+    setup(dir.path());
+    let listing = |dir: &Path| {
+        let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                (p.file_name().unwrap().to_string_lossy().to_string(), bytes)
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = listing(dir.path());
+    let shown = dir.path().display().to_string();
+    let args: Vec<String> = args.iter().map(|a| a.replace("{dir}", &shown)).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = wakeprobe(&args);
+    cmd.current_dir(dir.path());
+    let output = output_within(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        listing(dir.path()),
+        before,
+        "{args:?}: nothing written: {stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("{args:?}: an error line in {stderr}"))
+        .replace(&shown, "{dir}");
+    (output.status.code().unwrap(), line)
+}
+
+/// Issue #41 (2): every case that used to be refused only after a run folder was written (or
+/// after the whole run) is refused before anything is written: exit 2 for a wrong argument,
+/// 3 for a CLI that does not run, and the error line names the cause.
+#[test]
+fn checks_that_can_be_made_first_are_made_before_anything_is_written() {
+    let long = format!("name = \"{}\"", "a".repeat(10_000));
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec![
+                "bisect",
+                "broken.toml",
+                "--sim-version",
+                "2.1.332=fixed",
+                "--sim-version",
+                "2.1.300=fixed",
+                "--good",
+                "2.1.332",
+                "--bad",
+                "2.1.332",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --good 2.1.332 must come before --bad 2.1.332 in version order",
+        ),
+        (
+            vec![
+                "bisect",
+                "broken.toml",
+                "--versions",
+                "2.1.300,2.1.332",
+                "--good",
+                "2.1.332",
+                "--bad",
+                "2.1.300",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --good 2.1.332 must come before --bad 2.1.300 in version order",
+        ),
+        (
+            vec![
+                "bisect",
+                "broken.toml",
+                "--sim-version",
+                "2.1.300=ghost",
+                "--sim-version",
+                "2.1.332=fixed",
+                "--good",
+                "2.1.300",
+                "--bad",
+                "2.1.332",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: unknown simulator profile `ghost`, expected one of: ",
+        ),
+        (
+            vec![
+                "matrix",
+                "--scenarios",
+                "broken.toml",
+                "--sim-version",
+                "2.1.332=ghost",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: unknown simulator profile `ghost`, expected one of: ",
+        ),
+        (
+            vec![
+                "matrix",
+                "--scenarios",
+                "broken.toml",
+                "--sim-version",
+                "2.1.999=fixed",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --sim-version maps no profile to `2.1.332` (a version of --versions): add --sim-version 2.1.332=PROFILE",
+        ),
+        (
+            vec!["run", "broken.toml", "--cli-arg=--no-such", "--out", "out"],
+            2,
+            "error: --cli-arg --no-such: claude-2.1.332 does not accept it (its --help names no such flag)",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--backend",
+                "sim",
+                "--cli-arg=--no-such",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --cli-arg --no-such: sim-finalize-on-turn-end does not accept it (its --help names no such flag)",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--driver",
+                "sdk",
+                "--cli-arg=--model",
+                "--cli-arg=x",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --cli-arg: broken/print runs through the Agent SDK (`sdk`), which starts the CLI with its own arguments",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--claude-bin",
+                "/bin/false",
+                "--out",
+                "out",
+            ],
+            3,
+            "error: the CLI could not start: /bin/false: `--version` ended with exit 1",
+        ),
+        (
+            vec!["run", "long.toml", "--backend", "sim", "--out", "out"],
+            2,
+            "error: long.toml:1:8: name `aaaaaaaaaaaaaaaaaaaa…` is 10000 characters long: at most 64 (it names folders and files)",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--backend",
+                "sim",
+                "--junit",
+                "/etc/passwd/j.xml",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --junit /etc/passwd/j.xml: a part of the path is a file, not a folder",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--backend",
+                "sim",
+                "--junit",
+                "{dir}/no/such/j.xml",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --junit {dir}/no/such/j.xml: its folder {dir}/no/such does not exist (wakeprobe makes no folder for a file you name)",
+        ),
+        (
+            vec![
+                "run",
+                "broken.toml",
+                "--backend",
+                "sim",
+                "--junit",
+                "/dev/null",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --junit /dev/null: is not a regular file (a character device): name a file",
+        ),
+        (
+            vec![
+                "matrix",
+                "--scenarios",
+                "broken.toml",
+                "--sim-version",
+                "2.1.332=fixed",
+                "--junit",
+                "{dir}",
+                "--out",
+                "out",
+            ],
+            2,
+            "error: --junit {dir}: is a folder: name a file",
+        ),
+        (
+            vec!["export", "broken.toml", "-o", "/nonexistent/dir/x.mjs"],
+            2,
+            "error: -o /nonexistent/dir/x.mjs: its folder /nonexistent/dir does not exist (wakeprobe makes no folder for a file you name)",
+        ),
+        (
+            vec!["export", "broken.toml", "-o", "broken.toml"],
+            2,
+            "error: -o broken.toml: exists: pass --force to replace it, or name another file",
+        ),
+    ];
+    for (args, code, expected) in cases {
+        let (got, line) = refused_in_a_folder(&args, |dir| {
+            std::fs::write(
+                dir.join("long.toml"),
+                TIMED.replace("name = \"broken\"", &long),
+            )
+            .unwrap();
+        });
+        assert_eq!(got, code, "{args:?}: {line}");
+        assert!(
+            line.starts_with(expected),
+            "{args:?}:\nexpected `{expected}`\ngot      `{line}`"
+        );
+    }
+    assert!(
+        !Path::new("/nonexistent").exists(),
+        "export made no folder from /"
+    );
+}
+
+/// Issue #41 (4, 5): `import -o` onto an existing file is refused (exit 2, the file as it
+/// was) unless `--force`; the raw control characters of an `--out` are escaped in the
+/// `reports:` line as in every error line.
+#[test]
+fn import_keeps_an_existing_file_and_the_reports_line_escapes_control_characters() {
+    let run = root().join("tests/fixtures/runs/seed000-print");
+    let (code, line) = refused_in_a_folder(
+        &["import", run.to_str().unwrap(), "-o", "mine.toml"],
+        |dir| std::fs::write(dir.join("mine.toml"), "# mine\n").unwrap(),
+    );
+    assert_eq!(code, 2, "{line}");
+    assert_eq!(
+        line,
+        "error: -o mine.toml: exists: pass --force to replace it, or name another file"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine.toml");
+    std::fs::write(&mine, "# mine\n").unwrap();
+    let forced = output_within(
+        wakeprobe(&[
+            "import",
+            run.to_str().unwrap(),
+            "-o",
+            mine.to_str().unwrap(),
+            "--force",
+        ]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(forced.status.code(), Some(0), "{forced:?}");
+    assert!(std::fs::read_to_string(&mine).unwrap().contains("[driver]"));
+
+    let out = dir.path().join("out\u{1b}[31mred");
+    let output = output_within(
+        wakeprobe(&[
+            "run",
+            "subagent-bg-turn-end/print",
+            "--backend",
+            "sim",
+            "--set",
+            "bg_seconds=1",
+            "--explore",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let reports = stderr
+        .lines()
+        .find(|l| l.starts_with("reports: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(!reports.contains('\u{1b}'), "{reports:?}");
+    assert!(
+        reports.contains("out\\u{1b}[31mred")
+            || reports.contains("out\\x1b[31mred")
+            || reports.contains("out^[[31mred"),
+        "{reports:?}"
+    );
+}
+
+/// Issue #41 (3): each message names the real cause: a missing file in a folder is a missing
+/// file (not "a folder"), a device or a FIFO is not a file (not "no such file"), a folder that
+/// does not exist does not exist (not "no run folders in it"), a folder with no scenario is
+/// said to have none (not "0 files", exit 0), a number where a verdict goes is said in words.
+#[test]
+fn messages_name_the_real_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("special")).unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let fifo = std::ffi::CString::new(dir.path().join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: a FIFO in the test's own folder.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    std::fs::write(
+        dir.path().join("number.toml"),
+        format!("{TIMED}\n[expect]\nprint = 99999999999999999999999\n"),
+    )
+    .unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "special/nope.toml", "--out", "out"],
+            "error: special/nope.toml: no such file, and no scenario named `special/nope.toml`",
+        ),
+        (
+            vec!["lint", "special/nope.toml"],
+            "error: special/nope.toml: no such file or folder",
+        ),
+        (
+            vec!["lint", "/dev/zero"],
+            "error: /dev/zero: not a regular file (a character device): give a file",
+        ),
+        (
+            vec!["lint", "fifo"],
+            "error: fifo: not a regular file (a FIFO): give a file",
+        ),
+        (
+            vec!["lint", "empty"],
+            "error: empty: no scenario files (`*.toml`) in this folder",
+        ),
+        (
+            vec!["view", "/nonexistent"],
+            "error: /nonexistent: cannot read: No such file or directory (os error 2)",
+        ),
+        (
+            vec!["view", "number.toml"],
+            "error: number.toml: not a folder (a file): give a folder of saved runs",
+        ),
+        (
+            vec!["lint", "number.toml"],
+            "error: number.toml:21:9: 99999999999999999999999 is too large a number (TOML integers are at most 9223372036854775807)",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut cmd = wakeprobe(&args);
+        cmd.current_dir(dir.path());
+        let output = output_within(cmd, Duration::from_secs(30));
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {said}");
+        let line = said
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default();
+        assert!(
+            line.starts_with(expected),
+            "{args:?}:\nexpected `{expected}`\ngot      `{line}`"
+        );
+        assert!(
+            !dir.path().join("out").exists(),
+            "{args:?}: nothing written"
+        );
+    }
+}
+
+/// Issue #41 (5): what used to be accepted silently is a located error, exit 2, before
+/// anything runs: a library scenario named otherwise than its file, an `[expect]` that leaves
+/// out a variant, a `may_break` with no reason, a selector that matches every event, an empty
+/// tool name.
+#[test]
+fn what_was_accepted_silently_is_a_located_error() {
+    let two_variants =
+        format!("{TIMED}\n[variants.print]\n[variants.fast]\nparams = {{ bg_seconds = 0 }}\n");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{two_variants}\n[expect]\nprint = \"unknown\"\n"),
+            "broken.toml:25:9: `expect` gives no verdict for `fast`: give every variant one, or leave `[expect]` out",
+        ),
+        (
+            TIMED.replace(
+                "summary = \"s\"",
+                "summary = \"s\"\nmay_break = { \"every pair\" = \"\" }",
+            ),
+            "broken.toml:4:13: `may_break` gives no reason for `every pair`",
+        ),
+        (
+            format!("{TIMED}\n[[checks]]\nname = \"any\"\nexists = {{}}\n"),
+            "broken.toml:22:10: an empty selector `{}` matches every event",
+        ),
+        (
+            TIMED.replace(
+                "ceiling_seconds = 10",
+                "ceiling_seconds = 10\nallowed_tools = [\"\"]",
+            ),
+            "broken.toml:8:1: `allowed_tools` holds an empty name",
+        ),
+    ];
+    for (text, expected) in cases {
+        let (code, line) = refused(&text, &[]);
+        assert_eq!(code, 2, "{line}");
+        assert!(
+            line.starts_with(&format!("error: {expected}")),
+            "expected `{expected}`\ngot      `{line}`"
+        );
+    }
+    let (code, line) =
+        refused_in_a_folder(&["run", "--scenarios-dir", "lib", "--out", "out"], |dir| {
+            std::fs::create_dir(dir.join("lib")).unwrap();
+            std::fs::write(dir.join("lib/other.toml"), TIMED).unwrap();
+        });
+    assert_eq!(code, 2, "{line}");
+    assert!(
+        line.starts_with(
+            "error: lib/other.toml:1:8: `name` is `broken`, but the file is `other.toml`"
+        ),
+        "{line}"
+    );
 }

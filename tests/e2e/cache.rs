@@ -88,9 +88,9 @@ fn a_cached_cli_that_does_not_run_is_reinstalled() {
 }
 
 /// An install npm finishes but whose CLI does not run fails, and leaves nothing: npm is told
-/// to leave out optional dependencies (`npm_config_omit`, npm's own setting, which wakeprobe
-/// leaves to it), so the claude-code package comes without its platform binary and its stub
-/// does not answer `--version`. Only the small wrapper package is downloaded.
+/// to leave out optional dependencies (`omit=optional` in the cache's `npmrc`, npm's own
+/// configuration file), so the claude-code package comes without its platform binary and its
+/// stub does not answer `--version`. Only the small wrapper package is downloaded.
 #[test]
 fn a_failed_install_leaves_no_lock_file_and_no_half_install() {
     let own = own_cache();
@@ -104,8 +104,8 @@ fn a_failed_install_leaves_no_lock_file_and_no_half_install() {
         "--out",
         out.path().to_str().unwrap(),
     ]);
-    cmd.env("WAKEPROBE_CACHE", own.path())
-        .env("npm_config_omit", "optional");
+    std::fs::write(own.path().join("npmrc"), "omit=optional\n").unwrap();
+    cmd.env("WAKEPROBE_CACHE", own.path());
     let output = output_within(cmd, Duration::from_secs(300));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");

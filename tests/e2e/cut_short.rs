@@ -222,6 +222,8 @@ fn a_short_ceiling_on_the_real_cli_decides_nothing() {
     ceiling_cuts_it_short(&[]);
 }
 
+/// `--claude-bin BIN` that does not run: a setup failure (exit 3) said before anything is
+/// written (its `--version` is asked first), no process left; the error line.
 fn setup_failure(bin: &Path) -> String {
     let out = tempfile::tempdir().unwrap();
     let (pid, output) = run_within(
@@ -241,20 +243,23 @@ fn setup_failure(bin: &Path) -> String {
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert_eq!(tagged_by(pid), vec![]);
-    assert!(
-        runs(&run_dir(out.path())).is_empty(),
-        "no verdict and no draft for a CLI that did not run"
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "nothing written for a CLI that does not run: {stderr}"
     );
-    let summary = json(&run_dir(out.path()).join("summary.json"));
-    assert_eq!(summary["setup_errors"].as_array().unwrap().len(), 1);
     stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("an error line: {stderr}"))
+        .to_string()
 }
 
 #[test]
 fn a_cli_that_exits_at_once_is_a_setup_failure() {
     let stderr = setup_failure(Path::new("/bin/false"));
     assert!(
-        stderr.contains("the CLI could not start: /bin/false exited with status 1 before its first model request"),
+        stderr == "error: the CLI could not start: /bin/false: `--version` ended with exit 1",
         "{stderr}"
     );
 }
@@ -275,8 +280,8 @@ fn a_truncated_cli_binary_is_a_setup_failure_naming_what_happened() {
         "names the binary: {stderr}"
     );
     assert!(
-        stderr.contains("killed by SIG") || stderr.contains("exited with status"),
-        "says how it died: {stderr}"
+        stderr.contains("`--version` ended with") || stderr.contains("`--version` could not start"),
+        "says how it failed: {stderr}"
     );
 }
 

@@ -232,7 +232,7 @@ say = "Done."
     let child = node(&script).spawn().expect("node runs");
     let (code, stdout, stderr) = finish_within(child, Duration::from_secs(120));
     assert!(
-        stdout.contains("ends its turn (its script is exhausted)"),
+        stdout.contains("past the end of its script; ends its turn"),
         "{stdout}"
     );
     assert_eq!(code, Some(0), "the waiter woke: exit 0\n{stdout}\n{stderr}");
@@ -325,4 +325,425 @@ fn bad_input_is_one_line_and_exit_2() {
         .expect("node runs");
     assert_eq!(result.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&result.stderr).contains("unknown argument `--no-such-flag`"));
+}
+
+/// The `[[checks]]` tables of the README's TOML examples ("Scenarios" and "Writing checks"),
+/// each as a `[[checks]]` block to append to a scenario file.
+fn readme_checks() -> Vec<String> {
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    let mut found = Vec::new();
+    for section in ["\n## Scenarios\n", "\n## Writing checks\n"] {
+        let start = readme.find(section).unwrap();
+        let end = readme[start + 1..]
+            .find("\n## ")
+            .map_or(readme.len(), |e| e + start + 1);
+        for block in readme[start..end].split("```toml\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            let Ok(table) = block.parse::<toml::Table>() else {
+                continue;
+            };
+            for check in table
+                .get("checks")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let mut one = toml::Table::new();
+                one.insert("checks".into(), toml::Value::Array(vec![check.clone()]));
+                found.push(toml::to_string(&one).unwrap());
+            }
+        }
+    }
+    found
+}
+
+/// The script judges a saved run as wakeprobe does: the saved runs in `tests/fixtures/runs`
+/// (real 2.1.332 evidence), each with its own checks and with every README check example its
+/// agents can carry, judged by both from the same files (`common::judges`); and each of those
+/// drafts has a title of at most 80 characters and fits an issue (`common::drafts`). The
+/// library's runs are checked the same ways where they are made (the simulator's profiles, the
+/// pinned CLI).
+#[test]
+fn the_script_judges_saved_runs_as_wakeprobe_does() {
+    let examples = readme_checks();
+    assert!(
+        examples.len() >= 3,
+        "the README's check examples: {examples:?}"
+    );
+    let runs = crate::common::root().join("tests/fixtures/runs");
+    let mut judged = 0;
+    let mut examples_judged = std::collections::BTreeSet::new();
+    for run in std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+    {
+        let found = crate::common::judges::disagreements(&run, None);
+        assert!(found.is_empty(), "{}:\n{}", run.display(), found.join("\n"));
+        judged += 1;
+        let saved = wakeprobe::store::saved::SavedRun::load(&run).unwrap();
+        let source = std::fs::read_to_string(run.join("scenario.toml")).unwrap();
+        let sets: Vec<(String, String)> = saved
+            .plan
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        for (i, example) in examples.iter().enumerate() {
+            let text = format!("{source}\n{example}");
+            let Ok(scenario) =
+                wakeprobe::scenario::Scenario::parse(&run.join("scenario.toml"), text)
+            else {
+                continue; // it names an agent or work this run does not have
+            };
+            let Ok(plan) = scenario.plan(&saved.plan.variant, &sets) else {
+                continue;
+            };
+            let found = crate::common::judges::disagreements(&run, Some(&plan));
+            assert!(
+                found.is_empty(),
+                "{} with the README's check {example}:\n{}",
+                run.display(),
+                found.join("\n")
+            );
+            // Its draft, with the check failing its `want` where it states one: a short title.
+            let drafted = crate::common::drafts::problems(&run, Some(&plan));
+            assert!(
+                drafted.is_empty(),
+                "{}: {}",
+                run.display(),
+                drafted.join("; ")
+            );
+            examples_judged.insert(i);
+        }
+    }
+    assert_eq!(judged, 4);
+    // The teammate example needs a teammate (the library's teammate-idle, on the simulator).
+    assert!(
+        examples_judged.len() >= examples.len() - 1,
+        "{examples_judged:?} of {examples:?}"
+    );
+}
+
+/// The case of issue 44 (`subagent-parked-completed`): a background subagent parked on its own
+/// background command is reported `completed` to its parent before the command ends, and again
+/// after its re-invocation. Its checks carry the bug (`want`), not its verdicts (`woke`): the
+/// exported script judges them as wakeprobe does, exits 1 and says which check failed, with the
+/// witness the draft of a wakeprobe run of the same scenario shows.
+#[test]
+fn the_parked_subagent_script_exits_1_on_the_failed_check_with_the_drafts_witness() {
+    let _cli = crate::common::cli_slots(2);
+    let dir = tempfile::tempdir().unwrap();
+    let script = export(dir.path(), &["subagent-parked-completed"]);
+    let mut node = node(&script);
+    node.args(["--keep", "--json"]);
+    let (code, stdout, stderr) =
+        finish_within(node.spawn().expect("node runs"), Duration::from_secs(120));
+    assert_eq!(
+        code,
+        Some(1),
+        "the bug reproduces: exit 1\n{stdout}\n{stderr}"
+    );
+    let judged: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(judged["outcome"], "woke", "{judged}");
+    let failed: Vec<&serde_json::Value> = judged["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["meets_want"] == false)
+        .collect();
+    assert_eq!(failed.len(), 2, "{judged}");
+    // The words, without --json: exit 1, the failed check named, its witness shown.
+    let kept = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("evidence (wakeprobe's run-folder shapes): "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .unwrap_or_else(|| panic!("--keep names the folder on stderr:\n{stderr}"));
+    let mut words = Command::new("node");
+    words.arg(&script).args(["--judge", &kept]);
+    let out = crate::common::output_within(words, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("“main is told the worker completed while its command still runs” (query:before): observed `yes`")
+            && text.contains("it should be `no` (the scenario's `want`): NOT MET: this is the bug")
+            && text.contains("The bug reproduces: check “main is told the worker completed while its command still runs” observed `yes` where the CLI should give `no`"),
+        "{text}"
+    );
+    // The same witness as wakeprobe's draft of the same scenario on the same CLI.
+    let out_dir = tempfile::tempdir().unwrap();
+    let run = crate::common::output_within(
+        crate::common::wakeprobe(&[
+            "run",
+            "subagent-parked-completed",
+            "--quiet",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    let folder = crate::common::runs(&crate::common::run_dir(out_dir.path())).remove(0);
+    let result = crate::common::json(&folder.join("result.json"));
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    let shape = |witness: &serde_json::Value, timeline: &Path| -> Vec<String> {
+        let labels: Vec<(String, String)> = crate::common::events(timeline)
+            .iter()
+            .filter(|e| e["kind"] == "task_started")
+            .map(|e| {
+                (
+                    e["task_id"].as_str().unwrap().to_string(),
+                    e["label"].as_str().unwrap_or("?").to_string(),
+                )
+            })
+            .collect();
+        witness
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let mut what = w["what"].as_str().unwrap().to_string();
+                for (id, label) in &labels {
+                    what = what.replace(id, label);
+                }
+                format!("{} · {} · {what}", w["source"], w["agent"])
+            })
+            .collect()
+    };
+    let kept = Path::new(&kept);
+    for check in &failed {
+        let name = check["name"].as_str().unwrap();
+        let ours = result["judgement"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap();
+        assert_eq!(ours["meets_want"], false, "{ours}");
+        assert_eq!(
+            shape(&check["witness"], kept),
+            shape(&ours["witness"], &folder),
+            "{name}"
+        );
+        for w in ours["witness"].as_array().unwrap() {
+            let what = w["what"].as_str().unwrap();
+            assert!(
+                report.contains(what),
+                "the draft shows the witness `{what}`:\n{report}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(kept).unwrap();
+}
+
+/// The ```sh lines of a report.md, each one command line.
+fn draft_commands(report: &str) -> Vec<String> {
+    report
+        .split("```sh\n")
+        .skip(1)
+        .flat_map(|block| {
+            block
+                .split("```")
+                .next()
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+        })
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// Runs one command line as a user would paste it: a fresh `sh` in `cwd`, with `wakeprobe` on
+/// PATH and the script's CLI cache pointing at the pinned CLI the tests share (so nothing is
+/// installed); returns the exit code and what it printed.
+fn as_pasted(line: &str, cwd: &Path, xdg: &Path) -> (Option<i32>, String) {
+    let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(line)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", xdg)
+        .env("WAKEPROBE_CACHE", crate::common::cache())
+        .env_remove("WAKEPROBE_KEEP")
+        .stdin(Stdio::null());
+    let out = crate::common::output_within(sh, Duration::from_secs(240));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// Every command of a draft runs as written from the folder the user ran from: a run of a
+/// scenario given by a relative path (`sc/parked-completed.toml`, as issue 44's user gave it) drafts its
+/// Repro with that path; pasted into a fresh shell there, the export-and-run line reproduces
+/// the bug (exit 1) and the run line runs (exit 0). A simulator run's draft names its profile,
+/// offers no real-CLI repro, and its run line runs too.
+#[test]
+fn every_command_of_a_draft_runs_as_written_from_where_the_user_ran() {
+    let _cli = crate::common::cli_slots(2);
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir(user.path().join("sc")).unwrap();
+    // Not a library name: a bare name would not find it.
+    let library = std::fs::read_to_string(
+        crate::common::root().join("scenarios/subagent-parked-completed.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        user.path().join("sc/parked-completed.toml"),
+        library.replace(
+            "name = \"subagent-parked-completed\"",
+            "name = \"parked-completed\"",
+        ),
+    )
+    .unwrap();
+    // The script's cache, as `~/.cache/wakeprobe-repro/VERSION`, holding the shared pinned CLI.
+    let xdg = tempfile::tempdir().unwrap();
+    let pinned = crate::common::pinned_package();
+    let version_dir = pinned.ancestors().nth(3).unwrap().to_path_buf();
+    std::fs::create_dir(xdg.path().join("wakeprobe-repro")).unwrap();
+    std::os::unix::fs::symlink(
+        &version_dir,
+        xdg.path()
+            .join("wakeprobe-repro")
+            .join(wakeprobe::backend::PINNED_VERSION),
+    )
+    .unwrap();
+    for backend in ["claude", "sim"] {
+        let out = format!("out-{backend}");
+        let (code, text) = as_pasted(
+            &format!(
+                "wakeprobe run sc/parked-completed.toml --backend {backend} --quiet --out {out}"
+            ),
+            user.path(),
+            xdg.path(),
+        );
+        assert!(matches!(code, Some(0 | 1)), "{backend}: {text}");
+        let folder =
+            crate::common::runs(&crate::common::run_dir(&user.path().join(&out))).remove(0);
+        let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+        let commands = draft_commands(&report);
+        let info = crate::common::json(&folder.join("run.json"));
+        assert!(
+            info["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("wakeprobe run sc/parked-completed.toml --variant session"),
+            "{info}"
+        );
+        match backend {
+            "claude" => {
+                assert_eq!(commands.len(), 2, "{report}");
+                assert!(
+                    commands[0].starts_with("wakeprobe export sc/parked-completed.toml --variant session --set bg_seconds=4 --claude-version 2.1.332 -o repro.mjs && node repro.mjs"),
+                    "{}",
+                    commands[0]
+                );
+                let (code, text) = as_pasted(&commands[0], user.path(), xdg.path());
+                assert_eq!(code, Some(1), "the bug reproduces:\n{text}");
+                assert!(text.contains("The bug reproduces"), "{text}");
+                let (code, text) = as_pasted(&commands[1], user.path(), xdg.path());
+                assert_eq!(code, Some(0), "{}: {text}", commands[1]);
+            }
+            _ => {
+                assert!(
+                    report
+                        .contains("claude-sim, the simulator, with profile `finalize-on-turn-end`")
+                        && !report.contains("repro.mjs")
+                        && !report.contains("installs Claude Code"),
+                    "{report}"
+                );
+                assert_eq!(commands.len(), 1, "{report}");
+                assert!(
+                    commands[0].contains("--backend sim --profile finalize-on-turn-end"),
+                    "{}",
+                    commands[0]
+                );
+                let (code, text) = as_pasted(&commands[0], user.path(), xdg.path());
+                assert!(matches!(code, Some(0 | 1)), "{}: {text}", commands[0]);
+            }
+        }
+    }
+}
+
+/// The script's prose never contradicts itself: a request that carried a notification before
+/// the work's end was reported (two channels, read apart) is said to, with no latency running
+/// backwards; and the result names the version the run was of, beside the version the
+/// scenario's expectation was recorded on. (Seed 000's session on 2.1.332, its command's end
+/// moved after the worker's request, and its version renamed.)
+#[test]
+fn the_scripts_words_keep_times_and_versions_straight() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let fixture = crate::common::root().join("tests/fixtures/runs/seed000-session");
+    for file in ["hooks.jsonl", "stream.jsonl", "plan.json"] {
+        std::fs::copy(fixture.join(file), run.join(file)).unwrap();
+    }
+    let mut timeline = crate::common::json(&fixture.join("timeline.json"));
+    let events = timeline["events"].as_array_mut().unwrap();
+    let delivery = events
+        .iter()
+        .find(|e| {
+            e["kind"] == "model_request" && e["agent"] == "worker" && e["notifications"].is_array()
+        })
+        .unwrap()["t_ms"]
+        .as_f64()
+        .unwrap();
+    for e in events.iter_mut() {
+        if (e["kind"] == "track_ended" && e["name"] == "bg")
+            || (e["kind"] == "task_updated" && e["label"] == "bg")
+        {
+            e["t_ms"] = serde_json::json!(delivery + 40.0);
+        }
+    }
+    events.sort_by(|a, b| {
+        a["t_ms"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&b["t_ms"].as_f64().unwrap())
+    });
+    std::fs::write(run.join("timeline.json"), timeline.to_string()).unwrap();
+    let mut info = crate::common::json(&fixture.join("run.json"));
+    info["cli_version_reported"] = "2.1.207".into();
+    std::fs::write(run.join("run.json"), info.to_string()).unwrap();
+    let script = export(
+        dir.path(),
+        &[
+            "subagent-bg-turn-end",
+            "--variant",
+            "session",
+            "--set",
+            "bg_seconds=8",
+        ],
+    );
+    let mut judge = Command::new("node");
+    judge.arg(&script).arg("--judge").arg(&run);
+    let out = crate::common::output_within(judge, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("carried `bg`'s <task-notification>; its end was reported at")
+            && text.contains("after that request (the two channels are read apart)")
+            && !text.contains("0.00 s after it ended"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "wakeprobe recorded the verdict `woke` on Claude Code 2.1.332 (its `expect`)"
+        ) && text.contains("RESULT: woke, on Claude Code 2.1.207."),
+        "{text}"
+    );
 }

@@ -272,7 +272,9 @@ fn lines_outside_the_protocol_are_kept_and_named() {
 }
 
 /// A program that is missing, not executable, or exits before its CLI reaches the API is a
-/// setup failure before any verdict: exit 3, with the reason (and its stderr's tail).
+/// setup failure before any verdict: exit 3, with the reason. One that ran is named as the
+/// integration (never as the CLI, which it never started), with the line of its stderr that
+/// says what went wrong, and its whole stderr is kept beside the run folders (issue #41).
 #[test]
 fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
     let tmp = tempfile::tempdir().unwrap();
@@ -284,6 +286,14 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
         (
             r#"["sh", "-c", "echo the-integration-broke >&2; exit 4"]"#,
             "the-integration-broke",
+        ),
+        (
+            r#"["sh", "-c", "exit 0"]"#,
+            "the integration `sh -c exit 0` exited with status 0 before the CLI made a model request",
+        ),
+        (
+            r#"["node", "./nope.mjs"]"#,
+            "its stderr: Error: Cannot find module",
         ),
     ];
     for (command, said) in cases {
@@ -301,16 +311,33 @@ fn a_bad_integration_is_a_setup_failure_with_its_stderr() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(3), "{command}: {stderr}");
         assert!(stderr.contains(said), "{command}: {stderr}");
+        assert!(
+            !stderr.contains("the CLI could not start") && !stderr.contains("claude-sim exited"),
+            "{command}: the integration is blamed, not the CLI: {stderr}"
+        );
         assert_eq!(tagged_by(pid), vec![], "{command}: processes left behind");
+        if command.contains("nope.mjs") {
+            let kept = stderr
+                .split("(its whole stderr: ")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .unwrap_or_else(|| panic!("the kept stderr is named: {stderr}"));
+            let log = std::fs::read_to_string(kept).unwrap();
+            assert!(
+                log.contains("Cannot find module") && log.contains("Node.js"),
+                "{log}"
+            );
+        }
     }
 }
 
 /// An integration that ignores SIGTERM and leaves a TERM-ignoring grandchild, over a worker
-/// that never ends: the ceiling ends the run, and nothing of it is left.
+/// that never ends: the ceiling ends the run, nothing of it is left, and the run fails saying
+/// the harness had to kill the integration (its exit its own, not the CLI's).
 #[test]
 fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
-    succeeds_leaving_nothing(
+    let (pid, output) = run_within(
         run_on_sim(
             &fixture("stubborn"),
             out.path(),
@@ -318,13 +345,48 @@ fn an_integration_stopped_by_the_ceiling_leaves_no_process() {
         ),
         Duration::from_secs(120),
     );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    assert!(
+        stdout.contains("the integration never exited by itself: the harness"),
+        "{stdout}"
+    );
     let run = &runs(&run_dir(out.path()))[0];
     let info = json(&run.join("run.json"));
     assert_eq!(info["end"], "ceiling");
+    assert_eq!(info["integration"]["by_itself"], false, "{info}");
     assert_eq!(info["leftovers"].as_array().unwrap().len(), 0, "{info}");
     assert!(
         !kind(&events(run), "to_cli", None).is_empty(),
         "the integration drove its CLI"
+    );
+}
+
+/// An integration that never closes (it keeps running after its input ends, and stops at the
+/// harness's SIGTERM) fails its run: its checks are not left open as if it had passed.
+#[test]
+fn an_integration_that_never_closes_fails_its_run() {
+    let out = tempfile::tempdir().unwrap();
+    let (pid, output) = run_within(
+        run_on_sim(&fixture("lingering"), out.path(), &["--quiet"]),
+        Duration::from_secs(120),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    assert!(
+        stdout.contains(
+            "the integration never exited by itself: the harness stopped it at the end of the run ("
+        ),
+        "{stdout}"
+    );
+    let run = &runs(&run_dir(out.path()))[0];
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["integration"]["by_itself"], false, "{info}");
+    assert_eq!(
+        info["cli_exit"]["code"], 0,
+        "the CLI itself ended well: {info}"
     );
 }
 

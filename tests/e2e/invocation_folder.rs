@@ -128,6 +128,18 @@ impl Mount {
         }
         Ok(Mount(target))
     }
+
+    /// [`Mount::tmpfs`], or `None` after saying on stderr that the test is skipped and why
+    /// (`needed`: what the test needs the mount for).
+    fn or_skip(parent: &Path, options: &str, read_only: bool, needed: &str) -> Option<Mount> {
+        match Mount::tmpfs(parent, options, read_only) {
+            Ok(m) => Some(m),
+            Err(why) => {
+                eprintln!("skipped: {needed} ({why})");
+                None
+            }
+        }
+    }
 }
 
 impl Drop for Mount {
@@ -144,12 +156,13 @@ impl Drop for Mount {
 #[test]
 fn a_full_disk_says_why_each_run_failed_and_leaves_the_folder_incomplete() {
     let dir = tempfile::tempdir().unwrap();
-    let disk = match Mount::tmpfs(dir.path(), "size=4k", false) {
-        Ok(m) => m,
-        Err(why) => {
-            eprintln!("skipped: a full disk needs a small tmpfs ({why})");
-            return;
-        }
+    let Some(disk) = Mount::or_skip(
+        dir.path(),
+        "size=4k",
+        false,
+        "a full disk needs a small tmpfs",
+    ) else {
+        return;
     };
     let out = disk.0.join("reports");
     let mut cmd = wakeprobe(&[
@@ -266,4 +279,84 @@ fn a_symlinked_out_is_followed_and_nothing_is_written_beside_its_target() {
     assert_eq!(inside, vec![folder.file_name().unwrap(), "latest".as_ref()]);
     assert_eq!(mark(&folder)["complete"], true);
     assert_eq!(runs(&folder).len(), 1);
+}
+
+/// Issue #41: a `--junit` file in a folder that cannot be written is a setup failure (exit 3)
+/// said before anything runs, not after the whole run ("File exists"); `--out` is not made.
+#[test]
+fn a_read_only_junit_folder_is_a_setup_failure_said_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mount) = Mount::or_skip(
+        dir.path(),
+        "size=64k",
+        true,
+        "a read-only folder for root needs a read-only mount",
+    ) else {
+        return;
+    };
+    let junit = mount.0.join("junit.xml");
+    let out = dir.path().join("out");
+    let mut cmd = sim_run(&out, "print", "1");
+    cmd.args(["--junit", junit.to_str().unwrap()]);
+    let output = output_within(cmd, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stderr.lines().find(|l| l.starts_with("error: ")),
+        Some(
+            format!(
+                "error: --junit {}: cannot be written: Read-only file system (os error 30)",
+                junit.display()
+            )
+            .as_str()
+        )
+    );
+    assert!(!stderr.contains("[start"), "nothing ran: {stderr}");
+    assert!(!out.exists(), "no run folder");
+}
+
+/// Issue #41 (3): a disk that fills while a run's folder is written leaves that folder marked,
+/// as the invocation's is: `run.json` stays incomplete and says which file could not be
+/// written, why, and which of the run's files are missing; `report` skips it saying so.
+#[test]
+fn a_run_folder_cut_short_by_a_full_disk_says_what_is_missing_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = Mount::or_skip(
+        dir.path(),
+        "size=32k",
+        false,
+        "a full disk needs a small tmpfs",
+    ) else {
+        return;
+    };
+    let out = disk.0.join("reports");
+    let output = output_within(sim_run(&out, "print", "1"), Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let folder = folders(&out).remove(0);
+    let run = std::fs::read_dir(folder.join("subagent-bg-turn-end"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("the run's folder was made");
+    let info = json(&run.join("run.json"));
+    assert_eq!(info["complete"], false, "{info}");
+    let why = info["incomplete"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{info}"));
+    assert!(
+        why.contains("No space left on device")
+            && why.contains("; missing: ")
+            && why.contains("result.json"),
+        "{why}"
+    );
+    let reported = output_within(
+        wakeprobe(&["report", folder.to_str().unwrap()]),
+        Duration::from_secs(30),
+    );
+    let said = String::from_utf8_lossy(&reported.stderr);
+    assert!(
+        said.contains("was not completely written") && said.contains("No space left on device"),
+        "{said}"
+    );
 }

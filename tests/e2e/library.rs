@@ -44,6 +44,24 @@ pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
         );
     }
     assert_eq!(tagged_by(pid), vec![], "processes left behind");
+    // The exported script judges every run of the library as wakeprobe does, and every draft
+    // has a short title and fits an issue.
+    for run in runs(&run_dir(out.path())) {
+        let drafted = crate::common::drafts::problems(&run, None);
+        assert!(
+            drafted.is_empty(),
+            "{}: {}",
+            run.display(),
+            drafted.join("; ")
+        );
+        let disagree = crate::common::judges::disagreements(&run, None);
+        assert!(
+            disagree.is_empty(),
+            "{}: the exported script judges otherwise:\n{}",
+            run.display(),
+            disagree.join("\n")
+        );
+    }
 
     // Every variant of every scenario ran, once: a cell each.
     let variants: usize = wakeprobe::scenario::load_dir(&root().join("scenarios"))

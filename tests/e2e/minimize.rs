@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::common::*;
+use serde_json::Value;
 
 #[test]
 fn the_padded_seed_stall_shrinks_to_its_few_steps_on_the_simulator() {
@@ -50,7 +51,10 @@ fn the_padded_seed_stall_shrinks_to_its_few_steps_on_the_simulator() {
     let plan = minimal.plan("print", &[]).unwrap();
     let steps: usize = plan.agents.values().map(Vec::len).sum();
     assert_eq!(plan.agents.len(), 2, "{:?}", plan.agents.keys());
-    assert!(steps <= 4, "{steps} steps left");
+    // Two steps each: the Agent call and a turn end, the Bash call and a turn end; and the
+    // main agent's step that reads the worker's report (without it `main` would ask past the
+    // end of its script, and that answer would be its result).
+    assert!(steps <= 5, "{steps} steps left");
     assert_eq!(
         minimal.expected("print").map(|o| o.to_string()).as_deref(),
         Some("not-resumable")
@@ -218,4 +222,102 @@ fn an_unknown_verdict_is_refused_as_a_target() {
     let mark = json(&dir.join("invocation.json"));
     assert_eq!(mark["complete"], false);
     assert_eq!(mark["error"], message);
+}
+
+/// `--keep check:NAME` keeps the experiment whole, not only the check's value (issue 44): on
+/// the parked subagent padded with noise, the minimal scenario's verdict is still decided, no
+/// agent runs past its script (no "no more steps" answer becomes a result), the margin between
+/// the two events the check orders stays at least nine tenths of the original's, and a check
+/// the minimal scenario can no longer observe is dropped and said so.
+#[test]
+fn keeping_a_check_keeps_a_decided_verdict_and_the_margin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let check = "main is told the worker completed while its command still runs";
+    let output = output_within(
+        wakeprobe(&[
+            "minimize",
+            "tests/fixtures/scenarios/parked-padded.toml",
+            "--keep",
+            &format!("check:{check}"),
+            "--backend",
+            "sim",
+            "--max-runs",
+            "60",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        Duration::from_secs(600),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let dir = run_dir(&out);
+    // The original's margin, from its own run.
+    let original = std::fs::read_dir(dir.join("runs/parked-padded-original"))
+        .expect("the original's runs")
+        .flatten()
+        .next()
+        .expect("the original's run")
+        .path();
+    let margin = |run: &std::path::Path| -> f64 {
+        let result = json(&run.join("result.json"));
+        let c = result["judgement"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == check)
+            .unwrap()
+            .clone();
+        assert_eq!(c["observed"], "yes", "{c}");
+        let w = c["witness"].as_array().unwrap();
+        w[1]["t_ms"].as_f64().unwrap() - w[0]["t_ms"].as_f64().unwrap()
+    };
+    let kept_margin = margin(&original);
+    // The minimal scenario, run again: decided, within its script, the margin kept.
+    let again = tmp.path().join("again");
+    let run = output_within(
+        wakeprobe(&[
+            "run",
+            dir.join("minimal.toml").to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--quiet",
+            "--out",
+            again.to_str().unwrap(),
+        ]),
+        Duration::from_secs(120),
+    );
+    assert!(
+        matches!(run.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let minimal = runs(&run_dir(&again)).remove(0);
+    let result = json(&minimal.join("result.json"));
+    assert_ne!(result["judgement"]["outcome"], "unknown", "{result}");
+    let exhausted: Vec<Value> = events(&minimal)
+        .into_iter()
+        .filter(|e| e["kind"] == "model_request" && e["route"]["route"] == "script_exhausted")
+        .collect();
+    assert!(
+        exhausted.is_empty(),
+        "past the end of a script: {exhausted:?}"
+    );
+    let now = margin(&minimal);
+    assert!(
+        now >= 0.9 * kept_margin,
+        "margin {now} ms, the original's {kept_margin} ms"
+    );
+    // The helper went (with the check that names it); nothing it cannot observe is left.
+    let plan = wakeprobe::scenario::Scenario::load(&dir.join("minimal.toml"))
+        .unwrap()
+        .plan("session", &[])
+        .unwrap();
+    assert!(
+        !plan.agents.contains_key("helper"),
+        "{:?}",
+        plan.agents.keys()
+    );
+    assert_eq!(plan.checks.len(), 1, "{:?}", plan.checks);
 }

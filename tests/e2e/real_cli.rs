@@ -191,3 +191,85 @@ fn threshold_on_the_pinned_cli_brackets_the_orphan_grace() {
         "[{below}, {above}]: {stdout}"
     );
 }
+
+/// A step's `calls` go out as one assistant message (the trigger of upstream #45581: five
+/// `Agent` calls at once): on the pinned 2.1.332 and on the simulator, five `tool_call` events
+/// of one request, five tasks, each agent started once and its report delivered to `main`.
+#[test]
+fn five_agent_calls_in_one_message_are_five_tool_calls_of_one_request() {
+    let _cli = cli_slots(1);
+    let scenario = root().join("tests/fixtures/scenarios/parallel-agents.toml");
+    for backend in ["claude", "sim"] {
+        let out = tempfile::tempdir().unwrap();
+        let output = output_within(
+            wakeprobe(&[
+                "run",
+                scenario.to_str().unwrap(),
+                "--backend",
+                backend,
+                "--quiet",
+                "--out",
+                out.path().to_str().unwrap(),
+            ]),
+            Duration::from_secs(200),
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{backend}: {stdout}");
+        let run = runs(&run_dir(out.path())).remove(0);
+        let events = events(&run);
+        let calls = kind(&events, "tool_call", Some("main"));
+        let spawned: Vec<&str> = calls.iter().map(|c| c["spawn"].as_str().unwrap()).collect();
+        assert_eq!(spawned, ["r1", "r2", "r3", "r4", "r5"], "{backend}");
+        let seqs: std::collections::BTreeSet<u64> =
+            calls.iter().map(|c| c["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs.len(), 1, "{backend}: one request's message: {calls:?}");
+        let ids: std::collections::BTreeSet<&str> = calls
+            .iter()
+            .map(|c| c["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 5, "{backend}: one id per call");
+        let mut started: Vec<&str> = kind(&events, "task_started", None)
+            .iter()
+            .map(|t| t["label"].as_str().unwrap())
+            .collect();
+        started.sort();
+        assert_eq!(started, ["r1", "r2", "r3", "r4", "r5"], "{backend}");
+        let result = json(&run.join("result.json"));
+        let verdicts = result["judgement"]["verdicts"].as_array().unwrap();
+        assert_eq!(verdicts.len(), 5, "{backend}: {result}");
+        for v in verdicts {
+            assert_eq!(v["outcome"], "woke", "{backend}: {v}");
+        }
+    }
+    // The exported script sends them as one message too, and judges the five pairs alike.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("repro.mjs");
+    let export = output_within(
+        wakeprobe(&[
+            "export",
+            scenario.to_str().unwrap(),
+            "-o",
+            script.to_str().unwrap(),
+        ]),
+        Duration::from_secs(60),
+    );
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let bin = pinned_package().join("../../.bin/claude");
+    let mut node = std::process::Command::new("node");
+    node.arg(&script)
+        .arg("--claude-bin")
+        .arg(&bin)
+        .stdin(std::process::Stdio::null());
+    let out = output_within(node, Duration::from_secs(120));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("-> calls Agent in the background (`r1`), Agent in the background (`r2`), Agent in the background (`r3`), Agent in the background (`r4`), Agent in the background (`r5`) (in one message)"),
+        "{text}"
+    );
+    assert_eq!(text.matches(": woke\n").count(), 5, "{text}");
+}

@@ -62,6 +62,42 @@ fn seed_scenario_through(driver: &str) {
             "Python"
         };
         assert!(sdk.contains(language), "{sdk}");
+        // What ran is what the repro says: the driver and the SDK release in the command, and
+        // in the draft's Version whether the SDK ships this CLI (0.3.335 ships 2.1.335; the
+        // Python SDK bundles 2.1.332).
+        let (flag, release, ships) = if driver == "sdk" {
+            ("--sdk-version", "0.3.335", "2.1.335")
+        } else {
+            ("--sdk-py-version", "0.2.189", "2.1.332")
+        };
+        let command = info["command"].as_str().unwrap();
+        assert!(
+            command.contains(&format!(" --driver {driver} "))
+                && command.contains(&format!(" {flag} {release}")),
+            "{command}"
+        );
+        assert_eq!(info["sdk_ships_cli"], ships, "{info}");
+        let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+        let version = report
+            .lines()
+            .find(|l| l.starts_with("**Version:**"))
+            .unwrap();
+        let pairing = if ships == "2.1.332" {
+            format!("the Claude Code it ships ({ships})")
+        } else {
+            format!(
+                "which ships Claude Code {ships}: this run's 2.1.332 is a pairing it does not ship"
+            )
+        };
+        assert!(
+            version.contains(&format!("through {sdk}, {pairing}")),
+            "{version}"
+        );
+        assert!(report.contains(command), "the Repro's command is the run's");
+        assert!(
+            !report.contains("repro.mjs") && report.contains("not through an SDK"),
+            "no standalone script for an SDK run: {report}"
+        );
         assert!(
             info["cli_label"]
                 .as_str()

@@ -168,6 +168,22 @@ pub(super) fn run_sim(
                 }
                 let run_json = read_json(&dir.join("run.json"));
                 let timeline = read_json(&dir.join("timeline.json"));
+                // Its draft has a short title and fits an issue.
+                let drafted = crate::common::drafts::problems(&dir, None);
+                assert!(
+                    drafted.is_empty(),
+                    "{scenario} on {profile}, {}: {}",
+                    dir.display(),
+                    drafted.join("; ")
+                );
+                // The exported script judges this evidence as wakeprobe does.
+                let disagree = crate::common::judges::disagreements(&dir, None);
+                assert!(
+                    disagree.is_empty(),
+                    "{scenario} on {profile}, {}: the exported script judges otherwise:\n{}",
+                    dir.display(),
+                    disagree.join("\n")
+                );
                 let kept = out.path().join("..").join(format!(
                     "wakeprobe-sim-test-{}-{}-{}",
                     std::process::id(),
@@ -791,7 +807,7 @@ fn relevant_profiles(
         };
         ceiling = ceiling.min(plan.driver.ceiling.as_secs_f64());
         for steps in plan.agents.values() {
-            for call in steps.iter().filter_map(|s| s.call.as_ref()) {
+            for call in steps.iter().flat_map(|s| &s.calls) {
                 background_bash |= call.tool == "Bash" && call.input["run_in_background"] == true;
                 named_agent |= matches!(call.tool.as_str(), "Agent" | "Task")
                     && call.input.get("name").is_some();

@@ -11,7 +11,9 @@
 //!   an approval of that tool, and an answer went back to the CLI. `answered`, `not-shown`,
 //!   `not-answered`, `none-asked`.
 //! - `idle-after-notification`: after the CLI's last background notification, its turn ended
-//!   and the integration's last status is `idle`. `idle`, `stuck`, `no-status`,
+//!   and the integration's last status is `idle`, shown after that notification (a status
+//!   from before it says nothing of the turn it started). `idle`, `stuck`, `no-status`,
+//!   `stale` (no status since the notification),
 //!   `waits-on-approval` (the CLI's turn waits on a permission nobody answered), `cli-busy`,
 //!   `not-observed`.
 //! - `restored-status`: each subagent status the integration restored is the status the CLI's
@@ -31,7 +33,10 @@ pub fn layer(kind: CheckKind, observed: &str) -> Option<Layer> {
     match (kind, observed) {
         (CheckKind::CliTurnShownOnce, "dropped" | "duplicated")
         | (CheckKind::ApprovalsAnswered, "not-shown" | "not-answered")
-        | (CheckKind::IdleAfterNotification, "stuck" | "no-status" | "waits-on-approval")
+        | (
+            CheckKind::IdleAfterNotification,
+            "stuck" | "no-status" | "stale" | "waits-on-approval",
+        )
         | (CheckKind::RestoredStatus, "differs") => Some(Layer::Integration),
         (CheckKind::CliTurnShownOnce, "not-started")
         | (CheckKind::IdleAfterNotification, "cli-busy") => Some(Layer::Cli),
@@ -295,6 +300,20 @@ pub fn idle_after_notification(ev: &Evidence) -> Observation {
         status_event,
         format!("the integration's last status: {status}"),
     ));
+    if status_event.t_ms < notice.t_ms {
+        // Judged after the event it is about: an idle shown before the notification is no
+        // return to idle after the turn the notification started.
+        witness.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+        return observation(
+            "stale",
+            witness,
+            format!(
+                "The integration's last status (`{status}`, at {}) came before the CLI's last notification ({}): it showed nothing of the turn the CLI took after it.",
+                secs(status_event.t_ms),
+                secs(notice.t_ms)
+            ),
+        );
+    }
     if status == "idle" {
         return observation(
             "idle",
@@ -671,6 +690,13 @@ mod tests {
         assert_eq!(
             observe(kind, ended()),
             ("no-status".into(), Some(Layer::Integration))
+        );
+        // An idle shown before the notification (1.82 s against 6.03 s in a buggy chat
+        // product) is stale: the integration showed nothing of the turn the notice started.
+        let stale = [ended(), vec![status(300.0, "idle")]].concat();
+        assert_eq!(
+            observe(kind, stale),
+            ("stale".into(), Some(Layer::Integration))
         );
         // A result before the notification is not the turn that took it.
         let early = vec![

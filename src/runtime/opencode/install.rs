@@ -188,7 +188,7 @@ fn installed(dir: &Path, version: &str) -> Result<Cli, InstallError> {
     if !binary.is_file() {
         return Err(no_entry(format!("{} is missing", binary.display())));
     }
-    let reported = install::ask_version(&binary, &[]).map_err(no_entry)?;
+    let reported = install::ask_version(&binary, &[]).map_err(|e| no_entry(e.into()))?;
     if reported != version {
         return Err(no_entry(format!(
             "its binary says it is {reported}, not {version}"

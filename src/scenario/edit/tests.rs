@@ -21,7 +21,7 @@ fn a_variant_flattens_into_a_valid_single_variant_scenario() {
     // The variant's own scripts replaced [agents].
     assert_eq!(plan.agents["main"].len(), 6);
     assert_eq!(
-        plan.agents["main"][2].call.as_ref().unwrap().tool,
+        plan.agents["main"][2].first_call().unwrap().tool,
         "SendMessage"
     );
     assert!(e.text().contains("# Seed 004"), "comments stay");
@@ -41,6 +41,39 @@ fn a_variant_flattens_into_a_valid_single_variant_scenario() {
     let plan = e.validate().unwrap().plan("session", &[]).unwrap();
     assert!(plan.driver.probe.is_some());
     assert!(Editable::flatten(&library("subagent-bg-turn-end"), "nope").is_err());
+}
+
+/// An agent started by one entry of a step's `calls` takes that entry only; the step goes
+/// when its last call goes and it says nothing.
+#[test]
+fn removing_an_agent_takes_its_entry_of_a_steps_calls() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/scenarios/parallel-agents.toml"),
+    )
+    .unwrap();
+    let e = Editable::flatten(&text, "print").unwrap();
+    assert_eq!(
+        e.step_label("main", 0),
+        "main#1: Agent, Agent, Agent, Agent, Agent in one message"
+    );
+    let without = e.without_agents(&["r2".into(), "r4".into()]);
+    let plan = without.validate().unwrap().plan("print", &[]).unwrap();
+    let spawned: Vec<&str> = plan.agents["main"][0]
+        .calls
+        .iter()
+        .map(|c| c.spawn.as_deref().unwrap())
+        .collect();
+    assert_eq!(spawned, ["r1", "r3", "r5"]);
+    let all: Vec<String> = (1..=5).map(|n| format!("r{n}")).collect();
+    let alone = e.without_agents(&all);
+    let plan = alone.validate().unwrap().plan("print", &[]).unwrap();
+    assert_eq!(plan.agents.keys().collect::<Vec<_>>(), ["main"]);
+    assert_eq!(
+        plan.agents["main"][0].say.as_deref(),
+        Some("Starting five reviewers.")
+    );
+    assert!(plan.agents["main"][0].calls.is_empty(), "it keeps its text");
 }
 
 #[test]
