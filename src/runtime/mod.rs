@@ -58,8 +58,10 @@ pub type Releases = fn(&Path) -> Result<Vec<String>, String>;
 /// The installed version (installing it under the cache's lock when missing); the progress
 /// line is said before an install.
 pub type Ensure = fn(&Path, &str, &dyn Fn(&str)) -> Result<Cli, InstallError>;
-/// What a run's environment gets from the runtime: `(variable, value)`.
-pub type Env = Vec<(String, String)>;
+/// What a run's environment gets from the runtime: `(variable, value)`, each a
+/// [`RunVar`](crate::os::env::RunVar) or a place its row in `scenario::runtime` names (so no
+/// scenario's `env` can set one).
+pub type Env = Vec<(&'static str, String)>;
 /// Writes a run's sandbox files (the fake API's URL and the run's evidence folder given).
 pub type Prepare = fn(&Sandbox, &str, &Path) -> Result<Env, SandboxError>;
 

@@ -730,9 +730,10 @@ fn refuse_driver(at: &Locator, src: &VariantSource, driver: &Driver) -> Result<(
             InputAction::Text { .. } => None,
         })
         .collect();
+    let env: Vec<&str> = driver.env.keys().map(String::as_str).collect();
     let Some(why) = src
         .runtime
-        .refuses_driver(driver.mode, driver.guard, &controls)
+        .refuses_driver(driver.mode, driver.guard, &controls, &env)
     else {
         return Ok(());
     };

@@ -71,6 +71,9 @@ pub struct RuntimeRow {
     pub unseen_presets: &'static [CheckKind],
     /// The scenario's tool call as this runtime's model would make it, or why it cannot.
     pub verbs: fn(&ToolCall) -> Result<ToolCall, String>,
+    /// Variables the harness sets for this runtime beyond every run's own (`RunVar`): a
+    /// scenario's `env` may not set them here.
+    pub env_set: &'static [&'static str],
 }
 
 const TABLE: [RuntimeRow; 2] = [
@@ -90,6 +93,7 @@ const TABLE: [RuntimeRow; 2] = [
         unseen_kinds: &[],
         unseen_presets: &[],
         verbs: |call| Ok(call.clone()),
+        env_set: &[],
     },
     // Measured on opencode-ai 1.15.0 to 1.18.33: no hooks, no transcripts, no teammates; its
     // evidence is `run`'s JSON lines, the server's `/event` stream and an observer plugin's.
@@ -125,6 +129,13 @@ const TABLE: [RuntimeRow; 2] = [
             CheckKind::TranscriptStatus,
         ],
         verbs: opencode_verbs,
+        // Its own folders in the sandbox: with them its HOME stays empty.
+        env_set: &[
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_CACHE_HOME",
+            "XDG_STATE_HOME",
+        ],
     },
 ];
 
@@ -154,14 +165,22 @@ impl Runtime {
     }
 
     /// Why a variant's driver cannot run on this runtime, if it cannot: its mode, its stall
-    /// guard (a hook), or a control request it sends.
+    /// guard (a hook), a control request it sends, or a variable of its `env` the runtime's
+    /// harness sets.
     pub fn refuses_driver(
         self,
         mode: DriverMode,
         guard: bool,
         controls: &[Control],
+        env: &[&str],
     ) -> Option<String> {
         let row = self.row();
+        if let Some(var) = env.iter().find(|v| row.env_set.contains(v)) {
+            return Some(format!(
+                "`env` sets `{var}`, which wakeprobe sets for {} (its folders in the sandbox)",
+                row.title
+            ));
+        }
         if !row.modes.contains(&mode) {
             return Some(format!(
                 "mode `{mode}` is not one {} runs (it runs {})",
@@ -392,23 +411,28 @@ mod tests {
     fn a_driver_opencode_cannot_carry_is_refused() {
         let o = Runtime::Opencode;
         assert!(
-            o.refuses_driver(DriverMode::Session, false, &[Control::Interrupt])
+            o.refuses_driver(DriverMode::Session, false, &[Control::Interrupt], &[])
                 .is_none()
         );
         assert!(
-            o.refuses_driver(DriverMode::Pty, false, &[])
+            o.refuses_driver(DriverMode::Pty, false, &[], &[])
                 .unwrap()
                 .contains("`pty`")
         );
         assert!(
-            o.refuses_driver(DriverMode::Print, true, &[])
+            o.refuses_driver(DriverMode::Print, true, &[], &[])
                 .unwrap()
                 .contains("guard")
         );
         assert!(
-            o.refuses_driver(DriverMode::Session, false, &[Control::SendTaskMessage])
+            o.refuses_driver(DriverMode::Session, false, &[Control::SendTaskMessage], &[])
                 .unwrap()
                 .contains("send_task_message")
+        );
+        assert!(
+            o.refuses_driver(DriverMode::Print, false, &[], &["XDG_DATA_HOME"])
+                .unwrap()
+                .contains("XDG_DATA_HOME")
         );
         assert!(o.unseen(Some("hook"), None, false).is_some());
         assert!(o.unseen(None, Some("agent_finalized"), false).is_some());

@@ -253,6 +253,14 @@ const REFUSALS: &[Refusal] = &[
         says: "the control request `send_task_message` has no counterpart on opencode",
     },
     Refusal {
+        what: "a folder opencode's harness sets",
+        driver: "env = { XDG_DATA_HOME = \"{{@folder:data}}\" }",
+        main: SPAWN,
+        rest: "",
+        at: None,
+        says: "`env` sets `XDG_DATA_HOME`, which wakeprobe sets for opencode",
+    },
+    Refusal {
         what: "a check on hooks",
         driver: "",
         main: SPAWN,

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::os::env::RunVar;
 use crate::sandbox::{Sandbox, SandboxError};
 
 /// The observer plugin, written into every sandbox.
@@ -36,7 +37,8 @@ fn write(path: &Path, text: &str) -> Result<(), SandboxError> {
     })
 }
 
-/// The XDG folders of the run: `(variable, folder)`.
+/// The XDG folders of the run: `(variable, folder)` (its row in `scenario::runtime` keeps a
+/// scenario's `env` off them).
 fn xdg(sandbox: &Sandbox) -> Vec<(&'static str, PathBuf)> {
     let root = sandbox.root().join("xdg");
     [
@@ -57,7 +59,7 @@ pub fn prepare(
     sandbox: &Sandbox,
     api_url: &str,
     evidence: &Path,
-) -> Result<Vec<(String, String)>, SandboxError> {
+) -> Result<crate::runtime::Env, SandboxError> {
     let folders = xdg(sandbox);
     for (_, dir) in &folders {
         std::fs::create_dir_all(dir).map_err(|source| SandboxError::Write {
@@ -98,22 +100,22 @@ pub fn prepare(
         &sandbox.project().join("opencode.json"),
         &serde_json::to_string_pretty(&config).expect("a JSON value"),
     )?;
-    let mut env: Vec<(String, String)> = folders
+    let mut env: crate::runtime::Env = folders
         .into_iter()
-        .map(|(var, dir)| (var.to_string(), dir.display().to_string()))
+        .map(|(var, dir)| (var, dir.display().to_string()))
         .collect();
     env.extend(
         [
-            ("OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS", "true"),
-            ("OPENCODE_DISABLE_MODELS_FETCH", "true"),
-            ("OPENCODE_DISABLE_AUTOUPDATE", "true"),
+            RunVar::OpencodeBackgroundSubagents,
+            RunVar::OpencodeNoModelsFetch,
+            RunVar::OpencodeNoAutoupdate,
             // The project's `.claude/` (the harness's recorder hooks) is Claude Code's.
-            ("OPENCODE_DISABLE_CLAUDE_CODE", "true"),
+            RunVar::OpencodeNoClaudeCode,
         ]
-        .map(|(k, v)| (k.to_string(), v.to_string())),
+        .map(|var| (var.name(), "true".to_string())),
     );
     env.push((
-        "WP_EVENTS_FILE".into(),
+        RunVar::OpencodeEvents.name(),
         evidence.join(EVENTS_FILE).display().to_string(),
     ));
     Ok(env)
@@ -135,7 +137,11 @@ mod tests {
         .unwrap();
         let evidence = sandbox.root().join("evidence");
         let env = prepare(&sandbox, "http://127.0.0.1:9", &evidence).unwrap();
-        let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        let get = |k: &str| {
+            env.iter()
+                .find(|(var, _)| *var == k)
+                .map(|(_, v)| v.clone())
+        };
         assert_eq!(
             get("OPENCODE_DISABLE_MODELS_FETCH").as_deref(),
             Some("true")
@@ -166,7 +172,7 @@ mod tests {
             .unwrap();
         assert!(Path::new(plugin).is_file() && !plugin.contains("/project/"));
         assert!(
-            get("WP_EVENTS_FILE")
+            get("WAKEPROBE_OPENCODE_EVENTS")
                 .unwrap()
                 .starts_with(&evidence.display().to_string())
         );

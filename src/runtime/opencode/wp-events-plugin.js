@@ -1,10 +1,10 @@
 // wakeprobe's observer plugin for opencode: one JSON line per bus event and per hook call,
-// appended to the file named by $WP_EVENTS_FILE (nothing when it is unset). The harness loads
+// appended to the file named by $WAKEPROBE_OPENCODE_EVENTS (nothing when it is unset). The harness loads
 // it from opencode.json ("plugin": ["file:///.../wp-events-plugin.js"]). It only observes: it
 // imports nothing beyond node:fs, answers nothing, changes nothing.
 import { appendFileSync } from "node:fs";
 
-const FILE = process.env.WP_EVENTS_FILE;
+const FILE = process.env.WAKEPROBE_OPENCODE_EVENTS;
 function put(kind, data) {
   if (!FILE) return;
   try {
