@@ -352,6 +352,7 @@ pub async fn clis_by_runtime(
     args: &BackendArgs,
     targets: &[Target],
 ) -> Result<Vec<(Runtime, Cli)>, AppError> {
+    check_backend(args)?;
     if args.backend == BackendChoice::Sim || args.runtime.is_some() || args.claude_bin.is_some() {
         let cli = cli(args).await?;
         return Ok(vec![(cli.kind.runtime(), cli)]);
