@@ -137,11 +137,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     triggers.record(&crate::scenario::Trigger::Start, spawn_t);
     let mut started = (StdinUse::ByMode, None);
     let spawned = netns::bind_and_spawn(req.network, |addr| {
-        // Picked here, inside the run's network, where the server will listen.
-        let port = (adapter.serves)(plan.driver.mode)
-            .then(netns::free_port)
-            .transpose()?;
-        let (child, stdin) = spawn_supervised(
+        let (child, stdin, port) = spawn_supervised(
             req,
             &SpawnParts {
                 sandbox: &sandbox,
@@ -153,7 +149,6 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
                 host: host.as_ref(),
                 adapter,
                 raw_dir: &raw_dir,
-                port,
             },
             &mut lifeline,
         )?;
@@ -193,34 +188,19 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     if plan.driver.mode.row().stdin == Stdin::Integration {
         outputs.input = outputs.input.speaking_integration();
     }
-    let (rt_tx, rt_rx) = super::runtime_io::channel();
-    let mut runtime_io = super::runtime_io::RuntimeIo::default();
-    if let Some(file) = adapter.plugin_file {
-        runtime_io.tail(raw_dir.join(file), rt_tx.clone(), clock);
-    }
-    match started {
-        (StdinUse::Prompt, _) => {
-            if let super::input::InputSink::Stdin(stdin) =
-                std::mem::replace(&mut outputs.input, super::input::InputSink::None)
-            {
-                super::runtime_io::feed_prompt(stdin, tagged_prompt.clone());
-            }
-        }
-        (_, Some(port)) => {
-            let ready = super::runtime_io::Ready {
-                listening,
-                lines: rt_tx.clone(),
-                raw: raw_dir.join("event.sse"),
-            };
-            let feed = runtime_io.serve(port, &netns, ready, clock);
-            outputs.input = super::input::InputSink::Server {
-                feed: Box::new(feed),
-                supervisor: supervisor_pid,
-            };
-        }
-        _ => {}
-    }
-    let evidence = (adapter.evidence)(started_unix_ms as f64, plan.driver.mode);
+    let wired = super::runtime_io::wire(super::runtime_io::Wiring {
+        adapter,
+        started,
+        input: &mut outputs.input,
+        raw_dir: &raw_dir,
+        netns: &netns,
+        listening,
+        clock,
+        prompt: &tagged_prompt,
+        supervisor: supervisor_pid,
+        mode: plan.driver.mode,
+        origin_unix_ms: started_unix_ms as f64,
+    });
     Ok(Launched {
         clock,
         started_unix_ms,
@@ -244,9 +224,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         tagged_prompt,
         triggers,
         sdk: host.map(|h| h.sdk),
-        rt_rx,
-        evidence,
-        runtime_io,
+        rt_rx: wired.lines,
+        evidence: wired.evidence,
+        runtime_io: wired.io,
     })
 }
 
@@ -262,8 +242,6 @@ struct SpawnParts<'a> {
     /// The runtime's row: its sandbox files, environment and start.
     adapter: &'static Adapter,
     raw_dir: &'a std::path::Path,
-    /// The port its server listens on, in a mode that talks to one.
-    port: Option<u16>,
 }
 
 /// The scenario's `env` with each second sandboxed folder (`{{@folder:NAME}}`) made and named.
@@ -282,13 +260,17 @@ fn with_folders(
 }
 
 /// Spawns the supervisor with the CLI under it, in the scrubbed environment (with what the
-/// runtime adds); returns it and how the CLI's standard input is used.
+/// runtime adds); returns it, how the CLI's standard input is used, and the port of the server
+/// it opens in a mode that talks to one (picked here, in the run's network).
 fn spawn_supervised(
     req: &RunRequest,
     parts: &SpawnParts,
     lifeline: &mut Lifeline,
-) -> std::io::Result<(tokio::process::Child, StdinUse)> {
+) -> std::io::Result<(tokio::process::Child, StdinUse, Option<u16>)> {
     let plan = &req.plan;
+    let port = (parts.adapter.serves)(plan.driver.mode)
+        .then(netns::free_port)
+        .transpose()?;
     let sim_profile = match &req.cli.kind {
         BackendKind::Sim { profile } => Some(profile.as_str()),
         BackendKind::Claude | BackendKind::Opencode => None,
@@ -310,7 +292,7 @@ fn spawn_supervised(
         cli: &req.cli,
         driver: &plan.driver,
         tagged_prompt: parts.tagged_prompt,
-        port: parts.port,
+        port,
     });
     let (program, args, host_env) = match parts.host {
         Some(host) => (
@@ -357,7 +339,7 @@ fn spawn_supervised(
             .stderr(std::process::Stdio::piped());
         }
     }
-    Ok((cmd.spawn()?, start.stdin))
+    Ok((cmd.spawn()?, start.stdin, port))
 }
 
 struct Outputs {

@@ -12,7 +12,11 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::input::InputSink;
 use super::netns::Netns;
+use crate::evidence::runtime::RuntimeEvidence;
+use crate::runtime::{Adapter, StdinUse};
+use crate::scenario::DriverMode;
 use crate::evidence::clock::RunClock;
 use crate::evidence::runtime::Origin;
 use crate::runtime::opencode::serve::{self, Feed, Lines, Server};
@@ -133,7 +137,65 @@ async fn read_new(
     offset + n as u64
 }
 
-/// The channel every runtime line goes on.
-pub fn channel() -> (Lines, mpsc::UnboundedReceiver<(f64, Origin, String)>) {
-    mpsc::unbounded_channel()
+/// What a runtime's channels need of a launched run.
+pub struct Wiring<'a> {
+    pub adapter: &'static Adapter,
+    /// How the CLI's standard input is used, and its server's port (a mode that serves).
+    pub started: (StdinUse, Option<u16>),
+    /// The driver's input, replaced by the server's feed in a served session.
+    pub input: &'a mut InputSink,
+    pub raw_dir: &'a Path,
+    pub netns: &'a Netns,
+    /// Turns true at the server's "listening" line.
+    pub listening: watch::Receiver<bool>,
+    pub clock: RunClock,
+    /// The prompt with the main agent's tag.
+    pub prompt: &'a str,
+    /// The supervisor, whose child the CLI is.
+    pub supervisor: u32,
+    pub mode: DriverMode,
+    /// The run clock's zero, unix ms.
+    pub origin_unix_ms: f64,
+}
+
+/// The runtime's channels of a launched run: its lines, their readers, its evidence reader.
+pub struct Wired {
+    pub lines: mpsc::UnboundedReceiver<(f64, Origin, String)>,
+    pub io: RuntimeIo,
+    pub evidence: Option<Box<dyn RuntimeEvidence>>,
+}
+
+/// Opens what the runtime's row asks for: the plugin's file read as it grows, the prompt on
+/// stdin, a server fed over HTTP with its event stream read. Claude Code's row asks for none.
+pub fn wire(w: Wiring) -> Wired {
+    let (tx, lines) = mpsc::unbounded_channel();
+    let mut io = RuntimeIo::default();
+    if let Some(file) = w.adapter.plugin_file {
+        io.tail(w.raw_dir.join(file), tx.clone(), w.clock);
+    }
+    match w.started {
+        (StdinUse::Prompt, _) => {
+            if let InputSink::Stdin(stdin) = std::mem::replace(w.input, InputSink::None) {
+                feed_prompt(stdin, w.prompt.to_string());
+            }
+        }
+        (_, Some(port)) => {
+            let ready = Ready {
+                listening: w.listening,
+                lines: tx.clone(),
+                raw: w.raw_dir.join("event.sse"),
+            };
+            let feed = io.serve(port, w.netns, ready, w.clock);
+            *w.input = InputSink::Server {
+                feed: Box::new(feed),
+                supervisor: w.supervisor,
+            };
+        }
+        _ => {}
+    }
+    Wired {
+        lines,
+        io,
+        evidence: (w.adapter.evidence)(w.origin_unix_ms, w.mode),
+    }
 }
