@@ -6,57 +6,102 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::driver::netns::NetworkPolicy;
 
-/// Documented exit codes.
-pub mod exit {
+/// The documented exit codes: one variant each, its number and its meaning in words (the
+/// `--help` text and the book's table are made from these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exit {
     /// Every run finished and matched its scenario's `expect`.
-    pub const OK: i32 = 0;
+    Ok,
     /// A run's verdict differs from its scenario's `expect`, or a check failed.
-    pub const MISMATCH: i32 = 1;
+    Mismatch,
     /// Bad input: arguments, a scenario file, a baseline file.
-    pub const BAD_INPUT: i32 = 2;
+    BadInput,
     /// The harness could not set up: install, sandbox, spawn.
-    pub const SETUP: i32 = 3;
-    /// `matrix --baseline`: a cell's verdict got worse, or a cell of the baseline is missing
+    Setup,
+    /// A cell's verdict got worse against the baseline, or a cell of the baseline is missing
     /// from the run (lost coverage).
-    pub const REGRESSION: i32 = 4;
-    /// `matrix --baseline`: nothing got worse, something got better.
-    pub const IMPROVEMENT: i32 = 5;
-    /// `history`: stopped before every change point was pinned down (`--max-installs`); what
-    /// was found is written.
-    pub const INCOMPLETE: i32 = 6;
-    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing: what was
-    /// given is still written; a shard given twice, shards of different matrices: nothing is).
-    pub const INCOMPLETE_MERGE: i32 = 6;
+    Regression,
+    /// Against the baseline nothing got worse, something got better.
+    Improvement,
+    /// Incomplete: the shards of a merge do not make one whole matrix, or `history` stopped
+    /// before every change point was pinned down.
+    Incomplete,
     /// A verdict's claim contradicts its own timeline: a bug in wakeprobe's rules (the run is
     /// `unknown` and not filed).
-    pub const CONTRADICTION: i32 = 7;
+    Contradiction,
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
-    pub const INTERRUPTED: i32 = 130;
+    Interrupted,
 }
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    every run finished and matched its scenario's expected verdict
-  1    a verdict differs from `expect`, or a check failed
-  2    bad input (arguments, scenario file, baseline)
-  3    setup failed (CLI install, sandbox, spawn)
-  4    matrix/merge --baseline, history --append: a verdict regressed, or a cell of
-       the baseline is missing from the run (lost coverage)
-  5    matrix/merge --baseline, history --append: no regression, an improvement
-  6    merge: a shard or a cell is missing (what was given is merged and written), a
-       shard is given twice, or the shards belong to different matrices (nothing is
-       written); history: stopped by --max-installs before every change was pinned
-       down (what was found is written)
-  7    wakeprobe contradicted itself: a verdict's claim disagrees with its own
-       timeline (a bug in wakeprobe's rules; the run is unknown and not filed)
-  130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
+impl Exit {
+    pub const ALL: [Exit; 9] = [
+        Exit::Ok,
+        Exit::Mismatch,
+        Exit::BadInput,
+        Exit::Setup,
+        Exit::Regression,
+        Exit::Improvement,
+        Exit::Incomplete,
+        Exit::Contradiction,
+        Exit::Interrupted,
+    ];
+
+    /// The process's exit status.
+    pub const fn code(self) -> i32 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Mismatch => 1,
+            Exit::BadInput => 2,
+            Exit::Setup => 3,
+            Exit::Regression => 4,
+            Exit::Improvement => 5,
+            Exit::Incomplete => 6,
+            Exit::Contradiction => 7,
+            Exit::Interrupted => 130,
+        }
+    }
+
+    /// What the code means, in the words `--help` prints.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Ok => "every run finished and matched its scenario's expected verdict",
+            Exit::Mismatch => "a verdict differs from `expect`, or a check failed",
+            Exit::BadInput => "bad input (arguments, scenario file, baseline)",
+            Exit::Setup => "setup failed (CLI install, sandbox, spawn)",
+            Exit::Regression => {
+                "matrix/merge --baseline, history --append: a verdict regressed, or a cell of the baseline is missing from the run (lost coverage)"
+            }
+            Exit::Improvement => {
+                "matrix/merge --baseline, history --append: no regression, an improvement"
+            }
+            Exit::Incomplete => {
+                "merge: a shard or a cell is missing (what was given is merged and written), a shard is given twice, or the shards belong to different matrices (nothing is written); history: stopped by --max-installs before every change was pinned down (what was found is written)"
+            }
+            Exit::Contradiction => {
+                "wakeprobe contradicted itself: a verdict's claim disagrees with its own timeline (a bug in wakeprobe's rules; the run is unknown and not filed)"
+            }
+            Exit::Interrupted => {
+                "interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)"
+            }
+        }
+    }
+}
+
+/// `--help`'s closing section: every exit code and its meaning.
+fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for exit in Exit::ALL {
+        text.push_str(&format!("\n  {:<4} {}", exit.code(), exit.meaning()));
+    }
+    text
+}
 
 #[derive(Debug, Parser)]
 #[command(
     name = "wakeprobe",
     version,
     about = "Controlled experiments on AI coding-agent CLIs: does background work wake the agent that waits for it?",
-    after_help = EXIT_CODES
+    after_help = exit_codes_help()
 )]
 pub struct Cli {
     /// The scenario library to use, before `./scenarios` and the library built into the binary.
@@ -818,33 +863,22 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
-/// `2G`, `1500M`, `512K`, or bytes (binary units).
+/// `2G`, `1500M`, `512K`, `1.5GiB`, or bytes: binary units, as `du` and `sort -S` read them.
+/// bytesize reads a bare `G` (or `GB`) as 10^9, so the unit is spelled `Gi` before it parses.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let bad = || format!("expected a size such as 2G, 1500M or 4096, got `{s}`");
-    let t = s.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let n: f64 = digits.parse().map_err(|_| bad())?;
-    let scale: u64 = match unit
+    let number_and_prefix = s
         .trim()
-        .to_ascii_uppercase()
-        .trim_end_matches("IB")
-        .trim_end_matches('B')
-    {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return Err(bad()),
+        .trim_end_matches(['b', 'B'])
+        .trim_end_matches(['i', 'I']);
+    let binary = match number_and_prefix.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        true => format!("{number_and_prefix}i"),
+        false => number_and_prefix.to_string(),
     };
-    let bytes = n * scale as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
+    binary
+        .parse::<bytesize::ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| bad())
 }
 
 fn parse_keep(s: &str) -> Result<KeepChoice, String> {
@@ -876,6 +910,27 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The README's table and `--help` list the same codes: one enum, no second list.
+    #[test]
+    fn the_readme_lists_every_exit_code_and_no_other() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("\n## Exit codes\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("the README has an Exit codes section");
+        let listed: Vec<i32> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| ")?.split(' ').next()?.parse().ok())
+            .collect();
+        let defined: Vec<i32> = Exit::ALL.iter().map(|e| e.code()).collect();
+        assert_eq!(listed, defined);
+        let help = exit_codes_help();
+        for exit in Exit::ALL {
+            assert!(help.contains(&format!("  {:<4} {}", exit.code(), exit.meaning())));
+        }
+    }
+
     #[test]
     fn shards_and_pairs_parse() {
         assert_eq!(parse_shard("2/3"), Ok((2, 3)));
@@ -888,6 +943,11 @@ mod tests {
         assert_eq!(parse_size("1500M"), Ok(1500 << 20));
         assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("2X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
+        assert_eq!(parse_size(" 512 kb "), Ok(512 << 10));
+        assert_eq!(parse_size("3T"), Ok(3 << 40));
+        assert_eq!(parse_size("2GB"), Ok(2 << 30));
+        for bad in ["2X", "", "G", "-1G", "2 G B"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 }

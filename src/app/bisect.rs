@@ -10,7 +10,7 @@ use super::matrix::clis_for;
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::classify::result::ExtraCase;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console::{self, Message};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
@@ -66,9 +66,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             let jobs = resolve::jobs(scenarios, &exec, &cli).map_err(|e| e.message)?;
             let opts = resolve::exec_options(&exec, scenarios, run_dir.join(&version))
                 .map_err(|e| e.message)?;
-            let execution = matrix::execute(jobs, &opts, cancel.clone())
-                .await
-                .map_err(|e| e.to_string())?;
+            let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
             let probe = probe_of(&version, &execution, cancel.borrow().is_some());
             let mut all = probes.lock().expect("probe list");
             all.cells.extend(execution.cells);
@@ -96,7 +94,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         BisectError::Run { .. } => AppError::setup(e.to_string()),
         other => AppError::bad_input(other.to_string()),
     });
-    let code = report.as_ref().map(|_| exit::OK).unwrap_or_else(|e| e.code);
+    let code = report.as_ref().map(|_| Exit::Ok).unwrap_or_else(|e| e.code);
     if let Ok(report) = &report {
         print_report(report, &title);
     }

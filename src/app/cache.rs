@@ -4,7 +4,7 @@
 use super::*;
 use crate::backend::install::human_size;
 use crate::backend::{self, install};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 
 /// `wakeprobe cache list|prune`
 pub fn cache(command: cli::CacheCommand) -> AppResult {
@@ -79,5 +79,5 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
             println!("freed {}", human_size(freed));
         }
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

@@ -8,7 +8,7 @@ use super::{AppError, AppResult, resolve};
 use crate::backend::catalog::Spec;
 use crate::backend::channel::{CLAUDE_CODE_PACKAGE, Channel, ChannelName};
 use crate::backend::install;
-use crate::cli::{ExportArgs, exit};
+use crate::cli::{Exit, ExportArgs};
 use crate::scenario::{DriverMode, RangePolicy};
 
 /// `wakeprobe export`
@@ -64,7 +64,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         std::io::stdout()
             .write_all(script.as_bytes())
             .map_err(|e| AppError::setup(format!("cannot write the script: {e}")))?;
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     write_executable(&args.output, script.as_bytes())
         .map_err(|e| AppError::setup(format!("cannot write {}: {e}", args.output.display())))?;
@@ -74,7 +74,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         scenario.name,
         args.output.display()
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// A concrete version the exported script can install: `latest`, `latest~K` and a version not

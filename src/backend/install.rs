@@ -477,20 +477,9 @@ pub fn version_key(v: &str) -> semver::Version {
     semver::Version::parse(v).unwrap_or(semver::Version::new(0, 0, 0))
 }
 
-/// `1.4 GiB`, `512 B`.
+/// `1.4 GiB`, `512 B`: binary units, one decimal.
 pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    bytesize::ByteSize(bytes).display().iec().to_string()
 }
 
 /// The bytes under a folder (symlinks not followed; a file with several hard links in it, as

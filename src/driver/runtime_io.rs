@@ -14,12 +14,12 @@ use tokio::task::JoinHandle;
 
 use super::input::InputSink;
 use super::netns::Netns;
-use crate::evidence::runtime::RuntimeEvidence;
-use crate::runtime::{Adapter, StdinUse};
-use crate::scenario::DriverMode;
 use crate::evidence::clock::RunClock;
 use crate::evidence::runtime::Origin;
+use crate::evidence::runtime::RuntimeEvidence;
 use crate::runtime::opencode::serve::{self, Feed, Lines, Server};
+use crate::runtime::{Adapter, StdinUse};
+use crate::scenario::DriverMode;
 
 /// How often a growing plugin file is read.
 const TAIL_EVERY: Duration = Duration::from_millis(50);

@@ -681,6 +681,31 @@ function runChecks(checks, events, raw, end) {
   return (checks ?? []).map((c) => runCheck(c, tl, views, end));
 }
 
+// -- What each version tells (src/evidence/offers.rs): the evidence a version cannot print at all --
+const ALL_OFFERS = ["notification-line", "task-updated", "notice-in-requests", "background-tasks-in-hooks"];
+const OFFERS = [
+  [[0, 0, 0], []],
+  [[2, 1, 87], ["notification-line", "notice-in-requests"]],
+  [[2, 1, 144], ["notification-line", "notice-in-requests", "task-updated"]],
+  [[2, 1, 219], ALL_OFFERS],
+];
+const MISSING = { "notification-line": "no task_started or task_notification line", "task-updated": "no task_updated line",
+  "notice-in-requests": "no <task-notification> in any model request", "background-tasks-in-hooks": "no background_tasks in its Stop payloads" };
+
+// What the real CLI `version` (run with `backend`, in driver mode `mode`) can tell; everything
+// for the simulator or a version that is not a published one.
+function offersOf(backend, version, mode) {
+  const m = /^(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.-]*)?$/.exec(String(version ?? "").split(/\s+/)[0]);
+  if (backend !== "claude" || !m) return { version: null, offered: new Set(ALL_OFFERS) };
+  const v = m.slice(1).map(Number);
+  const before = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  const row = [...OFFERS].reverse().find(([from]) => before(from, v) <= 0);
+  const streamed = mode !== "pty";
+  return { version, offered: new Set(row[1].filter((e) => streamed || (e !== "notification-line" && e !== "task-updated"))) };
+}
+const whyNot = (offers, e) => offers.version ? `Claude Code ${offers.version} (in this driver mode) emits ${MISSING[e]}`
+  : `this run emits ${MISSING[e]}`;
+
 // -- The verdict rules (src/classify/facts.rs and rules.rs) --
 function gatherFacts(tl, watch, end) {
   const work = watch.work;
@@ -694,12 +719,24 @@ function gatherFacts(tl, watch, end) {
   const runEnd = tl.find((e) => ENDS_THE_RUN.includes(e.kind) || e.kind === "cli_exited") ?? null;
   let cut = tl.find((e) => (e.kind === "work_overdue" ? e.work !== work : ENDS_THE_RUN.includes(e.kind))) ?? null;
   if (!cut && CUT_SHORT.includes(end)) cut = runEnd;
-  const overdue = tl.find((e) => e.kind === "work_overdue" && e.work === work) ?? null;
+  const mark = tl.find((e) => e.kind === "work_overdue" && e.work === work) ?? null;
   const cutoff = runEnd?.t_ms ?? Infinity;
-  const f = { waiter: watch.waiter, work, taskIds, started, runEnd, cut, overdue, restart: null, staleStop: null,
-    lastT: tl.length ? tl[tl.length - 1].t_ms : 0 };
-  f.end = workEnd(tl, work, taskIds, cutoff);
-  const endT = f.end?.e.t_ms ?? Infinity;
+  // Nothing before the work's first trace is about it; nothing after the run's end is the CLI's.
+  const since = started?.t_ms ?? Infinity;
+  const reported = workEnd(tl, work, taskIds, since, cutoff) ?? endToldOtherwise(tl, work, taskIds, started, since, cutoff);
+  let theEnd = reported ?? noticeOfEnd(tl, taskIds, since);
+  const endFromNotice = !reported && !!theEnd;
+  if (theEnd) theEnd = harnessKill(tl, work, theEnd);
+  const endT = theEnd?.e.t_ms ?? Infinity;
+  // A hang is judged on the recorded stamps: a timer the stamps contradict (or one past the CLI's
+  // exit) is the harness cutting the run; so is the mark after the work ended.
+  const lateTimer = mark && (mark.t_ms > cutoff || !passedItsBound(mark, started, endT)) ? mark : null;
+  const cutMark = lateTimer ?? (mark && endT < mark.t_ms ? mark : null);
+  const overdue = cutMark ? null : mark;
+  if (cutMark) cut ??= cutMark;
+  const f = { waiter: watch.waiter, work, taskIds, started, runEnd, cut, overdue, lateTimer, restart: null, staleStop: null,
+    endFromNotice, lastT: tl.length ? tl[tl.length - 1].t_ms : 0 };
+  f.end = theEnd;
   f.restart = started ? tl.find((e) => e.t_ms > started.t_ms && e.t_ms < endT && e.kind === "cli_restarted" && e.pid != null) ?? null : null;
   for (const restart of tl.filter((e) => e.t_ms < endT && e.kind === "cli_restarted" && e.pid != null)) {
     const notice = tl.find((e) => e.t_ms >= restart.t_ms && e.t_ms < endT && e.kind === "task_notified"
@@ -709,34 +746,91 @@ function gatherFacts(tl, watch, end) {
   return f;
 }
 
-function workEnd(tl, work, taskIds, cutoff) {
+function passedItsBound(mark, started, endT) {
+  if (!started) return true;
+  const due = started.t_ms + mark.bound_s * 1000;
+  return endT > due && mark.t_ms >= due;
+}
+
+function endOfStatus(status) {
+  const s = taskStatus(status);
+  return s === "failed" ? { how: "failed", why: `status ${status}` } : s === "killed" ? { how: "killed", why: `status ${status}` }
+    : { how: "completed" };
+}
+
+function workEnd(tl, work, taskIds, since, cutoff) {
   let cliEnd = null, trackerEnd = null;
-  for (const e of tl.filter((x) => x.t_ms <= cutoff)) {
+  for (const e of tl.filter((x) => x.t_ms >= since && x.t_ms <= cutoff)) {
     let how = null;
     if (e.kind === "track_ended" && e.name === work) {
       how = exitSuccess(e.exit) ? { how: "completed" } : e.exit && "code" in e.exit
         ? { how: "failed", why: `exit code ${e.exit.code}` } : { how: "killed", why: describeExit(e.exit) };
     } else if (e.kind === "process_exited" && e.exit === "vanished" && e.command === `wp-track ${work}`) {
       how = { how: "killed", why: "vanished" };
-    } else if (e.kind === "task_updated" && taskIds.has(e.task_id)) {
-      const s = taskStatus(e.status);
-      if (s === "completed") how = { how: "completed" };
-      else if (s === "failed") how = { how: "failed", why: `status ${e.status}` };
-      else if (s === "killed") how = { how: "killed", why: `status ${e.status}` };
+    } else if (e.kind === "task_updated" && taskIds.has(e.task_id) && taskStatus(e.status) !== "live") {
+      how = endOfStatus(e.status);
     }
     if (!how) continue;
     if (["track_ended", "process_exited"].includes(e.kind)) trackerEnd ??= { e, ...how };
     else cliEnd ??= { e, ...how };
   }
-  const byFault = (e) => tl.some((f) => f.t_ms <= e.t_ms && f.kind === "work_signalled" && f.work === work
-    && f.fault === "kill-task" && (f.pids ?? []).length);
-  if (trackerEnd?.how === "killed" && byFault(trackerEnd.e)) return { ...trackerEnd, how: "killed-by-fault" };
   if (trackerEnd && cliEnd) {
     if (trackerEnd.how === "killed" && cliEnd.how === "killed") return { ...trackerEnd, why: `${trackerEnd.why}; the CLI reported ${cliEnd.why}` };
     return trackerEnd;
   }
   return trackerEnd ?? cliEnd;
 }
+
+// Where no status update reported the end: the CLI's notice on stdout, or for an agent its own
+// SubagentStop (one it did not continue after), whichever came first; else its final answer.
+function endToldOtherwise(tl, work, taskIds, started, since, cutoff) {
+  const inRun = (e) => e.t_ms >= since && e.t_ms <= cutoff;
+  const restarted = tl.some((e) => e.kind === "cli_restarted");
+  const notice = tl.filter(inRun).find((e) => e.kind === "task_notified" && taskIds.has(e.task_id)
+    && taskStatus(e.status) !== "live" && !(restarted && e.status === "stopped"));
+  const isAgent = !!started && ((started.kind === "tool_call" && started.spawn === work)
+    || (started.kind === "task_started" && started.task_type === "local_agent"));
+  const stop = isAgent ? tl.filter(inRun).filter((e) => e.agent === work && e.kind === "agent_finalized")
+    .find((s) => !continuedAfter(tl, work, s)) : undefined;
+  const noticeEnd = notice ? { e: notice, ...endOfStatus(notice.status) } : null;
+  const stopEnd = stop ? { e: stop, how: "completed" } : null;
+  const reported = noticeEnd && stopEnd ? (stopEnd.e.t_ms < noticeEnd.e.t_ms ? stopEnd : noticeEnd) : noticeEnd ?? stopEnd;
+  if (reported || !isAgent) return reported;
+  const last = lastTurnEnd(tl, work);
+  return last && inRun(last) ? { e: last, how: "completed" } : null;
+}
+
+function continuedAfter(tl, w, stop) {
+  const next = tl.find((e) => e.t_ms > stop.t_ms && e.agent === w && (isRequestBy(e, w) || hookIs(e, "SubagentStart")));
+  return !!next && isRequestBy(next, w);
+}
+
+function lastTurnEnd(tl, agent) {
+  const last = tl.filter((e) => isRequestBy(e, agent)).at(-1);
+  if (!last) return null;
+  return tl.find((e) => e.t_ms >= last.t_ms && e.agent === agent && e.kind === "turn_ended") ?? null;
+}
+
+// The first request (of any agent) carrying a notice of the work's end, where nothing else reported it.
+function noticeOfEnd(tl, taskIds, since) {
+  const restarted = tl.some((e) => e.kind === "cli_restarted");
+  for (const e of tl.filter((x) => x.t_ms >= since && x.kind === "model_request" && !x.answer_lost)) {
+    for (const n of e.notifications ?? []) {
+      const status = n.status ?? "completed";
+      if (n.event == null && taskIds.has(n.task_id) && !(restarted && status === "stopped")) return { e, ...endOfStatus(status) };
+    }
+  }
+  return null;
+}
+
+// A failed or killed end after the harness's own kill is the kill's.
+function harnessKill(tl, work, end) {
+  const killed = tl.some((f) => f.t_ms <= end.e.t_ms && f.kind === "work_signalled" && f.work === work
+    && f.fault === "kill-task" && (f.pids ?? []).length);
+  return killed && ["failed", "killed"].includes(end.how) ? { ...end, how: "killed-by-fault" } : end;
+}
+
+const stallBetween = (tl, from, to) => tl.find((e) => e.kind === "harness_stalled" && e.t_ms <= to && e.until_ms >= from) ?? null;
 
 function finalizedBefore(tl, waiter, t) {
   if (waiter === MAIN) return tl.find((e) => e.t_ms <= t && (e.kind === "cli_exited" || hookIs(e, "SessionEnd"))) ?? null;
@@ -791,7 +885,8 @@ function decide(ctx) {
   }
   const end = f.end;
   const toldFrom = Math.min(ctx.started.t_ms, end.e.t_ms);
-  const latency = (d) => Math.max(0, d.t_ms - end.e.t_ms);
+  // Not measured where nothing but the notice reported the end, or the harness stalled between.
+  const latency = (d) => (f.endFromNotice || stallBetween(tl, end.e.t_ms, d.t_ms) ? null : Math.max(0, d.t_ms - end.e.t_ms));
   if (end.how === "failed") {
     const told = delivery(tl, f, toldFrom);
     return { rule: "failed-on-its-own", outcome: "child-failed", told, latency_ms: told ? latency(told) : null };
@@ -799,6 +894,9 @@ function decide(ctx) {
   const told = delivery(tl, f, toldFrom);
   if (told) {
     const input = queueingInput(tl, f.waiter, end.e.t_ms, told);
+    if (input && input.agent !== f.waiter && stallBetween(tl, end.e.t_ms, told.t_ms)) {
+      return { rule: "order-blurred", outcome: "unknown", input, delivery: told };
+    }
     if (input) return { rule: "queued", outcome: "queued-until-input", input, delivery: told, latency_ms: latency(told) };
     const reinvoked = !!finalizedBefore(tl, f.waiter, end.e.t_ms) || tl.some((e) => e.t_ms >= end.e.t_ms
       && e.t_ms <= told.t_ms && e.agent === f.waiter && hookIs(e, "SubagentStart"));
@@ -807,6 +905,10 @@ function decide(ctx) {
   const lost = noticeRequests(tl, f, toldFrom).filter((e) => e.answer_lost);
   if (lost.length) return { rule: "answers-lost", outcome: "unknown", first: lost[0] };
   if (f.cut) return { rule: "cut-before-told", outcome: "unknown", cut: f.cut };
+  if (!ctx.offers.offered.has("notice-in-requests")) {
+    const request = tl.find((e) => e.t_ms > end.e.t_ms && isRequestBy(e, f.waiter));
+    if (request) return { rule: "notice-unreadable", outcome: "unknown", request, why: whyNot(ctx.offers, "notice-in-requests") };
+  }
   const observedMs = runEndT - end.e.t_ms;
   if (f.restart) {
     return observedMs < ctx.settleMs ? { rule: "too-short", outcome: "unknown", observedMs }
@@ -823,6 +925,9 @@ function decide(ctx) {
   if (observedMs < ctx.settleMs) return { rule: "too-short", outcome: "unknown", observedMs };
   const notice = printed(tl, f, end.e.t_ms);
   if (notice) return { rule: "printed-not-delivered", outcome: "not-resumable", printed: notice };
+  if (!ctx.offers.offered.has("notification-line")) {
+    return { rule: "firing-unseen", outcome: "unknown", observedMs, why: whyNot(ctx.offers, "notification-line") };
+  }
   return { rule: "never-fired", outcome: "never-fired", observedMs };
 }
 
@@ -836,15 +941,16 @@ function derivePairs(events) {
 }
 
 // The judgement of one run: `plan` is wakeprobe's resolved plan (PLAN), `events` the timeline,
-// `raw` {payloads, lines}, `end` how the run ended (run.json's `end`), `cliExit` its `cli_exit`.
-function judgeRun(plan, events, raw, end, cliExit) {
+// `raw` {payloads, lines}, `end` how the run ended (run.json's `end`), `cliExit` its `cli_exit`,
+// `offers` what its CLI version can tell (offersOf).
+function judgeRun(plan, events, raw, end, cliExit, offers) {
   const pairs = plan.watch?.length ? plan.watch : derivePairs(events);
   const tl = observedPart(events, end);
   const crashed = end === "cli-ended" && cliExit != null && !exitSuccess(cliExit);
   const settleMs = plan.driver.settle * 1000;
   const verdicts = pairs.map((watch) => {
     const f = gatherFacts(tl, watch, end);
-    const d = f.started ? decide({ tl, f, started: f.started, crashed, settleMs })
+    const d = f.started ? decide({ tl, f, started: f.started, crashed, settleMs, offers })
       : { rule: "never-started", outcome: "unknown" };
     return { waiter: watch.waiter, work: watch.work, outcome: d.outcome, latency_ms: d.latency_ms ?? null, facts: f, decision: d };
   });

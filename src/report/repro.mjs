@@ -819,7 +819,8 @@ function loadRun(dir) {
     info = JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8"));
   } catch (e) { fail(2, `${dir}: not a run folder (timeline.json and run.json): ${e.message}`); }
   return { events: timeline.events, raw: { payloads: jsonl("hooks.jsonl").map((h) => h.payload), lines: jsonl("stream.jsonl").map((l) => [l.t_ms, l.line]) },
-    end: info.end, cliExit: info.cli_exit ?? null, version: info.cli_version_reported ?? info.cli_version ?? null, reason: info.reason ?? null };
+    end: info.end, cliExit: info.cli_exit ?? null, version: info.cli_version_reported ?? info.cli_version ?? null, reason: info.reason ?? null,
+    backend: info.backend?.kind ?? "claude" };
 }
 
 // ---- 8. Killing the whole tree: the CLI's process group, every process seen under it, and (Linux)
@@ -1065,7 +1066,7 @@ async function main() {
   quiet = opts.json;
   if (opts.judge) {
     const saved = loadRun(opts.judge);
-    const j = judgeRun(PLAN, saved.events, saved.raw, saved.end, saved.cliExit);
+    const j = judgeRun(PLAN, saved.events, saved.raw, saved.end, saved.cliExit, offersOf(saved.backend, saved.version, PLAN.driver.mode));
     const exit = report(j, saved);
     if (opts.json) console.log(asJson(j, exit));
     process.exit(exit);
@@ -1105,7 +1106,7 @@ async function main() {
   }
   say(`  (${result.reason}; cleanup: ${result.cleanup})`);
   say();
-  const j = judgeRun(PLAN, saved.events, saved.raw, saved.end, saved.cliExit);
+  const j = judgeRun(PLAN, saved.events, saved.raw, saved.end, saved.cliExit, offersOf(saved.backend, saved.version, PLAN.driver.mode));
   const exit = report(j, saved);
   if (opts.json) console.log(asJson(j, exit));
   if (ending.signal) { say(`Interrupted (${ending.signal}).`); finish(box, opts, 130); }

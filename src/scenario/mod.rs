@@ -564,6 +564,8 @@ impl Scenario {
         overrides: &[(String, String)],
         policy: RangePolicy,
     ) -> Result<Plan, ScenarioError> {
+        #[cfg(test)]
+        RESOLVED.with(|n| n.set(n.get() + 1));
         let at = self.locator();
         let base = self.raw.driver.get_ref();
         let driver = if self.raw.variants.is_empty() {
@@ -821,6 +823,18 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
             Ok(scenario)
         })
         .collect()
+}
+
+#[cfg(test)]
+thread_local! {
+    static RESOLVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many plans this thread has resolved: a test holds an invocation to resolving each
+/// chosen variant once.
+#[cfg(test)]
+pub fn plans_resolved() -> usize {
+    RESOLVED.with(|n| n.get())
 }
 
 #[cfg(test)]

@@ -417,7 +417,7 @@ fn the_script_judges_saved_runs_as_wakeprobe_does() {
             examples_judged.insert(i);
         }
     }
-    assert_eq!(judged, 4);
+    assert_eq!(judged, 6, "every captured run in tests/fixtures/runs");
     // The teammate example needs a teammate (the library's teammate-idle, on the simulator).
     assert!(
         examples_judged.len() >= examples.len() - 1,
