@@ -213,10 +213,21 @@ pub struct BackendArgs {
     /// The backend.
     #[arg(long, value_enum, default_value_t = BackendChoice::Claude)]
     pub backend: BackendChoice,
-    /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest,
-    /// latest~K, over both channels (the claude-code package, and builds only the Agent SDK's
-    /// platform package carries) [default: the pinned version, 2.1.332]. Not with --backend sim.
-    #[arg(long, value_name = "VERSION", conflicts_with = "claude_bin")]
+    /// The runtime to run every scenario on (default: each scenario's own, `runtime = ...`,
+    /// Claude Code when it names none): claude-code, or opencode (`opencode-ai`, installed
+    /// into the cache on first use, pinned 1.18.33).
+    #[arg(long, value_enum, value_name = "RUNTIME")]
+    pub runtime: Option<crate::scenario::Runtime>,
+    /// Version of the runtime to run (installed into the cache on first use): X.Y.Z, latest,
+    /// latest~K; for Claude Code over both channels (the claude-code package, and builds only
+    /// the Agent SDK's platform package carries) [default: the pinned version, 2.1.332 for
+    /// Claude Code, 1.18.33 for opencode]. Not with --backend sim.
+    #[arg(
+        long,
+        visible_alias = "cli-version",
+        value_name = "VERSION",
+        conflicts_with = "claude_bin"
+    )]
     pub claude_version: Option<String>,
     /// Run this Claude Code binary instead of a cached version. Not with --backend sim.
     #[arg(long, value_name = "PATH")]
@@ -243,6 +254,12 @@ impl BackendArgs {
             BackendChoice::Claude if self.profile.is_some() => Some(
                 "--profile chooses the simulator's behaviour: it needs --backend sim".into(),
             ),
+            BackendChoice::Sim if self.runtime.is_some_and(|r| r != crate::scenario::Runtime::ClaudeCode) => Some(
+                "--runtime: the simulator stands in for Claude Code only".into(),
+            ),
+            BackendChoice::Claude if self.claude_bin.is_some() && self.runtime.is_some_and(|r| r != crate::scenario::Runtime::ClaudeCode) => Some(
+                "--claude-bin runs a Claude Code binary: not with --runtime opencode".into(),
+            ),
             _ => None,
         }
     }
@@ -252,6 +269,16 @@ impl BackendArgs {
         self.claude_version
             .as_deref()
             .unwrap_or(crate::backend::PINNED_VERSION)
+    }
+
+    /// The version spec for `runtime`: `--cli-version` (or the runtime's pinned version),
+    /// qualified with a runtime other than Claude Code (`opencode@1.18.33`).
+    pub fn version_on(&self, runtime: crate::scenario::Runtime) -> String {
+        let version = self
+            .claude_version
+            .as_deref()
+            .unwrap_or(crate::runtime::Adapter::of(runtime).pinned);
+        crate::runtime::qualified(runtime, version)
     }
 
     /// `--profile`, or the default profile.
@@ -392,9 +419,15 @@ pub struct ViewArgs {
 
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
-    /// Versions: X.Y.Z, latest, latest~K, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = crate::backend::PINNED_VERSION)]
+    /// Versions: X.Y.Z, latest, latest~K, comma-separated (of the --runtime; a version of
+    /// another runtime is written `opencode@1.18.33`) [default: each runtime's pinned version].
+    #[arg(long, value_delimiter = ',')]
     pub versions: Vec<String>,
+    /// The runtimes whose versions the columns are, comma-separated: claude-code, opencode
+    /// [default: claude-code]. With two or more, each runs its pinned version unless
+    /// --versions names them (`2.1.332,opencode@1.18.33`).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RUNTIME")]
+    pub runtime: Vec<crate::scenario::Runtime>,
     /// Scenarios: names or files, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub scenarios: Vec<String>,
@@ -433,6 +466,9 @@ pub struct BisectArgs {
     /// A version with the new verdict.
     #[arg(long)]
     pub bad: String,
+    /// The runtime whose versions to search: claude-code (both channels), or opencode.
+    #[arg(long, value_enum, default_value_t = crate::scenario::Runtime::ClaudeCode)]
+    pub runtime: crate::scenario::Runtime,
     /// The versions to search (default: every published one, over both channels); comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub versions: Vec<String>,
@@ -474,6 +510,9 @@ pub struct HistoryArgs {
     /// Scenarios, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',')]
     pub scenarios: Vec<String>,
+    /// The runtime whose releases to follow: claude-code (both channels), or opencode.
+    #[arg(long, value_enum, default_value_t = crate::scenario::Runtime::ClaudeCode)]
+    pub runtime: crate::scenario::Runtime,
     /// The oldest release (required unless --append gives it).
     #[arg(long)]
     pub from: Option<String>,

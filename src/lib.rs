@@ -19,6 +19,7 @@ pub mod import;
 pub mod matrix;
 pub mod os;
 pub mod report;
+pub mod runtime;
 pub mod sandbox;
 pub mod scenario;
 pub mod sim;

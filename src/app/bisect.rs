@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::{clis_for, published_versions};
+use super::matrix::clis_for;
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::classify::result::ExtraCase;
@@ -23,6 +23,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     )?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
+    resolve::check_runtimes(&scenarios, &[args.runtime])?;
     let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;
     let versions = versions(&args).await?;
     bisect::ends(&versions, &args.good, &args.bad)
@@ -42,6 +43,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let cancel = resolve::cancel_on_signals();
     let probes: Arc<Mutex<Execution>> = Arc::default();
+    let runtime = args.runtime;
     let judge = |version: String| {
         let (exec, sims, scenario, run_dir, cancel, probes) = (
             exec.clone(),
@@ -52,7 +54,10 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             probes.clone(),
         );
         async move {
-            let pair = (version.clone(), version.clone());
+            let pair = (
+                crate::runtime::qualified(runtime, &version),
+                version.clone(),
+            );
             let cli = clis_for(std::slice::from_ref(&pair), &sims, &[])
                 .await
                 .map_err(|e| e.message)?
@@ -105,7 +110,7 @@ async fn versions(args: &cli::BisectArgs) -> Result<Vec<String>, AppError> {
     } else if !args.versions.is_empty() {
         args.versions.clone()
     } else {
-        published_versions().await?
+        resolve::releases_of(args.runtime).await?
     };
     versions.sort_by_key(|v| install::version_key(v));
     versions.dedup();

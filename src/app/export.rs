@@ -22,6 +22,11 @@ pub async fn export(args: &ExportArgs) -> AppResult {
             .map_err(|e| AppError::from(e).prefixed("-o "))?;
     }
     let scenario = resolve::scenarios(std::slice::from_ref(&args.scenario))?.remove(0);
+    // The script drives Claude Code: a scenario of another runtime is exported as it runs there.
+    let scenario = match scenario.for_runtime(crate::scenario::Runtime::ClaudeCode)? {
+        Some(on_claude) => std::sync::Arc::new(on_claude),
+        None => scenario,
+    };
     let variant = match &args.variant {
         Some(v) => v.clone(),
         None => scenario.variants().remove(0),

@@ -13,7 +13,7 @@ use std::time::Instant;
 use tokio::sync::Mutex;
 
 use super::installs::{InstallBudgetError, Installs};
-use super::matrix::{clis_for, published_versions};
+use super::matrix::clis_for;
 use super::resolve::{self, Target};
 use super::{AppError, AppResult, probe};
 use crate::backend::catalog::Spec;
@@ -65,6 +65,7 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
             .collect(),
     };
     let installs = Arc::new(Mutex::new(Installs::new(
+        args.runtime,
         args.max_installs,
         args.disk_budget,
     )));
@@ -127,6 +128,7 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets =
         resolve::driven_targets(resolve::targets(&specs, &args.exec.variants)?, &args.exec)?;
+    let targets = resolve::on_runtimes(&targets, Some(&[args.runtime]))?;
     let planned = resolve::plan_targets(&targets, &args.exec)?;
     resolve::check_out(&args.exec.out)?;
     let checks = check_tracked(&planned, &args.checks)?;
@@ -207,7 +209,7 @@ async fn release_list(
     stored: Option<&HistoryFile>,
 ) -> Result<Vec<String>, AppError> {
     let mut listed: Vec<String> = if args.sim_versions.is_empty() {
-        published_versions().await?
+        resolve::releases_of(args.runtime).await?
     } else {
         args.sim_versions.iter().map(|(v, _)| v.clone()).collect()
     };

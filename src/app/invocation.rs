@@ -235,7 +235,11 @@ fn print_table(summary: &Summary, ran: &Ran) {
             let lines = crate::report::terminal::verdict_lines(&row.result);
             console::say(console::printable_lines(&lines));
             if filed {
-                let draft = format!("issue draft: {}", crate::report::issue_command(&row.dir));
+                let runtime = row.result.run.backend.runtime();
+                let draft = format!(
+                    "issue draft: {}",
+                    crate::report::issue_command(&row.dir, runtime)
+                );
                 console::say(console::printable(&draft));
             }
         }

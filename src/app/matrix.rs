@@ -22,14 +22,25 @@ use crate::store::redact::Redactor;
 /// `wakeprobe matrix`
 pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let scenarios = resolve::driven(resolve::scenarios(&args.scenarios)?, &args.exec)?;
-    // Every chosen variant's plan, resolved once for every CLI, before anything is installed.
-    let planned =
-        resolve::plan_targets(&resolve::chosen_targets(&scenarios, &args.exec), &args.exec)?;
     // A baseline that cannot be read fails now, not after the runs.
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
     // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
     // compares like with like); each resolves to an exact version to install and record.
-    let resolved = resolve_specs(&args.versions, &args.sim_versions, &args.resolve).await?;
+    let versions = version_specs(&args)?;
+    let mut runtimes: Vec<_> = versions
+        .iter()
+        .map(|v| crate::runtime::split_spec(v).0)
+        .collect();
+    runtimes.sort();
+    runtimes.dedup();
+    // Every chosen variant on each runtime of the columns, planned once for every CLI, before
+    // anything is installed.
+    let targets = resolve::on_runtimes(
+        &resolve::chosen_targets(&scenarios, &args.exec),
+        Some(&runtimes),
+    )?;
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
+    let resolved = resolve_specs(&versions, &args.sim_versions, &args.resolve).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _, _)| s.clone()).collect();
     let identity = identity_of(&args, &scenarios, &planned, &resolved);
     // A baseline made another way is refused before anything runs.
@@ -127,7 +138,7 @@ fn identity_of(
         ts: exec.sdk_version.clone(),
         py: exec.sdk_py_version.clone(),
     };
-    let planned: Vec<_> = planned
+    let mut planned: Vec<_> = planned
         .iter()
         .map(|p| {
             let t = &p.target;
@@ -138,6 +149,8 @@ fn identity_of(
             )
         })
         .collect();
+    // A variant planned on two runtimes (its plans side by side) is one row of cells.
+    planned.dedup();
     Identity::of(&Asked {
         scenarios,
         variants: &exec.variants,
@@ -315,7 +328,9 @@ pub async fn clis_for(
             clis.push(cli);
         } else if pinned.iter().any(|(s, _)| s == spec) {
             // `--resolve`: the exact version it was told, under the spec as asked.
-            let mut cli = resolve::claude_version(exact).await?;
+            let runtime = crate::runtime::split_spec(spec).0;
+            let mut cli =
+                resolve::claude_version(&crate::runtime::qualified(runtime, exact)).await?;
             cli.spec = spec.clone();
             clis.push(cli);
         } else {
@@ -348,7 +363,8 @@ async fn resolve_specs(
         } else {
             let exact = resolve::exact_version(v).await?;
             // Only a spec the registry resolved is known by its channel before it installs.
-            let channel = (exact != *v)
+            let claude = crate::runtime::split_spec(v).0 == crate::runtime::Runtime::ClaudeCode;
+            let channel = (claude && exact != *v)
                 .then(|| resolve::known_channel(&exact))
                 .flatten();
             (exact, channel)
@@ -363,9 +379,34 @@ async fn resolve_specs(
     Ok(out)
 }
 
-/// Every published version over both channels, in semver order.
-pub async fn published_versions() -> Result<Vec<String>, AppError> {
-    Ok(resolve::catalog().await?.versions())
+/// The matrix's version specs: `--versions`, each of `--runtime` (qualified when that is not
+/// Claude Code: `opencode@1.18.33`) unless it names its own; else each runtime's pinned
+/// version.
+fn version_specs(args: &cli::MatrixArgs) -> Result<Vec<String>, AppError> {
+    use crate::runtime::{Adapter, Runtime, qualified, split_spec};
+    let runtimes = match args.runtime.as_slice() {
+        [] => vec![Runtime::ClaudeCode],
+        given => given.to_vec(),
+    };
+    if args.versions.is_empty() {
+        return Ok(runtimes
+            .iter()
+            .map(|r| qualified(*r, Adapter::of(*r).pinned))
+            .collect());
+    }
+    match runtimes.as_slice() {
+        [one] => Ok(args
+            .versions
+            .iter()
+            .map(|v| match split_spec(v) {
+                (Runtime::ClaudeCode, _) => qualified(*one, v),
+                _ => v.clone(),
+            })
+            .collect()),
+        _ => Err(AppError::bad_input(
+            "--versions with more than one --runtime: write each version with its runtime (`--versions 2.1.332,opencode@1.18.33`), or leave --versions out for each runtime's pinned one",
+        )),
+    }
 }
 
 pub fn write_matrix(

@@ -14,7 +14,7 @@ use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
 use crate::driver::{Cancel, Interrupt};
 use crate::evidence::clock::monotonic_ns;
 use crate::matrix::{self, ExecOptions, Job};
-use crate::scenario::{self, Plan, RangePolicy, Scenario};
+use crate::scenario::{self, Plan, RangePolicy, Runtime, Scenario};
 
 /// A watch that turns `Some` on SIGINT, SIGTERM or SIGHUP, with the signal and its time.
 pub fn cancel_on_signals() -> Cancel {
@@ -332,16 +332,72 @@ pub fn template_dir(
     Ok(embedded_root()?.join(crate::scenario::library::SANDBOX_DIR))
 }
 
-/// The CLI a run uses, installing a Claude Code version if needed.
+/// Each scenario can run on each of `runtimes`: a step, a driver setting or a check one of them
+/// cannot carry is refused here, located, before any CLI is installed.
+pub fn check_runtimes(scenarios: &[Arc<Scenario>], runtimes: &[Runtime]) -> Result<(), AppError> {
+    for scenario in scenarios {
+        for runtime in runtimes {
+            scenario.for_runtime(*runtime)?;
+        }
+    }
+    Ok(())
+}
+
+/// The CLI a run uses, installing a Claude Code version if needed (or one of `--runtime`'s).
 pub async fn cli(args: &BackendArgs) -> Result<Cli, AppError> {
     check_backend(args)?;
-    match args.backend {
-        BackendChoice::Sim => sim_cli(args.profile()),
-        BackendChoice::Claude => match &args.claude_bin {
+    match (args.backend, args.runtime) {
+        (BackendChoice::Sim, _) => sim_cli(args.profile()),
+        (BackendChoice::Claude, Some(runtime)) if runtime != Runtime::ClaudeCode => {
+            claude_version(&args.version_on(runtime)).await
+        }
+        (BackendChoice::Claude, _) => match &args.claude_bin {
             Some(path) => Ok(install::from_path(path)?),
             None => claude_version(args.version()).await,
         },
     }
+}
+
+/// The one runtime the backend flags name for every scenario: `--runtime`, or Claude Code for
+/// the simulator and `--claude-bin`; `None` lets each scenario run on its own.
+pub fn named_runtime(args: &BackendArgs) -> Option<Runtime> {
+    match (args.backend, args.runtime) {
+        (BackendChoice::Sim, _) => Some(Runtime::ClaudeCode),
+        (_, Some(runtime)) => Some(runtime),
+        _ if args.claude_bin.is_some() => Some(Runtime::ClaudeCode),
+        _ => None,
+    }
+}
+
+/// The CLI of each runtime the targets run on: `--runtime`'s (or the simulator) for all, else
+/// each scenario's own; a version flag names a version of the one runtime they share.
+pub async fn clis_by_runtime(
+    args: &BackendArgs,
+    targets: &[Target],
+) -> Result<Vec<(Runtime, Cli)>, AppError> {
+    check_backend(args)?;
+    if named_runtime(args).is_some() {
+        let cli = cli(args).await?;
+        return Ok(vec![(cli.kind.runtime(), cli)]);
+    }
+    let mut runtimes: Vec<Runtime> = targets.iter().map(|t| t.scenario.runtime()).collect();
+    runtimes.sort();
+    runtimes.dedup();
+    if runtimes.len() > 1 && args.claude_version.is_some() {
+        return Err(AppError::bad_input(format!(
+            "--cli-version names one runtime's version, and the chosen scenarios run on {}: add --runtime",
+            runtimes
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    let mut out = Vec::new();
+    for runtime in runtimes {
+        out.push((runtime, claude_version(&args.version_on(runtime)).await?));
+    }
+    Ok(out)
 }
 
 /// A backend flag that the chosen backend would ignore is bad input, said before anything is
@@ -390,6 +446,11 @@ pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
 /// from the channel it was installed from, without asking the registry; `latest`, `latest~K`
 /// and a version not cached are resolved over both channels ([`catalog`]).
 pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
+    if let (runtime, version) = crate::runtime::split_spec(spec)
+        && runtime != Runtime::ClaudeCode
+    {
+        return runtime_version(runtime, version, spec).await;
+    }
     let root = install::cache_root();
     let parsed = Spec::parse(spec)?;
     let cached = match &parsed {
@@ -412,6 +473,78 @@ pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
     .await
     .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
     .map_err(AppError::from)
+}
+
+/// Installs (once) and returns a version of a runtime that installs itself (its row's
+/// `ensure`): a cached exact version runs as cached; `latest`, `latest~K` and a version not
+/// cached are resolved over its releases. `spec` is kept as asked (`opencode@latest`).
+async fn runtime_version(runtime: Runtime, version: &str, spec: &str) -> Result<Cli, AppError> {
+    let adapter = crate::runtime::Adapter::of(runtime);
+    let ensure = adapter
+        .ensure
+        .expect("a runtime other than Claude Code installs itself");
+    let root = install::cache_root();
+    let cached = install::is_cached_in(&root.join(adapter.cache_folder), version);
+    let exact = match Spec::parse(version)? {
+        Spec::Exact(v) if cached => v.to_string(),
+        parsed => pick_release(runtime, &parsed, version).await?,
+    };
+    let spec = spec.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut cli = ensure(&root, &exact, &|line| eprintln!("wakeprobe: {line}"))?;
+        cli.spec = spec;
+        Ok::<Cli, install::InstallError>(cli)
+    })
+    .await
+    .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
+    .map_err(AppError::from)
+}
+
+/// A runtime's release a spec stands for: `latest~K` counted back, an exact version that must
+/// be a release (else the nearest are named).
+async fn pick_release(runtime: Runtime, spec: &Spec, text: &str) -> Result<String, AppError> {
+    let releases = releases_of(runtime).await?;
+    if let Spec::Exact(v) = spec
+        && !releases.contains(&v.to_string())
+    {
+        let below = releases.iter().rev().find(|r| install::version_key(r) < *v);
+        let above = releases.iter().find(|r| install::version_key(r) > *v);
+        let nearest: Vec<&String> = below.into_iter().chain(above).collect();
+        return Err(AppError::bad_input(format!(
+            "{v} is not a release of {} ({}) with a binary for this machine{}",
+            runtime.title(),
+            crate::runtime::Adapter::of(runtime).source,
+            match nearest.as_slice() {
+                [] => String::new(),
+                n => format!(
+                    ": the nearest are {}",
+                    n.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        )));
+    }
+    Ok(spec.pick(text, &releases)?)
+}
+
+/// The releases of runtimes that list their own, asked of the registry once per invocation.
+static RUNTIME_RELEASES: tokio::sync::OnceCell<Vec<String>> = tokio::sync::OnceCell::const_new();
+
+/// Every release of a runtime, oldest first: Claude Code's over both channels ([`catalog`]),
+/// another's as its row lists them.
+pub async fn releases_of(runtime: Runtime) -> Result<Vec<String>, AppError> {
+    let Some(list) = crate::runtime::Adapter::of(runtime).releases else {
+        return Ok(catalog().await?.versions());
+    };
+    RUNTIME_RELEASES
+        .get_or_try_init(|| async move {
+            let root = install::cache_root();
+            tokio::task::spawn_blocking(move || list(&root))
+                .await
+                .map_err(|e| AppError::setup(format!("registry task failed: {e}")))?
+                .map_err(AppError::setup)
+        })
+        .await
+        .cloned()
 }
 
 /// The catalog of this invocation, once asked.
@@ -450,8 +583,17 @@ pub fn known_channel(version: &str) -> Option<crate::backend::channel::Channel> 
         .map(|release| release.channel.clone())
 }
 
-/// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog.
+/// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog (or
+/// over the releases of the runtime a qualified spec names: `opencode@latest`).
 pub async fn exact_version(spec: &str) -> Result<String, AppError> {
+    if let (runtime, version) = crate::runtime::split_spec(spec)
+        && runtime != Runtime::ClaudeCode
+    {
+        return match Spec::parse(version)? {
+            Spec::Exact(v) => Ok(v.to_string()),
+            latest => pick_release(runtime, &latest, version).await,
+        };
+    }
     match Spec::parse(spec)? {
         Spec::Exact(v) => Ok(v.to_string()),
         latest => Ok(catalog().await?.resolve(&latest)?.version.to_string()),
@@ -714,11 +856,35 @@ pub fn chosen_targets(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Vec<Targe
 /// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`,
 /// each variant planned once here, so a bad value fails before any run.
 pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
-    jobs_of(
-        &plan_targets(&chosen_targets(scenarios, exec), exec)?,
-        exec,
-        cli,
-    )
+    let targets = on_runtimes(
+        &chosen_targets(scenarios, exec),
+        Some(&[cli.kind.runtime()]),
+    )?;
+    jobs_of(&plan_targets(&targets, exec)?, exec, cli)
+}
+
+/// Each target on each runtime it will run on: every one of `runtimes` when the invocation
+/// names them (`--runtime`, the matrix's columns, the simulator), else its scenario's own. A
+/// scenario that a runtime cannot carry is refused here, located, before any plan or install.
+pub fn on_runtimes(
+    targets: &[Target],
+    runtimes: Option<&[Runtime]>,
+) -> Result<Vec<Target>, AppError> {
+    let mut out = Vec::new();
+    for target in targets {
+        let own = [target.scenario.runtime()];
+        for runtime in runtimes.unwrap_or(&own) {
+            let scenario = match target.scenario.for_runtime(*runtime)? {
+                Some(on) => Arc::new(on),
+                None => target.scenario.clone(),
+            };
+            out.push(Target {
+                scenario,
+                variant: target.variant.clone(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The runs of each planned target on `cli` (`--repeat` of each), in order; what `cli` cannot
@@ -733,12 +899,18 @@ pub fn jobs_of(planned: &[Planned], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Jo
     }
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
+    let runtime = cli.kind.runtime();
     for Planned {
         target: Target { scenario, variant },
         overrides,
         plan,
     } in planned
     {
+        // Each target was put on its runtimes before planning (`on_runtimes`): this CLI runs
+        // the ones on its own.
+        if scenario.runtime() != runtime {
+            continue;
+        }
         if plan.driver.mode.row().host.is_some() && !exec.cli_args.is_empty() {
             return Err(AppError::bad_input(format!(
                 "--cli-arg: {}/{variant} runs through the Agent SDK (`{}`), which starts the CLI with its own arguments",

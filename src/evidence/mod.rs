@@ -14,6 +14,7 @@ pub mod normalize;
 pub mod offers;
 pub mod recorder;
 pub mod run;
+pub mod runtime;
 pub mod tap;
 #[cfg(test)]
 pub mod test_events;
@@ -67,6 +68,8 @@ pub enum Source {
     Sdk,
     /// A program under test (driver mode `command`): what it showed its user.
     Integration,
+    /// The runtime's own event stream: opencode's server `/event`, or its observer plugin.
+    Events,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -144,6 +144,10 @@ impl Job {
             crate::backend::BackendKind::Sim { profile } => {
                 cmd.push_str(&format!(" --backend sim --profile {profile}"))
             }
+            crate::backend::BackendKind::Opencode => cmd.push_str(&format!(
+                " --runtime opencode --cli-version {}",
+                self.cli.version
+            )),
         }
         cmd
     }
