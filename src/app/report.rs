@@ -90,7 +90,8 @@ fn rerender_history(dir: &Path) -> Result<(), AppError> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    super::history::write(dir, &run_id, &file)
+    crate::matrix::history::assemble::write_files(dir, &run_id, &file)?;
+    Ok(())
 }
 
 /// A matrix folder: its matrix is rebuilt from the re-judged runs too.

@@ -14,6 +14,7 @@
 //! summarized the same way as one run in one go. Rendered as `history.json`, `history.md`
 //! ([`render`]) and `history.svg` ([`svg`]).
 
+pub mod assemble;
 pub mod render;
 pub mod search;
 pub mod svg;
