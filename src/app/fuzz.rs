@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
-use super::minimize::Candidate;
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::cli;
@@ -25,6 +24,7 @@ use crate::fuzz::results::{
     exit_code, group_by_kind, render,
 };
 use crate::fuzz::{generate, kinds};
+use crate::matrix::minimize::candidate::Candidate;
 use crate::matrix::minimize::{self, Budget, Pass, Size, Subject};
 use crate::matrix::{self, ExecOptions, Job};
 use crate::scenario::edit::Editable;

@@ -477,5 +477,7 @@ where
     })
 }
 
+pub mod candidate;
+pub mod outputs;
 #[cfg(test)]
 mod tests;
