@@ -145,6 +145,7 @@ fn main() {
                 faults: vec![],
                 work_ends: None,
                 triggers: Default::default(),
+                notifications: wakeprobe::fake_api::request::parse_notifications,
             },
             RunClock::start(),
             tx,

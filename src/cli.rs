@@ -6,57 +6,102 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::driver::netns::NetworkPolicy;
 
-/// Documented exit codes.
-pub mod exit {
+/// The documented exit codes: one variant each, its number and its meaning in words (the
+/// `--help` text and the book's table are made from these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exit {
     /// Every run finished and matched its scenario's `expect`.
-    pub const OK: i32 = 0;
+    Ok,
     /// A run's verdict differs from its scenario's `expect`, or a check failed.
-    pub const MISMATCH: i32 = 1;
+    Mismatch,
     /// Bad input: arguments, a scenario file, a baseline file.
-    pub const BAD_INPUT: i32 = 2;
+    BadInput,
     /// The harness could not set up: install, sandbox, spawn.
-    pub const SETUP: i32 = 3;
-    /// `matrix --baseline`: a cell's verdict got worse, or a cell of the baseline is missing
+    Setup,
+    /// A cell's verdict got worse against the baseline, or a cell of the baseline is missing
     /// from the run (lost coverage).
-    pub const REGRESSION: i32 = 4;
-    /// `matrix --baseline`: nothing got worse, something got better.
-    pub const IMPROVEMENT: i32 = 5;
-    /// `history`: stopped before every change point was pinned down (`--max-installs`); what
-    /// was found is written.
-    pub const INCOMPLETE: i32 = 6;
-    /// `merge`: the shards do not make one whole matrix (a shard or a cell missing: what was
-    /// given is still written; a shard given twice, shards of different matrices: nothing is).
-    pub const INCOMPLETE_MERGE: i32 = 6;
+    Regression,
+    /// Against the baseline nothing got worse, something got better.
+    Improvement,
+    /// Incomplete: the shards of a merge do not make one whole matrix, or `history` stopped
+    /// before every change point was pinned down.
+    Incomplete,
     /// A verdict's claim contradicts its own timeline: a bug in wakeprobe's rules (the run is
     /// `unknown` and not filed).
-    pub const CONTRADICTION: i32 = 7;
+    Contradiction,
     /// Interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP (what finished is written).
-    pub const INTERRUPTED: i32 = 130;
+    Interrupted,
 }
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    every run finished and matched its scenario's expected verdict
-  1    a verdict differs from `expect`, or a check failed
-  2    bad input (arguments, scenario file, baseline)
-  3    setup failed (CLI install, sandbox, spawn)
-  4    matrix/merge --baseline, history --append: a verdict regressed, or a cell of
-       the baseline is missing from the run (lost coverage)
-  5    matrix/merge --baseline, history --append: no regression, an improvement
-  6    merge: a shard or a cell is missing (what was given is merged and written), a
-       shard is given twice, or the shards belong to different matrices (nothing is
-       written); history: stopped by --max-installs before every change was pinned
-       down (what was found is written)
-  7    wakeprobe contradicted itself: a verdict's claim disagrees with its own
-       timeline (a bug in wakeprobe's rules; the run is unknown and not filed)
-  130  interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)";
+impl Exit {
+    pub const ALL: [Exit; 9] = [
+        Exit::Ok,
+        Exit::Mismatch,
+        Exit::BadInput,
+        Exit::Setup,
+        Exit::Regression,
+        Exit::Improvement,
+        Exit::Incomplete,
+        Exit::Contradiction,
+        Exit::Interrupted,
+    ];
+
+    /// The process's exit status.
+    pub const fn code(self) -> i32 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Mismatch => 1,
+            Exit::BadInput => 2,
+            Exit::Setup => 3,
+            Exit::Regression => 4,
+            Exit::Improvement => 5,
+            Exit::Incomplete => 6,
+            Exit::Contradiction => 7,
+            Exit::Interrupted => 130,
+        }
+    }
+
+    /// What the code means, in the words `--help` prints.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Ok => "every run finished and matched its scenario's expected verdict",
+            Exit::Mismatch => "a verdict differs from `expect`, or a check failed",
+            Exit::BadInput => "bad input (arguments, scenario file, baseline)",
+            Exit::Setup => "setup failed (CLI install, sandbox, spawn)",
+            Exit::Regression => {
+                "matrix/merge --baseline, history --append: a verdict regressed, or a cell of the baseline is missing from the run (lost coverage)"
+            }
+            Exit::Improvement => {
+                "matrix/merge --baseline, history --append: no regression, an improvement"
+            }
+            Exit::Incomplete => {
+                "merge: a shard or a cell is missing (what was given is merged and written), a shard is given twice, or the shards belong to different matrices (nothing is written); history: stopped by --max-installs before every change was pinned down (what was found is written)"
+            }
+            Exit::Contradiction => {
+                "wakeprobe contradicted itself: a verdict's claim disagrees with its own timeline (a bug in wakeprobe's rules; the run is unknown and not filed)"
+            }
+            Exit::Interrupted => {
+                "interrupted by SIGINT, SIGTERM or SIGHUP (what finished is written)"
+            }
+        }
+    }
+}
+
+/// `--help`'s closing section: every exit code and its meaning.
+fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for exit in Exit::ALL {
+        text.push_str(&format!("\n  {:<4} {}", exit.code(), exit.meaning()));
+    }
+    text
+}
 
 #[derive(Debug, Parser)]
 #[command(
     name = "wakeprobe",
     version,
     about = "Controlled experiments on AI coding-agent CLIs: does background work wake the agent that waits for it?",
-    after_help = EXIT_CODES
+    after_help = exit_codes_help()
 )]
 pub struct Cli {
     /// The scenario library to use, before `./scenarios` and the library built into the binary.
@@ -168,10 +213,21 @@ pub struct BackendArgs {
     /// The backend.
     #[arg(long, value_enum, default_value_t = BackendChoice::Claude)]
     pub backend: BackendChoice,
-    /// Claude Code version to run (installed into the cache on first use): X.Y.Z, latest,
-    /// latest~K, over both channels (the claude-code package, and builds only the Agent SDK's
-    /// platform package carries) [default: the pinned version, 2.1.332]. Not with --backend sim.
-    #[arg(long, value_name = "VERSION", conflicts_with = "claude_bin")]
+    /// The runtime to run every scenario on (default: each scenario's own, `runtime = ...`,
+    /// Claude Code when it names none): claude-code, or opencode (`opencode-ai`, installed
+    /// into the cache on first use, pinned 1.18.33).
+    #[arg(long, value_enum, value_name = "RUNTIME")]
+    pub runtime: Option<crate::scenario::Runtime>,
+    /// Version of the runtime to run (installed into the cache on first use): X.Y.Z, latest,
+    /// latest~K; for Claude Code over both channels (the claude-code package, and builds only
+    /// the Agent SDK's platform package carries) [default: the pinned version, 2.1.332 for
+    /// Claude Code, 1.18.33 for opencode]. Not with --backend sim.
+    #[arg(
+        long,
+        visible_alias = "cli-version",
+        value_name = "VERSION",
+        conflicts_with = "claude_bin"
+    )]
     pub claude_version: Option<String>,
     /// Run this Claude Code binary instead of a cached version. Not with --backend sim.
     #[arg(long, value_name = "PATH")]
@@ -198,6 +254,12 @@ impl BackendArgs {
             BackendChoice::Claude if self.profile.is_some() => Some(
                 "--profile chooses the simulator's behaviour: it needs --backend sim".into(),
             ),
+            BackendChoice::Sim if self.runtime.is_some_and(|r| r != crate::scenario::Runtime::ClaudeCode) => Some(
+                "--runtime: the simulator stands in for Claude Code only".into(),
+            ),
+            BackendChoice::Claude if self.claude_bin.is_some() && self.runtime.is_some_and(|r| r != crate::scenario::Runtime::ClaudeCode) => Some(
+                "--claude-bin runs a Claude Code binary: not with --runtime opencode".into(),
+            ),
             _ => None,
         }
     }
@@ -207,6 +269,16 @@ impl BackendArgs {
         self.claude_version
             .as_deref()
             .unwrap_or(crate::backend::PINNED_VERSION)
+    }
+
+    /// The version spec for `runtime`: `--cli-version` (or the runtime's pinned version),
+    /// qualified with a runtime other than Claude Code (`opencode@1.18.33`).
+    pub fn version_on(&self, runtime: crate::scenario::Runtime) -> String {
+        let version = self
+            .claude_version
+            .as_deref()
+            .unwrap_or(crate::runtime::Adapter::of(runtime).pinned);
+        crate::runtime::qualified(runtime, version)
     }
 
     /// `--profile`, or the default profile.
@@ -347,9 +419,15 @@ pub struct ViewArgs {
 
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
-    /// Versions: X.Y.Z, latest, latest~K, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = crate::backend::PINNED_VERSION)]
+    /// Versions: X.Y.Z, latest, latest~K, comma-separated (of the --runtime; a version of
+    /// another runtime is written `opencode@1.18.33`) [default: each runtime's pinned version].
+    #[arg(long, value_delimiter = ',')]
     pub versions: Vec<String>,
+    /// The runtimes whose versions the columns are, comma-separated: claude-code, opencode
+    /// [default: claude-code]. With two or more, each runs its pinned version unless
+    /// --versions names them (`2.1.332,opencode@1.18.33`).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RUNTIME")]
+    pub runtime: Vec<crate::scenario::Runtime>,
     /// Scenarios: names or files, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub scenarios: Vec<String>,
@@ -388,6 +466,9 @@ pub struct BisectArgs {
     /// A version with the new verdict.
     #[arg(long)]
     pub bad: String,
+    /// The runtime whose versions to search: claude-code (both channels), or opencode.
+    #[arg(long, value_enum, default_value_t = crate::scenario::Runtime::ClaudeCode)]
+    pub runtime: crate::scenario::Runtime,
     /// The versions to search (default: every published one, over both channels); comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub versions: Vec<String>,
@@ -429,6 +510,9 @@ pub struct HistoryArgs {
     /// Scenarios, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',')]
     pub scenarios: Vec<String>,
+    /// The runtime whose releases to follow: claude-code (both channels), or opencode.
+    #[arg(long, value_enum, default_value_t = crate::scenario::Runtime::ClaudeCode)]
+    pub runtime: crate::scenario::Runtime,
     /// The oldest release (required unless --append gives it).
     #[arg(long)]
     pub from: Option<String>,
@@ -779,33 +863,22 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
-/// `2G`, `1500M`, `512K`, or bytes (binary units).
+/// `2G`, `1500M`, `512K`, `1.5GiB`, or bytes: binary units, as `du` and `sort -S` read them.
+/// bytesize reads a bare `G` (or `GB`) as 10^9, so the unit is spelled `Gi` before it parses.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let bad = || format!("expected a size such as 2G, 1500M or 4096, got `{s}`");
-    let t = s.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let n: f64 = digits.parse().map_err(|_| bad())?;
-    let scale: u64 = match unit
+    let number_and_prefix = s
         .trim()
-        .to_ascii_uppercase()
-        .trim_end_matches("IB")
-        .trim_end_matches('B')
-    {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return Err(bad()),
+        .trim_end_matches(['b', 'B'])
+        .trim_end_matches(['i', 'I']);
+    let binary = match number_and_prefix.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        true => format!("{number_and_prefix}i"),
+        false => number_and_prefix.to_string(),
     };
-    let bytes = n * scale as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
+    binary
+        .parse::<bytesize::ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| bad())
 }
 
 fn parse_keep(s: &str) -> Result<KeepChoice, String> {
@@ -837,6 +910,28 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The book's table (chapter "Exit codes and files") and `--help` list the same codes: one
+    /// enum, no second list.
+    #[test]
+    fn the_book_lists_every_exit_code_and_no_other() {
+        let chapter = include_str!("../book/src/files.md");
+        let section = chapter
+            .split("\n## Exit codes\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("book/src/files.md has an Exit codes section");
+        let listed: Vec<i32> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| ")?.split(' ').next()?.parse().ok())
+            .collect();
+        let defined: Vec<i32> = Exit::ALL.iter().map(|e| e.code()).collect();
+        assert_eq!(listed, defined);
+        let help = exit_codes_help();
+        for exit in Exit::ALL {
+            assert!(help.contains(&format!("  {:<4} {}", exit.code(), exit.meaning())));
+        }
+    }
+
     #[test]
     fn shards_and_pairs_parse() {
         assert_eq!(parse_shard("2/3"), Ok((2, 3)));
@@ -849,6 +944,11 @@ mod tests {
         assert_eq!(parse_size("1500M"), Ok(1500 << 20));
         assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("2X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
+        assert_eq!(parse_size(" 512 kb "), Ok(512 << 10));
+        assert_eq!(parse_size("3T"), Ok(3 << 40));
+        assert_eq!(parse_size("2GB"), Ok(2 << 30));
+        for bad in ["2X", "", "G", "-1G", "2 G B"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 }

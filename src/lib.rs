@@ -1,6 +1,7 @@
 //! wakeprobe: controlled experiments on AI coding-agent CLIs' background-task wake-ups.
 //!
-//! See `DESIGN.md` for the data flow; each module's header says what it owns.
+//! See `ARCHITECTURE.md` for the flow, the rooms and what each may import; each module's
+//! header says what it owns.
 
 pub mod app;
 pub mod backend;
@@ -18,6 +19,7 @@ pub mod import;
 pub mod matrix;
 pub mod os;
 pub mod report;
+pub mod runtime;
 pub mod sandbox;
 pub mod scenario;
 pub mod sim;

@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use wakeprobe::app::{self, AppError};
-use wakeprobe::cli::{Cli, Command, exit};
+use wakeprobe::cli::{Cli, Command, Exit};
 use wakeprobe::console::printable;
 
 fn main() {
@@ -61,14 +61,14 @@ fn main() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            std::process::exit(exit::SETUP);
+            std::process::exit(Exit::Setup.code());
         }
     };
     if let Err(AppError { code, message }) =
         app::resolve::choose_scenarios_dir(cli.scenarios_dir.clone())
     {
         eprintln!("error: {}", printable(&message));
-        std::process::exit(code);
+        std::process::exit(code.code());
     }
     let code = match runtime.block_on(app::dispatch(cli.command)) {
         Ok(code) => code,
@@ -78,5 +78,5 @@ fn main() {
             code
         }
     };
-    std::process::exit(code);
+    std::process::exit(code.code());
 }

@@ -370,13 +370,17 @@ fn set_executable(path: &Path) -> Result<(), SandboxError> {
 
 /// Copies a folder tree, keeping the executable bit; symlinks are copied as links.
 pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
+    for entry in walkdir::WalkDir::new(from) {
         let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
+        let target = to.join(
+            entry
+                .path()
+                .strip_prefix(from)
+                .expect("walked below `from`"),
+        );
+        let kind = entry.file_type();
         if kind.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+            std::fs::create_dir_all(&target)?;
         } else if kind.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
         } else {
@@ -397,6 +401,32 @@ mod tests {
 
     fn template() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox-project")
+    }
+
+    #[test]
+    fn a_tree_copy_keeps_links_as_links_and_the_executable_bit() {
+        use std::os::unix::fs::PermissionsExt;
+        let from = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(from.path().join("a/b")).unwrap();
+        std::fs::write(from.path().join("a/b/run.sh"), "#!/bin/sh\n").unwrap();
+        set_executable(&from.path().join("a/b/run.sh")).unwrap();
+        std::fs::write(from.path().join("plain.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("a/b/run.sh", from.path().join("link")).unwrap();
+        let to = tempfile::tempdir().unwrap();
+        copy_tree(from.path(), &to.path().join("copy")).unwrap();
+        let copy = to.path().join("copy");
+        let mode = |p: &str| {
+            std::fs::metadata(copy.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+        assert_eq!(mode("a/b/run.sh") & 0o111, 0o111);
+        assert_eq!(mode("plain.txt") & 0o111, 0);
+        assert_eq!(
+            std::fs::read_link(copy.join("link")).unwrap(),
+            Path::new("a/b/run.sh")
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn close_outputs(command: &str, junit: Option<&Path>, error: &AppError) {
             dir: String::new(),
             matrix: None,
             summary: &summary,
-            exit_code: error.code,
+            exit_code: error.code.code(),
             error: Some(error.message.clone()),
         });
     }

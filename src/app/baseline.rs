@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::matrix::read_matrix;
 use super::{AppError, AppResult};
-use crate::cli::exit;
+use crate::cli::Exit;
 use crate::matrix::grid::Comparison;
 use crate::store;
 use crate::store::redact::Redactor;
@@ -42,5 +42,5 @@ pub fn update(matrix: &Path, baseline: &Path) -> AppResult {
         new.cells.len(),
         matrix.display()
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

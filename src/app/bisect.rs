@@ -6,11 +6,11 @@
 use std::sync::{Arc, Mutex};
 
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::{clis_for, published_versions};
+use super::matrix::clis_for;
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::classify::result::ExtraCase;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console::{self, Message};
 use crate::matrix::bisect::{self, BisectError, BisectReport, Probe};
 use crate::matrix::{self, Execution};
@@ -23,6 +23,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     )?;
     let scenario = scenarios[0].clone();
     resolve::check_exec_args(&scenarios, &args.exec)?;
+    resolve::check_runtimes(&scenarios, &[args.runtime])?;
     let variant = resolve::one_variant(&scenario, &args.exec, "bisect judges")?;
     let versions = versions(&args).await?;
     bisect::ends(&versions, &args.good, &args.bad)
@@ -42,6 +43,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let cancel = resolve::cancel_on_signals();
     let probes: Arc<Mutex<Execution>> = Arc::default();
+    let runtime = args.runtime;
     let judge = |version: String| {
         let (exec, sims, scenario, run_dir, cancel, probes) = (
             exec.clone(),
@@ -52,7 +54,10 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             probes.clone(),
         );
         async move {
-            let pair = (version.clone(), version.clone());
+            let pair = (
+                crate::runtime::qualified(runtime, &version),
+                version.clone(),
+            );
             let cli = clis_for(std::slice::from_ref(&pair), &sims, &[])
                 .await
                 .map_err(|e| e.message)?
@@ -61,9 +66,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
             let jobs = resolve::jobs(scenarios, &exec, &cli).map_err(|e| e.message)?;
             let opts = resolve::exec_options(&exec, scenarios, run_dir.join(&version))
                 .map_err(|e| e.message)?;
-            let execution = matrix::execute(jobs, &opts, cancel.clone())
-                .await
-                .map_err(|e| e.to_string())?;
+            let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
             let probe = probe_of(&version, &execution, cancel.borrow().is_some());
             let mut all = probes.lock().expect("probe list");
             all.cells.extend(execution.cells);
@@ -91,7 +94,7 @@ pub async fn bisect(args: cli::BisectArgs) -> AppResult {
         BisectError::Run { .. } => AppError::setup(e.to_string()),
         other => AppError::bad_input(other.to_string()),
     });
-    let code = report.as_ref().map(|_| exit::OK).unwrap_or_else(|e| e.code);
+    let code = report.as_ref().map(|_| Exit::Ok).unwrap_or_else(|e| e.code);
     if let Ok(report) = &report {
         print_report(report, &title);
     }
@@ -107,7 +110,7 @@ async fn versions(args: &cli::BisectArgs) -> Result<Vec<String>, AppError> {
     } else if !args.versions.is_empty() {
         args.versions.clone()
     } else {
-        published_versions().await?
+        resolve::releases_of(args.runtime).await?
     };
     versions.sort_by_key(|v| install::version_key(v));
     versions.dedup();

@@ -4,7 +4,7 @@
 use super::*;
 use crate::backend::install::human_size;
 use crate::backend::{self, install};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 
 /// `wakeprobe cache list|prune`
 pub fn cache(command: cli::CacheCommand) -> AppResult {
@@ -28,10 +28,21 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
                     v.path.display().to_string(),
                 ]);
             }
+            // The runtimes that install themselves keep their own folder (`<cache>/opencode`).
+            let others = crate::runtime::opencode::install::cached(&root);
+            for (version, path, bytes) in &others {
+                total += bytes;
+                table.add_row([
+                    format!("opencode {version}"),
+                    crate::runtime::opencode::install::PACKAGE.to_string(),
+                    human_size(*bytes),
+                    path.display().to_string(),
+                ]);
+            }
             println!("{table}");
             println!(
                 "{} version(s), {} in {}",
-                versions.len(),
+                versions.len() + others.len(),
                 human_size(total),
                 root.display()
             );
@@ -51,8 +62,22 @@ pub fn cache(command: cli::CacheCommand) -> AppResult {
                 freed += v.bytes;
                 println!("removed {} ({})", v.version, human_size(v.bytes));
             }
+            // opencode's the same way, under its install lock (an install in progress first).
+            let opencode = crate::runtime::opencode::install::versions_dir(&root);
+            let others = crate::runtime::opencode::install::cached(&root);
+            let pinned = crate::runtime::opencode::PINNED_VERSION;
+            for (version, _, _) in others
+                .iter()
+                .rev()
+                .filter(|(v, _, _)| v != pinned)
+                .skip(keep)
+            {
+                let bytes = install::remove_in(&opencode, version)?;
+                freed += bytes;
+                println!("removed opencode {version} ({})", human_size(bytes));
+            }
             println!("freed {}", human_size(freed));
         }
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

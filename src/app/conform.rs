@@ -7,7 +7,7 @@ use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::classify::result::ExtraCase;
 use crate::classify::result::RunResult;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::store;
 
 pub async fn conform(args: cli::ConformArgs) -> AppResult {
@@ -39,7 +39,7 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
         &ran,
     )?;
     let code = invocation::exit_code(&summary, &ran);
-    if code == exit::INTERRUPTED || code == exit::SETUP {
+    if code == Exit::Interrupted || code == Exit::Setup {
         return Ok(code);
     }
     if comparisons.is_empty() {
@@ -53,9 +53,9 @@ pub async fn conform(args: cli::ConformArgs) -> AppResult {
         &serde_json::to_vec_pretty(&comparisons).unwrap_or_default(),
     )?;
     Ok(if comparisons.iter().all(|c| c.matches()) {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::MISMATCH
+        Exit::Mismatch
     })
 }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::CommandFactory;
 
 use super::{AppError, AppResult};
-use crate::cli::{Cli, CompletionsArgs, ManArgs, exit};
+use crate::cli::{Cli, CompletionsArgs, Exit, ManArgs};
 
 /// `wakeprobe completions SHELL`: the script on stdout.
 pub fn completions(args: &CompletionsArgs) -> AppResult {
@@ -16,9 +16,9 @@ pub fn completions(args: &CompletionsArgs) -> AppResult {
     clap_complete::generate(args.shell, &mut command, "wakeprobe", &mut script);
     let mut out = std::io::stdout().lock();
     match out.write_all(&script).and_then(|()| out.flush()) {
-        Ok(()) => Ok(exit::OK),
+        Ok(()) => Ok(Exit::Ok),
         // A reader that went away has what it wanted.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(exit::OK),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
         Err(e) => Err(AppError::setup(format!(
             "cannot write the completions: {e}"
         ))),
@@ -50,5 +50,5 @@ pub fn man(args: &ManArgs) -> AppResult {
     if !written.is_empty() {
         eprintln!("{written}");
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

@@ -8,7 +8,7 @@ use super::{AppError, AppResult, resolve};
 use crate::backend::catalog::Spec;
 use crate::backend::channel::{CLAUDE_CODE_PACKAGE, Channel, ChannelName};
 use crate::backend::install;
-use crate::cli::{ExportArgs, exit};
+use crate::cli::{Exit, ExportArgs};
 use crate::scenario::{DriverMode, RangePolicy};
 
 /// `wakeprobe export`
@@ -22,6 +22,11 @@ pub async fn export(args: &ExportArgs) -> AppResult {
             .map_err(|e| AppError::from(e).prefixed("-o "))?;
     }
     let scenario = resolve::scenarios(std::slice::from_ref(&args.scenario))?.remove(0);
+    // The script drives Claude Code: a scenario of another runtime is exported as it runs there.
+    let scenario = match scenario.for_runtime(crate::scenario::Runtime::ClaudeCode)? {
+        Some(on_claude) => std::sync::Arc::new(on_claude),
+        None => scenario,
+    };
     let variant = match &args.variant {
         Some(v) => v.clone(),
         None => scenario.variants().remove(0),
@@ -59,7 +64,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         std::io::stdout()
             .write_all(script.as_bytes())
             .map_err(|e| AppError::setup(format!("cannot write the script: {e}")))?;
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     write_executable(&args.output, script.as_bytes())
         .map_err(|e| AppError::setup(format!("cannot write {}: {e}", args.output.display())))?;
@@ -69,7 +74,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
         scenario.name,
         args.output.display()
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// A concrete version the exported script can install: `latest`, `latest~K` and a version not

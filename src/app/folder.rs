@@ -54,8 +54,8 @@ pub fn seal_folder(result: AppResult) -> AppResult {
         schema: INVOCATION_SCHEMA,
         complete: result.is_ok(),
         exit_code: Some(match &result {
-            Ok(code) => *code,
-            Err(e) => e.code,
+            Ok(code) => code.code(),
+            Err(e) => e.code.code(),
         }),
         error: result.as_ref().err().map(|e| e.message.clone()),
     };

@@ -46,12 +46,13 @@ impl Pairs {
     async fn compare(&self, scenarios: &[Arc<Scenario>]) -> Result<Vec<Compared>, AppError> {
         let mut jobs = Vec::new();
         for scenario in scenarios {
+            let plan = case_plan(scenario)?;
             for (side, cli) in [&self.reference, &self.sim].into_iter().enumerate() {
                 // The side is the repetition, so that a profile compared with itself runs twice.
-                jobs.push(case_job(scenario, cli, side as u32 + 1));
+                jobs.push(case_job(scenario, cli, side as u32 + 1, plan.clone()));
             }
         }
-        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await?;
+        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await;
         self.runs
             .fetch_add(execution.cells.len() as u32, Ordering::SeqCst);
         let cell = |scenario: &Scenario, repetition: u32| {
@@ -99,9 +100,16 @@ impl Pairs {
     ) -> Result<Vec<Option<std::path::PathBuf>>, AppError> {
         let jobs = scenarios
             .iter()
-            .map(|scenario| case_job(scenario, &self.reference, RERUN))
-            .collect();
-        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await?;
+            .map(|scenario| {
+                Ok(case_job(
+                    scenario,
+                    &self.reference,
+                    RERUN,
+                    case_plan(scenario)?,
+                ))
+            })
+            .collect::<Result<Vec<Job>, AppError>>()?;
+        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await;
         self.runs
             .fetch_add(execution.cells.len() as u32, Ordering::SeqCst);
         Ok(scenarios
@@ -117,8 +125,23 @@ impl Pairs {
     }
 }
 
-/// One run of a case's only variant on `cli`, numbered `repetition`.
-fn case_job(scenario: &Arc<Scenario>, cli: &Cli, repetition: u32) -> Job {
+/// A case's only variant, planned (once for every run of it).
+fn case_plan(scenario: &Scenario) -> Result<Arc<crate::scenario::Plan>, AppError> {
+    let variant = scenario.variants().remove(0);
+    Ok(Arc::new(scenario.plan_with(
+        &variant,
+        &[],
+        RangePolicy::Enforce,
+    )?))
+}
+
+/// One run of a case's only variant on `cli`, numbered `repetition`, with its plan.
+fn case_job(
+    scenario: &Arc<Scenario>,
+    cli: &Cli,
+    repetition: u32,
+    plan: Arc<crate::scenario::Plan>,
+) -> Job {
     Job {
         reference: resolve::scenario_reference(scenario),
         scenario: scenario.clone(),
@@ -127,6 +150,7 @@ fn case_job(scenario: &Arc<Scenario>, cli: &Cli, repetition: u32) -> Job {
         repetition,
         overrides: vec![],
         policy: RangePolicy::Enforce,
+        plan,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::cli::exit;
+use crate::cli::Exit;
 
 /// `wakeprobe guard verify`
 pub fn guard_verify(
@@ -90,9 +90,9 @@ pub fn guard_verify(
         );
     }
     Ok(if mine.passed(&cases) {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::MISMATCH
+        Exit::Mismatch
     })
 }
 

@@ -13,12 +13,12 @@ use std::time::Instant;
 use tokio::sync::Mutex;
 
 use super::installs::{InstallBudgetError, Installs};
-use super::matrix::{clis_for, published_versions};
+use super::matrix::clis_for;
 use super::resolve::{self, Target};
 use super::{AppError, AppResult, probe};
 use crate::backend::catalog::Spec;
 use crate::backend::{Cli, install};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::history::search::{self, CellAnswer, Found, OracleError, Request, SearchPlan};
 use crate::matrix::history::{
     self, CellKey, ChangeKind, CheckObservation, HISTORY_SCHEMA, HistoryFile, HistorySettings,
@@ -31,7 +31,8 @@ use crate::store::redact::Redactor;
 /// Everything resolved before anything runs.
 struct Setup {
     targets: Vec<Target>,
-    overrides: Vec<Vec<(String, String)>>,
+    /// Each target's plan, resolved once (in the order of `targets`).
+    planned: Vec<resolve::Planned>,
     versions: Vec<String>,
     stored: Option<HistoryFile>,
     settings: HistorySettings,
@@ -45,7 +46,7 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
             "the stored history already reaches {}: nothing to add",
             setup.versions.last().map(String::as_str).unwrap_or("?")
         );
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     };
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let run_id = file_name(&run_dir);
@@ -64,6 +65,7 @@ pub async fn history(args: cli::HistoryArgs) -> AppResult {
             .collect(),
     };
     let installs = Arc::new(Mutex::new(Installs::new(
+        args.runtime,
         args.max_installs,
         args.disk_budget,
     )));
@@ -126,9 +128,10 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     }
     let targets =
         resolve::driven_targets(resolve::targets(&specs, &args.exec.variants)?, &args.exec)?;
-    let overrides = resolve::check_plans(&targets, &args.exec)?;
+    let targets = resolve::on_runtimes(&targets, Some(&[args.runtime]))?;
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
     resolve::check_out(&args.exec.out)?;
-    let checks = check_tracked(&targets, &overrides, &args.checks)?;
+    let checks = check_tracked(&planned, &args.checks)?;
     let stored = args.append.as_deref().map(read_history).transpose()?;
     let settings = HistorySettings {
         search_repeat: args.search_repeat,
@@ -149,7 +152,7 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
     let versions = release_list(args, stored.as_ref()).await?;
     Ok(Setup {
         targets,
-        overrides,
+        planned,
         versions,
         stored,
         settings,
@@ -158,18 +161,11 @@ async fn resolve_setup(args: &cli::HistoryArgs) -> Result<Setup, AppError> {
 
 /// Every `--check NAME` must name a check of at least one chosen scenario; `all` names every
 /// check they have. Returns the tracked names.
-fn check_tracked(
-    targets: &[Target],
-    overrides: &[Vec<(String, String)>],
-    checks: &[String],
-) -> Result<Vec<String>, AppError> {
-    let mut known: BTreeSet<String> = BTreeSet::new();
-    for (t, o) in targets.iter().zip(overrides) {
-        let plan = t
-            .scenario
-            .plan_with(&t.variant, o, crate::scenario::RangePolicy::Explore)?;
-        known.extend(plan.checks.into_iter().map(|c| c.name));
-    }
+fn check_tracked(planned: &[resolve::Planned], checks: &[String]) -> Result<Vec<String>, AppError> {
+    let known: BTreeSet<String> = planned
+        .iter()
+        .flat_map(|p| p.plan.checks.iter().map(|c| c.name.clone()))
+        .collect();
     if checks.iter().any(|c| c == "all") {
         return Ok(known.into_iter().collect());
     }
@@ -213,7 +209,7 @@ async fn release_list(
     stored: Option<&HistoryFile>,
 ) -> Result<Vec<String>, AppError> {
     let mut listed: Vec<String> = if args.sim_versions.is_empty() {
-        published_versions().await?
+        resolve::releases_of(args.runtime).await?
     } else {
         args.sim_versions.iter().map(|(v, _)| v.clone()).collect()
     };
@@ -301,7 +297,8 @@ impl Oracle<'_> {
                     variant: target.variant.clone(),
                     cli: cli.clone(),
                     repetition,
-                    overrides: self.setup.overrides[i].clone(),
+                    overrides: self.setup.planned[i].overrides.clone(),
+                    plan: self.setup.planned[i].plan.clone(),
                     policy: resolve::policy(&self.args.exec),
                 }),
             );
@@ -537,19 +534,19 @@ fn print_changes(file: &HistoryFile) {
 
 /// Interrupted 130; stopped by the budget 6; with `--append`, a new regression 4, only new
 /// improvements 5; else 0.
-fn exit_code(file: &HistoryFile, interrupted: bool) -> i32 {
+fn exit_code(file: &HistoryFile, interrupted: bool) -> Exit {
     if interrupted {
-        return exit::INTERRUPTED;
+        return Exit::Interrupted;
     }
     if file.stopped.is_some() {
-        return exit::INCOMPLETE;
+        return Exit::Incomplete;
     }
     let new = file.new_changes();
     if new.iter().any(|(_, c)| c.kind == ChangeKind::Regression) {
-        exit::REGRESSION
+        Exit::Regression
     } else if new.iter().any(|(_, c)| c.kind == ChangeKind::Improvement) {
-        exit::IMPROVEMENT
+        Exit::Improvement
     } else {
-        exit::OK
+        Exit::Ok
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::{AppError, AppResult};
-use crate::cli::{ImportArgs, exit};
+use crate::cli::{Exit, ImportArgs};
 use crate::import::{self, Options};
 
 /// `wakeprobe import`
@@ -50,7 +50,7 @@ pub fn import(args: &ImportArgs) -> AppResult {
         std::io::stdout()
             .write_all(imported.text.as_bytes())
             .map_err(|e| AppError::setup(format!("cannot write the scenario: {e}")))?;
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     if args.output.is_none() {
         check_output(&output, "")?;
@@ -65,5 +65,5 @@ pub fn import(args: &ImportArgs) -> AppResult {
         s.inputs,
         output.display()
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

@@ -2,7 +2,7 @@
 //! editing. Run from DIR (or with `--scenarios-dir DIR/scenarios`), wakeprobe uses them.
 
 use super::{AppError, AppResult};
-use crate::cli::{InitArgs, exit};
+use crate::cli::{Exit, InitArgs};
 use crate::console;
 use crate::scenario::library::{self, WriteOutError};
 
@@ -24,5 +24,5 @@ pub fn init(args: &InitArgs) -> AppResult {
         library::SANDBOX_DIR,
         library::SCENARIOS_DIR,
     ));
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

@@ -8,7 +8,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::backend::{self, Cli, install};
+use crate::backend::{Cli, install};
+use crate::runtime::{Adapter, Runtime, qualified};
+
+/// The versions cached in a runtime's folder.
+fn cached_in(dir: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|v| install::is_version(v))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// What an install attempt decided.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +41,8 @@ const TYPICAL_INSTALL: u64 = 400 << 20;
 
 pub struct Installs {
     root: PathBuf,
+    /// The runtime whose versions these are (its own folder in the cache).
+    runtime: Runtime,
     before: BTreeSet<String>,
     /// Versions this command installed and still holds: bytes and the last probe that used it.
     ours: BTreeMap<String, (u64, u64)>,
@@ -38,17 +55,15 @@ pub struct Installs {
 }
 
 impl Installs {
-    pub fn new(max_installs: u32, budget: u64) -> Installs {
-        Installs::in_root(install::cache_root(), max_installs, budget)
+    pub fn new(runtime: Runtime, max_installs: u32, budget: u64) -> Installs {
+        Installs::in_root(install::cache_root(), runtime, max_installs, budget)
     }
 
-    fn in_root(root: PathBuf, max_installs: u32, budget: u64) -> Installs {
-        let before = install::cached_versions(&root)
-            .into_iter()
-            .map(|c| c.version)
-            .collect();
+    fn in_root(root: PathBuf, runtime: Runtime, max_installs: u32, budget: u64) -> Installs {
+        let before = cached_in(&root.join(Adapter::of(runtime).cache_folder));
         Installs {
             root,
+            runtime,
             before,
             ours: BTreeMap::new(),
             clock: 0,
@@ -64,9 +79,14 @@ impl Installs {
         self.ours.values().map(|(bytes, _)| bytes).sum()
     }
 
+    /// The runtime's folder of versions.
+    fn dir(&self) -> PathBuf {
+        self.root.join(Adapter::of(self.runtime).cache_folder)
+    }
+
     fn prunable(&self, version: &str) -> bool {
         self.ours.contains_key(version)
-            && version != backend::PINNED_VERSION
+            && version != Adapter::of(self.runtime).pinned
             && !self.before.contains(version)
     }
 
@@ -74,7 +94,7 @@ impl Installs {
         if !self.prunable(version) {
             return;
         }
-        match install::remove(&self.root, version) {
+        match install::remove_in(&self.dir(), version) {
             Ok(_) => {
                 self.ours.remove(version);
                 self.pruned += 1;
@@ -123,7 +143,7 @@ impl Installs {
         needed: &BTreeSet<String>,
     ) -> Result<Cli, InstallBudgetError> {
         self.clock += 1;
-        if !install::is_cached(&self.root, version) {
+        if !install::is_cached_in(&self.dir(), version) {
             self.make_room(version, needed);
             if self.installs >= self.max_installs {
                 return Err(InstallBudgetError::Spent(format!(
@@ -133,11 +153,11 @@ impl Installs {
             }
             self.installs += 1;
         }
-        let cli = super::resolve::claude_version(version)
+        let cli = super::resolve::claude_version(&qualified(self.runtime, version))
             .await
             .map_err(|e| InstallBudgetError::Failed(e.message))?;
-        if !self.before.contains(version) && version != backend::PINNED_VERSION {
-            let bytes = install::dir_size(&self.root.join("claude-code").join(version));
+        if !self.before.contains(version) && version != Adapter::of(self.runtime).pinned {
+            let bytes = install::dir_size(&self.dir().join(version));
             self.ours.insert(version.to_string(), (bytes, self.clock));
             self.peak = self.peak.max(self.held());
         }
@@ -167,7 +187,8 @@ mod tests {
             std::fs::write(folder.join("blob"), vec![0u8; 1000]).unwrap();
         };
         before.iter().for_each(|v| add(v));
-        let mut installs = Installs::in_root(dir.path().to_path_buf(), 10, budget);
+        let mut installs =
+            Installs::in_root(dir.path().to_path_buf(), Runtime::ClaudeCode, 10, budget);
         for (i, v) in ours.iter().enumerate() {
             add(v);
             installs.ours.insert(v.to_string(), (1000, i as u64));

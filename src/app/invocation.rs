@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{AppError, resolve};
 use crate::classify::result::{RunResult, SetupError, Summary};
-use crate::cli::{ExecArgs, exit};
+use crate::cli::{ExecArgs, Exit};
 use crate::console;
 use crate::evidence::Timeline;
 use crate::matrix::{self, Execution, Job, SetupFailure};
@@ -41,7 +41,7 @@ pub async fn execute(
 ) -> Result<Ran, AppError> {
     let opts = resolve::exec_options(exec, scenarios, run_dir.to_path_buf())?;
     let cancel = resolve::cancel_on_signals();
-    let execution = matrix::execute(jobs, &opts, cancel.clone()).await?;
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
     let interrupted = cancel.borrow().is_some();
     Ok(Ran::from_execution(execution, interrupted))
 }
@@ -235,7 +235,11 @@ fn print_table(summary: &Summary, ran: &Ran) {
             let lines = crate::report::terminal::verdict_lines(&row.result);
             console::say(console::printable_lines(&lines));
             if filed {
-                let draft = format!("issue draft: {}", crate::report::issue_command(&row.dir));
+                let runtime = row.result.run.backend.runtime();
+                let draft = format!(
+                    "issue draft: {}",
+                    crate::report::issue_command(&row.dir, runtime)
+                );
                 console::say(console::printable(&draft));
             }
         }
@@ -250,29 +254,29 @@ fn print_table(summary: &Summary, ran: &Ran) {
 
 /// The invocation's closing line ("N passed, N failed (N regressions)") for a human, and the
 /// `summary` message that ends its JSON output.
-pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit_code: i32) {
+pub fn emit_summary(dir: &Path, matrix: Option<&Path>, summary: &Summary, exit: Exit) {
     console::say(summary.closing_line());
     console::emit(&console::Message::Summary {
         dir: dir.display().to_string(),
         matrix: matrix.map(|m| m.display().to_string()),
         summary,
-        exit_code,
+        exit_code: exit.code(),
         error: None,
     });
 }
 
 /// The documented exit code for what ran: interrupted, then a verdict that contradicts its own
 /// timeline, then a setup failure, then a mismatch.
-pub fn exit_code(summary: &Summary, ran: &Ran) -> i32 {
+pub fn exit_code(summary: &Summary, ran: &Ran) -> Exit {
     if ran.interrupted {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else if summary.contradicted_runs() > 0 {
-        exit::CONTRADICTION
+        Exit::Contradiction
     } else if !ran.failures.is_empty() {
-        exit::SETUP
+        Exit::Setup
     } else if summary.all_match() {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::MISMATCH
+        Exit::Mismatch
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{AppError, AppResult};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console::{self, printable};
 use crate::scenario::{self, Scenario};
 
@@ -48,9 +48,9 @@ pub fn lint(args: &cli::LintArgs) -> AppResult {
         plural(stale)
     );
     Ok(if errors + stale == 0 {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::BAD_INPUT
+        Exit::BadInput
     })
 }
 

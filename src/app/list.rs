@@ -1,7 +1,7 @@
 //! `wakeprobe list`: the scenario library, one line each.
 
 use super::{AppError, AppResult, resolve};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console::{self, Message};
 use crate::scenario;
 
@@ -42,8 +42,8 @@ pub fn list(args: &cli::ListArgs) -> AppResult {
         dir: dir.display().to_string(),
         matrix: None,
         summary: &crate::classify::result::Summary::build("", &[], &[], false),
-        exit_code: exit::OK,
+        exit_code: Exit::Ok.code(),
         error: None,
     });
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

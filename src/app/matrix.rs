@@ -9,7 +9,7 @@ use super::invocation::{self, Outputs};
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::backend::channel::Channel;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::console;
 use crate::matrix::Job;
 use crate::matrix::grid::{Comparison, Matrix};
@@ -22,14 +22,27 @@ use crate::store::redact::Redactor;
 /// `wakeprobe matrix`
 pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let scenarios = resolve::driven(resolve::scenarios(&args.scenarios)?, &args.exec)?;
-    resolve::check_exec_args(&scenarios, &args.exec)?;
     // A baseline that cannot be read fails now, not after the runs.
     let baseline = args.baseline.as_deref().map(read_matrix).transpose()?;
     // Columns are keyed by the versions as asked for (`latest` stays `latest`, so a baseline
     // compares like with like); each resolves to an exact version to install and record.
-    let resolved = resolve_specs(&args.versions, &args.sim_versions, &args.resolve).await?;
+    let versions = version_specs(&args)?;
+    let mut runtimes: Vec<_> = versions
+        .iter()
+        .map(|v| crate::runtime::split_spec(v).0)
+        .collect();
+    runtimes.sort();
+    runtimes.dedup();
+    // Every chosen variant on each runtime of the columns, planned once for every CLI, before
+    // anything is installed.
+    let targets = resolve::on_runtimes(
+        &resolve::chosen_targets(&scenarios, &args.exec),
+        Some(&runtimes),
+    )?;
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
+    let resolved = resolve_specs(&versions, &args.sim_versions, &args.resolve).await?;
     let specs: Vec<String> = resolved.iter().map(|(s, _, _)| s.clone()).collect();
-    let identity = identity_of(&args, &scenarios, &resolved)?;
+    let identity = identity_of(&args, &scenarios, &planned, &resolved);
     // A baseline made another way is refused before anything runs.
     let across = compared_across(
         &identity,
@@ -50,7 +63,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     let clis = clis_for(&needed, &args.sim_versions, &args.resolve).await?;
     let mut jobs: Vec<Job> = Vec::new();
     for cli in &clis {
-        jobs.extend(resolve::jobs(&scenarios, &args.exec, cli)?);
+        jobs.extend(resolve::jobs_of(&planned, &args.exec, cli)?);
     }
     // Made once every CLI is there and every job checked: a refusal writes nothing.
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
@@ -72,9 +85,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
             &run_dir,
             Some(&run_dir.join("matrix.json")),
             &summary,
-            exit::OK,
+            Exit::Ok,
         );
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let grid = whole.matrix(&ran.results());
@@ -95,7 +108,7 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
     }
     let code = invocation::exit_code(&summary, &ran);
     let code = match compared {
-        Some(c) if ![exit::INTERRUPTED, exit::SETUP, exit::CONTRADICTION].contains(&code) => c,
+        Some(c) if ![Exit::Interrupted, Exit::Setup, Exit::Contradiction].contains(&code) => c,
         _ => code,
     };
     invocation::emit_summary(&run_dir, Some(&run_dir.join("matrix.json")), &summary, code);
@@ -107,8 +120,9 @@ pub async fn matrix(args: cli::MatrixArgs) -> AppResult {
 fn identity_of(
     args: &cli::MatrixArgs,
     scenarios: &[Arc<Scenario>],
+    planned: &[resolve::Planned],
     resolved: &[(String, String, Option<Channel>)],
-) -> Result<Identity, AppError> {
+) -> Identity {
     let exec = &args.exec;
     let mut settings: Vec<String> = exec
         .driver
@@ -124,17 +138,30 @@ fn identity_of(
         ts: exec.sdk_version.clone(),
         py: exec.sdk_py_version.clone(),
     };
-    Ok(Identity::of(&Asked {
+    let mut planned: Vec<_> = planned
+        .iter()
+        .map(|p| {
+            let t = &p.target;
+            (
+                t.scenario.name.clone(),
+                t.variant.clone(),
+                p.plan.driver.mode.row().host,
+            )
+        })
+        .collect();
+    // A variant planned on two runtimes (its plans side by side) is one row of cells.
+    planned.dedup();
+    Identity::of(&Asked {
         scenarios,
         variants: &exec.variants,
         sets: &exec.sets,
-        policy: resolve::policy(exec),
+        planned: &planned,
         versions: resolved,
         sim_versions: &args.sim_versions,
         settings,
         sdk: &sdk,
         repeat: exec.repeat,
-    })?)
+    })
 }
 
 /// Checks that `baseline` was made the way this matrix is (see [`Identity::made_unlike`]);
@@ -192,7 +219,7 @@ pub struct Concluding<'a> {
 pub fn conclude(
     c: &Concluding,
     ran: &invocation::Ran,
-) -> Result<(crate::classify::result::Summary, Option<i32>), AppError> {
+) -> Result<(crate::classify::result::Summary, Option<Exit>), AppError> {
     let comparison = c.baseline.map(|base| {
         let mut comparison = Comparison::of(c.grid, base);
         comparison.across_settings = c.across.to_vec();
@@ -240,7 +267,7 @@ fn finish_matrix(
     dir: &Path,
     grid: &Matrix,
     comparison: Option<&Comparison>,
-) -> Result<Option<i32>, AppError> {
+) -> Result<Option<Exit>, AppError> {
     let compared = comparison.map(comparison_code);
     write_matrix(dir, grid, comparison)?;
     console::say(grid.table(
@@ -263,16 +290,16 @@ fn baseline_name(path: Option<&Path>) -> String {
 
 /// Prints the comparison's changed cells and maps it to the documented exit code: a
 /// regression or a lost cell fails.
-pub fn comparison_code(comparison: &Comparison) -> i32 {
+pub fn comparison_code(comparison: &Comparison) -> Exit {
     for line in comparison.lines() {
         console::say(line);
     }
     if comparison.fails() {
-        exit::REGRESSION
+        Exit::Regression
     } else if comparison.improvements() > 0 {
-        exit::IMPROVEMENT
+        Exit::Improvement
     } else {
-        exit::OK
+        Exit::Ok
     }
 }
 
@@ -301,7 +328,9 @@ pub async fn clis_for(
             clis.push(cli);
         } else if pinned.iter().any(|(s, _)| s == spec) {
             // `--resolve`: the exact version it was told, under the spec as asked.
-            let mut cli = resolve::claude_version(exact).await?;
+            let runtime = crate::runtime::split_spec(spec).0;
+            let mut cli =
+                resolve::claude_version(&crate::runtime::qualified(runtime, exact)).await?;
             cli.spec = spec.clone();
             clis.push(cli);
         } else {
@@ -334,7 +363,8 @@ async fn resolve_specs(
         } else {
             let exact = resolve::exact_version(v).await?;
             // Only a spec the registry resolved is known by its channel before it installs.
-            let channel = (exact != *v)
+            let claude = crate::runtime::split_spec(v).0 == crate::runtime::Runtime::ClaudeCode;
+            let channel = (claude && exact != *v)
                 .then(|| resolve::known_channel(&exact))
                 .flatten();
             (exact, channel)
@@ -349,9 +379,34 @@ async fn resolve_specs(
     Ok(out)
 }
 
-/// Every published version over both channels, in semver order.
-pub async fn published_versions() -> Result<Vec<String>, AppError> {
-    Ok(resolve::catalog().await?.versions())
+/// The matrix's version specs: `--versions`, each of `--runtime` (qualified when that is not
+/// Claude Code: `opencode@1.18.33`) unless it names its own; else each runtime's pinned
+/// version.
+fn version_specs(args: &cli::MatrixArgs) -> Result<Vec<String>, AppError> {
+    use crate::runtime::{Adapter, Runtime, qualified, split_spec};
+    let runtimes = match args.runtime.as_slice() {
+        [] => vec![Runtime::ClaudeCode],
+        given => given.to_vec(),
+    };
+    if args.versions.is_empty() {
+        return Ok(runtimes
+            .iter()
+            .map(|r| qualified(*r, Adapter::of(*r).pinned))
+            .collect());
+    }
+    match runtimes.as_slice() {
+        [one] => Ok(args
+            .versions
+            .iter()
+            .map(|v| match split_spec(v) {
+                (Runtime::ClaudeCode, _) => qualified(*one, v),
+                _ => v.clone(),
+            })
+            .collect()),
+        _ => Err(AppError::bad_input(
+            "--versions with more than one --runtime: write each version with its runtime (`--versions 2.1.332,opencode@1.18.33`), or leave --versions out for each runtime's pinned one",
+        )),
+    }
 }
 
 pub fn write_matrix(

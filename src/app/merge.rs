@@ -11,7 +11,7 @@ use super::invocation::{self, Ran};
 use super::matrix::{Concluding, MatrixOf, read_matrix};
 use super::{AppError, AppResult};
 use crate::classify::result::MissingPart;
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::grid::Matrix;
 use crate::matrix::shards::{self, CellKey, MergeError, Missing, ShardOutput};
 use crate::report::plural;
@@ -19,7 +19,7 @@ use crate::report::plural;
 impl From<MergeError> for AppError {
     fn from(e: MergeError) -> AppError {
         AppError {
-            code: exit::INCOMPLETE_MERGE,
+            code: Exit::Incomplete,
             message: e.to_string(),
         }
     }
@@ -100,14 +100,14 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
         args.out.display()
     );
     let code = if summary.contradicted_runs() > 0 {
-        exit::CONTRADICTION
+        Exit::Contradiction
     } else if !missing.is_empty() {
-        exit::INCOMPLETE_MERGE
+        Exit::Incomplete
     } else {
         compared.unwrap_or(if summary.all_match() {
-            exit::OK
+            Exit::Ok
         } else {
-            exit::MISMATCH
+            Exit::Mismatch
         })
     };
     invocation::emit_summary(
@@ -209,17 +209,44 @@ fn create_out(out: &Path) -> Result<(), AppError> {
     })
 }
 
-/// The first file called `name` under `dir` (a shard artifact may nest its run-id folder).
+/// The first file called `name` under `dir` (a shard artifact may nest its run-id folder): a
+/// folder's own file before any in its subfolders, the subfolders in name order, links (the
+/// `latest` link) not followed.
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    if dir.join(name).is_file() {
-        return Some(dir.join(name));
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
+    walkdir::WalkDir::new(dir)
+        .sort_by_key(|e| (e.file_type().is_dir(), e.file_name().to_owned()))
+        .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) // not the `latest` link
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    entries.into_iter().find_map(|p| find_file(&p, name))
+        .find(|e| e.file_name() == name && e.path().is_file())
+        .map(walkdir::DirEntry::into_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folders_own_file_is_found_before_its_subfolders_and_links_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |p: &str| {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        };
+        put("b/matrix.json");
+        put("a/deep/er/matrix.json");
+        put("z/zz/matrix.json");
+        // A walk that followed the `latest` link would find z's file through it first.
+        std::os::unix::fs::symlink(dir.path().join("z"), dir.path().join("latest")).unwrap();
+        // The subfolders in name order, each searched whole before the next.
+        assert_eq!(
+            find_file(dir.path(), "matrix.json"),
+            Some(dir.path().join("a/deep/er/matrix.json"))
+        );
+        put("matrix.json");
+        assert_eq!(
+            find_file(dir.path(), "matrix.json"),
+            Some(dir.path().join("matrix.json"))
+        );
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Instant;
 use super::{AppError, AppResult, resolve};
 use crate::backend::Cli;
 use crate::classify::Outcome;
-use crate::cli::{self, KeepChoice, exit};
+use crate::cli::{self, Exit, KeepChoice};
 use crate::driver::Cancel;
 use crate::matrix::keep::{self, Keep, Kept, Seen, Target};
 use crate::matrix::minimize::{self, Budget, Event, Pass, Size, Stop, Subject};
@@ -145,6 +145,9 @@ impl Runner {
             store::write_atomic(&path, e.text().as_bytes())?;
             let scenario = Arc::new(Scenario::load(&path)?);
             paths.push(scenario.path.clone());
+            let mut plan = scenario.plan_with(&self.variant, &[], RangePolicy::Enforce)?;
+            matrix::add_faults(&mut plan, &self.opts.faults);
+            let plan = Arc::new(plan);
             for repetition in 1..=self.repeat {
                 jobs.push(Job {
                     reference: super::resolve::scenario_reference(&scenario),
@@ -156,10 +159,11 @@ impl Runner {
                     // A candidate carries its values in its text: inside its range, as
                     // `prepare` checked the --set values against the scenario's.
                     policy: RangePolicy::Enforce,
+                    plan: plan.clone(),
                 });
             }
         }
-        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await?;
+        let execution = matrix::execute(jobs, &self.opts, self.cancel.clone()).await;
         if let Some(f) = execution.failures.first() {
             return Err(AppError::setup(format!("{}: {}", f.job.title(), f.message)));
         }
@@ -345,9 +349,9 @@ pub async fn minimize(args: cli::MinimizeArgs) -> AppResult {
     println!("{}", outputs.summary());
     println!("{}", written.display());
     Ok(if interrupted {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else {
-        exit::OK
+        Exit::Ok
     })
 }
 
@@ -362,7 +366,7 @@ async fn fix_target(
     let seen = runner.run(std::slice::from_ref(&base.0)).await?.remove(0);
     if runner.cancel.borrow().is_some() {
         return Err(AppError {
-            code: exit::INTERRUPTED,
+            code: Exit::Interrupted,
             message: "interrupted before the result to keep was known".into(),
         });
     }
@@ -382,7 +386,7 @@ async fn fix_target(
     if *first == Kept::NoCheck || seen.iter().any(|o| o.kept != *first) {
         let all: Vec<String> = seen.iter().map(|o| o.kept.to_string()).collect();
         return Err(AppError {
-            code: exit::MISMATCH,
+            code: Exit::Mismatch,
             message: format!(
                 "{name}/{variant} does not give one result to keep: {} (minimizing needs a result every run agrees on)",
                 all.join(", ")

@@ -32,27 +32,27 @@ pub mod schema;
 mod threshold;
 mod view;
 
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 
 pub use crate::backend::install::human_size;
 
 /// An error with the exit code it means.
 #[derive(Debug)]
 pub struct AppError {
-    pub code: i32,
+    pub code: Exit,
     pub message: String,
 }
 
 impl AppError {
     pub fn bad_input(message: impl Into<String>) -> AppError {
         AppError {
-            code: exit::BAD_INPUT,
+            code: Exit::BadInput,
             message: message.into(),
         }
     }
     pub fn setup(message: impl Into<String>) -> AppError {
         AppError {
-            code: exit::SETUP,
+            code: Exit::Setup,
             message: message.into(),
         }
     }
@@ -92,14 +92,6 @@ impl From<crate::backend::catalog::CatalogError> for AppError {
     }
 }
 
-impl From<crate::matrix::ExecError> for AppError {
-    fn from(e: crate::matrix::ExecError) -> AppError {
-        match e {
-            crate::matrix::ExecError::Scenario(s) => s.into(),
-        }
-    }
-}
-
 /// A file that could not be written is a setup failure.
 impl From<crate::store::StoreError> for AppError {
     fn from(e: crate::store::StoreError) -> AppError {
@@ -127,7 +119,7 @@ impl From<crate::store::saved::SavedError> for AppError {
     }
 }
 
-pub type AppResult = Result<i32, AppError>;
+pub type AppResult = Result<Exit, AppError>;
 
 /// Runs one subcommand.
 pub async fn dispatch(command: cli::Command) -> AppResult {
@@ -154,7 +146,7 @@ pub async fn dispatch(command: cli::Command) -> AppResult {
     };
     let result = folder::seal_folder(run_subcommand(command).await);
     if let (Err(e), Some((name, junit))) = (&result, closes)
-        && e.code == exit::SETUP
+        && e.code == Exit::Setup
     {
         aborted::close_outputs(name, junit.as_deref(), e);
     }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::invocation::{self, Outputs, Ran};
 use super::{AppError, AppResult, resolve};
-use crate::cli::{self, exit};
+use crate::cli::{self, Exit};
 use crate::matrix::nemesis::{Observed, Row, effect, faults, render};
 use crate::scenario::{FaultKind, MAIN_AGENT, Scenario};
 use crate::store;
@@ -79,13 +79,13 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         &serde_json::to_vec_pretty(&rows).unwrap_or_default(),
     )?;
     Ok(if ran.interrupted {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else if !ran.failures.is_empty() {
-        exit::SETUP
+        Exit::Setup
     } else if rows.iter().any(|r| r.differs) || summary.cells.is_empty() {
-        exit::MISMATCH
+        Exit::Mismatch
     } else {
-        exit::OK
+        Exit::Ok
     })
 }
 

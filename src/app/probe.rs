@@ -33,9 +33,7 @@ pub async fn run(
     }
     let opts = resolve::exec_options(exec, scenarios, dir.to_path_buf())
         .map_err(|e| ProbeError::Setup(e.message))?;
-    let execution = matrix::execute(jobs, &opts, cancel.clone())
-        .await
-        .map_err(|e| ProbeError::Setup(e.to_string()))?;
+    let execution = matrix::execute(jobs, &opts, cancel.clone()).await;
     if cancel.borrow().is_some() {
         return Err(ProbeError::Interrupted);
     }

@@ -12,7 +12,7 @@ use crate::store::saved;
 
 /// `wakeprobe report DIR...`
 pub fn report(args: &cli::ReportArgs) -> AppResult {
-    let mut worst = crate::cli::exit::OK;
+    let mut worst = crate::cli::Exit::Ok;
     for dir in &args.dirs {
         let ran = load_runs(dir, Judging::Again)?;
         for row in &ran.rows {

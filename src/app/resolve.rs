@@ -14,7 +14,7 @@ use crate::cli::{BackendArgs, BackendChoice, ExecArgs};
 use crate::driver::{Cancel, Interrupt};
 use crate::evidence::clock::monotonic_ns;
 use crate::matrix::{self, ExecOptions, Job};
-use crate::scenario::{self, RangePolicy, Scenario};
+use crate::scenario::{self, Plan, RangePolicy, Runtime, Scenario};
 
 /// A watch that turns `Some` on SIGINT, SIGTERM or SIGHUP, with the signal and its time.
 pub fn cancel_on_signals() -> Cancel {
@@ -195,35 +195,47 @@ pub fn targets(specs: &[String], variants: &[String]) -> Result<Vec<Target>, App
     Ok(out)
 }
 
-/// Each target's plan with `--set` (the overrides its scenario knows), so a bad value or one
-/// outside its range fails before anything runs; returns each target's overrides.
-pub fn check_plans(
-    targets: &[Target],
-    exec: &ExecArgs,
-) -> Result<Vec<Vec<(String, String)>>, AppError> {
-    check_sets_once(&exec.sets)?;
-    for (key, _) in &exec.sets {
-        if !targets
-            .iter()
-            .any(|t| t.scenario.default_params().contains_key(key))
-        {
-            return Err(AppError::bad_input(format!(
-                "--set {key}: no chosen scenario has this parameter"
-            )));
-        }
-    }
-    targets
+/// A chosen variant with its `--set` overrides and its plan, resolved once for the whole
+/// invocation: every CLI and repetition of it shares the plan.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub target: Target,
+    pub overrides: Vec<(String, String)>,
+    pub plan: Arc<Plan>,
+}
+
+/// Resolves each target once, before any CLI is installed: the execution flags' checks,
+/// `--set` (each key once, each known to a chosen scenario; a bad value or one outside its
+/// range fails here), the range policy, and the `--fault`s that apply to it (one that applies
+/// to no chosen variant is refused).
+pub fn plan_targets(targets: &[Target], exec: &ExecArgs) -> Result<Vec<Planned>, AppError> {
+    let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
+    check_exec_flags(&scenarios, exec)?;
+    let faults = faults(&scenarios, exec)?;
+    let planned = targets
         .iter()
         .map(|t| {
-            let overrides: Vec<(String, String)> = exec
-                .sets
-                .iter()
-                .filter(|(k, _)| t.scenario.default_params().contains_key(k))
-                .cloned()
-                .collect();
-            t.scenario.plan_with(&t.variant, &overrides, policy(exec))?;
-            Ok(overrides)
+            let overrides = overrides_of(&t.scenario, exec);
+            let mut plan = t.scenario.plan_with(&t.variant, &overrides, policy(exec))?;
+            matrix::add_faults(&mut plan, &faults);
+            Ok(Planned {
+                target: t.clone(),
+                overrides,
+                plan: Arc::new(plan),
+            })
         })
+        .collect::<Result<Vec<Planned>, AppError>>()?;
+    let plans: Vec<&Plan> = planned.iter().map(|p| p.plan.as_ref()).collect();
+    faults_apply(&faults, &plans)?;
+    Ok(planned)
+}
+
+/// The `--set` values a scenario has a parameter for.
+fn overrides_of(scenario: &Scenario, exec: &ExecArgs) -> Vec<(String, String)> {
+    exec.sets
+        .iter()
+        .filter(|(k, _)| scenario.default_params().contains_key(k))
+        .cloned()
         .collect()
 }
 
@@ -320,16 +332,72 @@ pub fn template_dir(
     Ok(embedded_root()?.join(crate::scenario::library::SANDBOX_DIR))
 }
 
-/// The CLI a run uses, installing a Claude Code version if needed.
+/// Each scenario can run on each of `runtimes`: a step, a driver setting or a check one of them
+/// cannot carry is refused here, located, before any CLI is installed.
+pub fn check_runtimes(scenarios: &[Arc<Scenario>], runtimes: &[Runtime]) -> Result<(), AppError> {
+    for scenario in scenarios {
+        for runtime in runtimes {
+            scenario.for_runtime(*runtime)?;
+        }
+    }
+    Ok(())
+}
+
+/// The CLI a run uses, installing a Claude Code version if needed (or one of `--runtime`'s).
 pub async fn cli(args: &BackendArgs) -> Result<Cli, AppError> {
     check_backend(args)?;
-    match args.backend {
-        BackendChoice::Sim => sim_cli(args.profile()),
-        BackendChoice::Claude => match &args.claude_bin {
+    match (args.backend, args.runtime) {
+        (BackendChoice::Sim, _) => sim_cli(args.profile()),
+        (BackendChoice::Claude, Some(runtime)) if runtime != Runtime::ClaudeCode => {
+            claude_version(&args.version_on(runtime)).await
+        }
+        (BackendChoice::Claude, _) => match &args.claude_bin {
             Some(path) => Ok(install::from_path(path)?),
             None => claude_version(args.version()).await,
         },
     }
+}
+
+/// The one runtime the backend flags name for every scenario: `--runtime`, or Claude Code for
+/// the simulator and `--claude-bin`; `None` lets each scenario run on its own.
+pub fn named_runtime(args: &BackendArgs) -> Option<Runtime> {
+    match (args.backend, args.runtime) {
+        (BackendChoice::Sim, _) => Some(Runtime::ClaudeCode),
+        (_, Some(runtime)) => Some(runtime),
+        _ if args.claude_bin.is_some() => Some(Runtime::ClaudeCode),
+        _ => None,
+    }
+}
+
+/// The CLI of each runtime the targets run on: `--runtime`'s (or the simulator) for all, else
+/// each scenario's own; a version flag names a version of the one runtime they share.
+pub async fn clis_by_runtime(
+    args: &BackendArgs,
+    targets: &[Target],
+) -> Result<Vec<(Runtime, Cli)>, AppError> {
+    check_backend(args)?;
+    if named_runtime(args).is_some() {
+        let cli = cli(args).await?;
+        return Ok(vec![(cli.kind.runtime(), cli)]);
+    }
+    let mut runtimes: Vec<Runtime> = targets.iter().map(|t| t.scenario.runtime()).collect();
+    runtimes.sort();
+    runtimes.dedup();
+    if runtimes.len() > 1 && args.claude_version.is_some() {
+        return Err(AppError::bad_input(format!(
+            "--cli-version names one runtime's version, and the chosen scenarios run on {}: add --runtime",
+            runtimes
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    let mut out = Vec::new();
+    for runtime in runtimes {
+        out.push((runtime, claude_version(&args.version_on(runtime)).await?));
+    }
+    Ok(out)
 }
 
 /// A backend flag that the chosen backend would ignore is bad input, said before anything is
@@ -378,6 +446,11 @@ pub fn sim_cli(profile: &str) -> Result<Cli, AppError> {
 /// from the channel it was installed from, without asking the registry; `latest`, `latest~K`
 /// and a version not cached are resolved over both channels ([`catalog`]).
 pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
+    if let (runtime, version) = crate::runtime::split_spec(spec)
+        && runtime != Runtime::ClaudeCode
+    {
+        return runtime_version(runtime, version, spec).await;
+    }
     let root = install::cache_root();
     let parsed = Spec::parse(spec)?;
     let cached = match &parsed {
@@ -400,6 +473,78 @@ pub async fn claude_version(spec: &str) -> Result<Cli, AppError> {
     .await
     .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
     .map_err(AppError::from)
+}
+
+/// Installs (once) and returns a version of a runtime that installs itself (its row's
+/// `ensure`): a cached exact version runs as cached; `latest`, `latest~K` and a version not
+/// cached are resolved over its releases. `spec` is kept as asked (`opencode@latest`).
+async fn runtime_version(runtime: Runtime, version: &str, spec: &str) -> Result<Cli, AppError> {
+    let adapter = crate::runtime::Adapter::of(runtime);
+    let ensure = adapter
+        .ensure
+        .expect("a runtime other than Claude Code installs itself");
+    let root = install::cache_root();
+    let cached = install::is_cached_in(&root.join(adapter.cache_folder), version);
+    let exact = match Spec::parse(version)? {
+        Spec::Exact(v) if cached => v.to_string(),
+        parsed => pick_release(runtime, &parsed, version).await?,
+    };
+    let spec = spec.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut cli = ensure(&root, &exact, &|line| eprintln!("wakeprobe: {line}"))?;
+        cli.spec = spec;
+        Ok::<Cli, install::InstallError>(cli)
+    })
+    .await
+    .map_err(|e| AppError::setup(format!("install task failed: {e}")))?
+    .map_err(AppError::from)
+}
+
+/// A runtime's release a spec stands for: `latest~K` counted back, an exact version that must
+/// be a release (else the nearest are named).
+async fn pick_release(runtime: Runtime, spec: &Spec, text: &str) -> Result<String, AppError> {
+    let releases = releases_of(runtime).await?;
+    if let Spec::Exact(v) = spec
+        && !releases.contains(&v.to_string())
+    {
+        let below = releases.iter().rev().find(|r| install::version_key(r) < *v);
+        let above = releases.iter().find(|r| install::version_key(r) > *v);
+        let nearest: Vec<&String> = below.into_iter().chain(above).collect();
+        return Err(AppError::bad_input(format!(
+            "{v} is not a release of {} ({}) with a binary for this machine{}",
+            runtime.title(),
+            crate::runtime::Adapter::of(runtime).source,
+            match nearest.as_slice() {
+                [] => String::new(),
+                n => format!(
+                    ": the nearest are {}",
+                    n.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        )));
+    }
+    Ok(spec.pick(text, &releases)?)
+}
+
+/// The releases of runtimes that list their own, asked of the registry once per invocation.
+static RUNTIME_RELEASES: tokio::sync::OnceCell<Vec<String>> = tokio::sync::OnceCell::const_new();
+
+/// Every release of a runtime, oldest first: Claude Code's over both channels ([`catalog`]),
+/// another's as its row lists them.
+pub async fn releases_of(runtime: Runtime) -> Result<Vec<String>, AppError> {
+    let Some(list) = crate::runtime::Adapter::of(runtime).releases else {
+        return Ok(catalog().await?.versions());
+    };
+    RUNTIME_RELEASES
+        .get_or_try_init(|| async move {
+            let root = install::cache_root();
+            tokio::task::spawn_blocking(move || list(&root))
+                .await
+                .map_err(|e| AppError::setup(format!("registry task failed: {e}")))?
+                .map_err(AppError::setup)
+        })
+        .await
+        .cloned()
 }
 
 /// The catalog of this invocation, once asked.
@@ -438,8 +583,17 @@ pub fn known_channel(version: &str) -> Option<crate::backend::channel::Channel> 
         .map(|release| release.channel.clone())
 }
 
-/// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog.
+/// A version spec resolved to its exact version: `latest` and `latest~K` over the catalog (or
+/// over the releases of the runtime a qualified spec names: `opencode@latest`).
 pub async fn exact_version(spec: &str) -> Result<String, AppError> {
+    if let (runtime, version) = crate::runtime::split_spec(spec)
+        && runtime != Runtime::ClaudeCode
+    {
+        return match Spec::parse(version)? {
+            Spec::Exact(v) => Ok(v.to_string()),
+            latest => pick_release(runtime, &latest, version).await,
+        };
+    }
     match Spec::parse(spec)? {
         Spec::Exact(v) => Ok(v.to_string()),
         latest => Ok(catalog().await?.resolve(&latest)?.version.to_string()),
@@ -494,9 +648,16 @@ fn sdk_versions(exec: &ExecArgs) -> Result<backend::sdk::SdkVersions, AppError> 
     })
 }
 
-/// Checks `--variant` and `--set` against the chosen scenarios: each name must mean something
-/// in at least one of them.
+/// Checks the execution flags and every chosen variant's values, for a command that resolves
+/// its plans itself (not through [`plan_targets`], which checks the values as it resolves).
 pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
+    check_exec_flags(scenarios, exec)?;
+    check_values(scenarios, exec)
+}
+
+/// Checks `--variant` and `--set` against the chosen scenarios (each name must mean something
+/// in at least one of them), and the other execution flags, without resolving a plan.
+fn check_exec_flags(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(), AppError> {
     sdk_versions(exec)?;
     check_sets_once(&exec.sets)?;
     for variant in &exec.variants {
@@ -520,7 +681,6 @@ pub fn check_exec_args(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Result<(
             )));
         }
     }
-    check_values(scenarios, exec)?;
     faults(scenarios, exec)?;
     check_cli_args(&exec.cli_args)?;
     check_out(&exec.out)?;
@@ -676,10 +836,9 @@ fn out_error(out: &Path, source: std::io::Error) -> AppError {
     }
 }
 
-/// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`;
-/// each variant is resolved with its overrides here, so a bad value fails before any run.
-pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
-    let targets: Vec<Target> = scenarios
+/// Every variant of `scenarios` that `--variant` lets through.
+pub fn chosen_targets(scenarios: &[Arc<Scenario>], exec: &ExecArgs) -> Vec<Target> {
+    scenarios
         .iter()
         .flat_map(|scenario| {
             scenario
@@ -691,18 +850,47 @@ pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<V
                     variant,
                 })
         })
-        .collect();
-    jobs_of_targets(&targets, exec, cli)
+        .collect()
 }
 
-/// The runs of each target (`--repeat` of each), in order, each plan checked first.
-pub fn jobs_of_targets(
+/// Every (scenario, variant, repetition) job for one CLI, variants filtered by `--variant`,
+/// each variant planned once here, so a bad value fails before any run.
+pub fn jobs(scenarios: &[Arc<Scenario>], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
+    let targets = on_runtimes(
+        &chosen_targets(scenarios, exec),
+        Some(&[cli.kind.runtime()]),
+    )?;
+    jobs_of(&plan_targets(&targets, exec)?, exec, cli)
+}
+
+/// Each target on each runtime it will run on: every one of `runtimes` when the invocation
+/// names them (`--runtime`, the matrix's columns, the simulator), else its scenario's own. A
+/// scenario that a runtime cannot carry is refused here, located, before any plan or install.
+pub fn on_runtimes(
     targets: &[Target],
-    exec: &ExecArgs,
-    cli: &Cli,
-) -> Result<Vec<Job>, AppError> {
-    let scenarios: Vec<Arc<Scenario>> = targets.iter().map(|t| t.scenario.clone()).collect();
-    check_exec_args(&scenarios, exec)?;
+    runtimes: Option<&[Runtime]>,
+) -> Result<Vec<Target>, AppError> {
+    let mut out = Vec::new();
+    for target in targets {
+        let own = [target.scenario.runtime()];
+        for runtime in runtimes.unwrap_or(&own) {
+            let scenario = match target.scenario.for_runtime(*runtime)? {
+                Some(on) => Arc::new(on),
+                None => target.scenario.clone(),
+            };
+            out.push(Target {
+                scenario,
+                variant: target.variant.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The runs of each planned target on `cli` (`--repeat` of each), in order; what `cli` cannot
+/// run is refused (an SDK driver asked for on the simulator, a `--cli-arg` it does not accept)
+/// or, where a sweep of the simulator meets an SDK scenario, left out and said.
+pub fn jobs_of(planned: &[Planned], exec: &ExecArgs, cli: &Cli) -> Result<Vec<Job>, AppError> {
     if let Some(arg) = backend::flags::unaccepted(cli, &exec.cli_args) {
         return Err(AppError::bad_input(format!(
             "--cli-arg {arg}: {} does not accept it (its --help names no such flag)",
@@ -711,15 +899,18 @@ pub fn jobs_of_targets(
     }
     let mut jobs = Vec::new();
     let mut not_simulated: Vec<String> = Vec::new();
-    let mut plans = Vec::new();
-    for Target { scenario, variant } in targets {
-        let overrides: Vec<(String, String)> = exec
-            .sets
-            .iter()
-            .filter(|(k, _)| scenario.default_params().contains_key(k))
-            .cloned()
-            .collect();
-        let plan = scenario.plan_with(variant, &overrides, policy(exec))?;
+    let runtime = cli.kind.runtime();
+    for Planned {
+        target: Target { scenario, variant },
+        overrides,
+        plan,
+    } in planned
+    {
+        // Each target was put on its runtimes before planning (`on_runtimes`): this CLI runs
+        // the ones on its own.
+        if scenario.runtime() != runtime {
+            continue;
+        }
         if plan.driver.mode.row().host.is_some() && !exec.cli_args.is_empty() {
             return Err(AppError::bad_input(format!(
                 "--cli-arg: {}/{variant} runs through the Agent SDK (`{}`), which starts the CLI with its own arguments",
@@ -742,7 +933,6 @@ pub fn jobs_of_targets(
             not_simulated.push(format!("{}/{variant}", scenario.name));
             continue;
         }
-        plans.push(plan);
         for repetition in 1..=exec.repeat {
             jobs.push(Job {
                 reference: scenario_reference(scenario),
@@ -752,6 +942,7 @@ pub fn jobs_of_targets(
                 repetition,
                 overrides: overrides.clone(),
                 policy: policy(exec),
+                plan: plan.clone(),
             });
         }
     }
@@ -774,7 +965,6 @@ pub fn jobs_of_targets(
             ),
         }));
     }
-    faults_apply(&faults(&scenarios, exec)?, &plans)?;
     Ok(jobs)
 }
 
@@ -783,7 +973,7 @@ pub fn jobs_of_targets(
 /// never skipped in silence.
 fn faults_apply(
     faults: &[(String, crate::scenario::Fault)],
-    plans: &[crate::scenario::Plan],
+    plans: &[&Plan],
 ) -> Result<(), AppError> {
     for (spec, fault) in faults {
         if plans.iter().any(|p| fault.applies_to(p)) {
@@ -864,6 +1054,66 @@ pub fn new_run_dir(out: &Path) -> Result<PathBuf, AppError> {
 mod tests {
     use super::{check_cli_args, check_out};
 
+    /// Resolve once, then run: an invocation resolves each chosen variant's plan once, however
+    /// many CLIs and repetitions run it, and every job carries that plan (no later stage
+    /// resolves the scenario again).
+    #[test]
+    fn each_chosen_variant_is_planned_once_for_every_cli_and_repetition() {
+        use clap::Parser;
+        let out = tempfile::tempdir().unwrap();
+        let parsed = crate::cli::Cli::try_parse_from([
+            "wakeprobe",
+            "run",
+            "subagent-bg-turn-end",
+            "--repeat",
+            "3",
+            "--set",
+            "bg_seconds=7",
+            "--out",
+            out.path().to_str().unwrap(),
+        ])
+        .unwrap();
+        let crate::cli::Command::Run(args) = parsed.command else {
+            panic!("a run")
+        };
+        // Loading a file checks that each variant resolves with its defaults; the invocation's
+        // plans are counted from there.
+        let targets = super::targets(&["subagent-bg-turn-end".into()], &[]).unwrap();
+        let before = crate::scenario::plans_resolved();
+        let planned = super::plan_targets(&targets, &args.exec).unwrap();
+        let mut jobs = Vec::new();
+        for version in ["2.1.219", "2.1.332"] {
+            let cli = crate::backend::Cli {
+                kind: crate::backend::BackendKind::Claude,
+                program: "claude".into(),
+                leading_args: vec![],
+                version: version.into(),
+                spec: version.into(),
+                channel: None,
+            };
+            jobs.extend(super::jobs_of(&planned, &args.exec, &cli).unwrap());
+        }
+        assert_eq!(targets.len(), 2, "print and session");
+        assert_eq!(
+            crate::scenario::plans_resolved() - before,
+            targets.len(),
+            "one resolution per chosen variant"
+        );
+        assert_eq!(jobs.len(), 2 * 3 * 2, "variants x repetitions x CLIs");
+        for job in &jobs {
+            let own = planned
+                .iter()
+                .find(|p| p.target.variant == job.variant)
+                .unwrap();
+            assert!(
+                std::sync::Arc::ptr_eq(&job.plan, &own.plan),
+                "{}",
+                job.title()
+            );
+            assert_eq!(job.plan.params["bg_seconds"].to_string(), "7");
+        }
+    }
+
     #[test]
     fn cli_args_are_flags_and_never_the_harness_own() {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -883,7 +1133,7 @@ mod tests {
             (&["--model", "x", "-p"][..], "passes -p itself"),
         ] {
             let err = check_cli_args(&args(bad)).unwrap_err();
-            assert_eq!(err.code, crate::cli::exit::BAD_INPUT, "{bad:?}");
+            assert_eq!(err.code, crate::cli::Exit::BadInput, "{bad:?}");
             assert!(err.message.contains(says), "{bad:?}: {}", err.message);
         }
     }
@@ -897,7 +1147,7 @@ mod tests {
         let file = tmp.path().join("file");
         std::fs::write(&file, "").unwrap();
         let err = check_out(&file.join("reports")).unwrap_err();
-        assert_eq!(err.code, crate::cli::exit::BAD_INPUT);
+        assert_eq!(err.code, crate::cli::Exit::BadInput);
         let err = err.message;
         assert!(err.contains("Not a directory"), "{err}");
         assert!(

@@ -16,11 +16,16 @@ pub async fn run(args: cli::RunArgs) -> AppResult {
     // A scenario once per chosen variant, as `history` passes them: what reads this list
     // (`--variant`, `--set` and `--fault` checks, the template's folder) takes repeats alike.
     let scenarios: Vec<_> = targets.iter().map(|t| t.scenario.clone()).collect();
-    resolve::check_exec_args(&scenarios, &args.exec)?;
-    // Each target's plan with its values and ranges, before a CLI is installed.
-    resolve::check_plans(&targets, &args.exec)?;
-    let cli = resolve::cli(&args.backend).await?;
-    let jobs = resolve::jobs_of_targets(&targets, &args.exec, &cli)?;
+    // Each target on the runtime it runs on, then planned once with its values, ranges and
+    // faults, before a CLI is installed.
+    let named = resolve::named_runtime(&args.backend);
+    let targets = resolve::on_runtimes(&targets, named.as_ref().map(std::slice::from_ref))?;
+    let planned = resolve::plan_targets(&targets, &args.exec)?;
+    // One CLI per runtime the targets run on.
+    let mut jobs = Vec::new();
+    for (_, cli) in resolve::clis_by_runtime(&args.backend, &targets).await? {
+        jobs.extend(resolve::jobs_of(&planned, &args.exec, &cli)?);
+    }
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let ran = invocation::execute(jobs, &args.exec, &scenarios, &run_dir).await?;
     let summary = invocation::finish(

@@ -3,7 +3,9 @@
 //! (each probed value run `--repeat` times, into its own folder), written to `threshold.json`.
 
 use super::{AppError, AppResult, probe, resolve};
-use crate::cli::{self, exit};
+use std::sync::Arc;
+
+use crate::cli::{self, Exit};
 use crate::matrix::Job;
 use crate::matrix::threshold::{self, Settings, THRESHOLD_SCHEMA, ThresholdError, ThresholdFile};
 use crate::scenario::{RangePolicy, params};
@@ -27,24 +29,37 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
     let run_dir = resolve::new_run_dir(&args.exec.out)?;
     let cancel = resolve::cancel_on_signals();
     let scenarios = vec![target.scenario.clone()];
+    let faults = resolve::faults(&scenarios, &args.exec)?;
     let judge = |value: f64| {
         let text = value.to_string();
         let mut overrides = sets.clone();
         overrides.push((args.param.clone(), text.clone()));
-        let jobs: Vec<Job> = (1..=args.exec.repeat)
-            .map(|repetition| Job {
-                reference: resolve::scenario_reference(&target.scenario),
-                scenario: target.scenario.clone(),
-                variant: target.variant.clone(),
-                cli: cli.clone(),
-                repetition,
-                overrides: overrides.clone(),
-                policy: RangePolicy::Explore,
+        // The value's plan, once for its repetitions (both ends resolved before anything ran).
+        let plan = target
+            .scenario
+            .plan_with(&target.variant, &overrides, RangePolicy::Explore)
+            .map(|mut plan| {
+                crate::matrix::add_faults(&mut plan, &faults);
+                Arc::new(plan)
             })
-            .collect();
+            .map_err(|e| e.to_string());
         let dir = run_dir.join(format!("{}={text}", args.param));
         let (exec, scenarios, cancel, param) = (&args.exec, &scenarios, &cancel, &args.param);
+        let (cli, target) = (cli.clone(), target.clone());
         async move {
+            let plan = plan?;
+            let jobs: Vec<Job> = (1..=exec.repeat)
+                .map(|repetition| Job {
+                    reference: resolve::scenario_reference(&target.scenario),
+                    scenario: target.scenario.clone(),
+                    variant: target.variant.clone(),
+                    cli: cli.clone(),
+                    repetition,
+                    overrides: overrides.clone(),
+                    policy: RangePolicy::Explore,
+                    plan: plan.clone(),
+                })
+                .collect();
             let cells = probe::run(jobs, exec, scenarios, &dir, cancel)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -62,7 +77,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
             "reports: {}",
             crate::console::printable(&run_dir.display().to_string())
         );
-        return Ok(exit::INTERRUPTED);
+        return Ok(Exit::Interrupted);
     }
     let found = found.map_err(|e| match e {
         ThresholdError::Run { .. } => AppError::setup(e.to_string()),
@@ -87,7 +102,7 @@ pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
         "reports: {}",
         crate::console::printable(&run_dir.display().to_string())
     );
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// The one scenario variant searched.
@@ -132,7 +147,9 @@ fn check_param(
             args.param
         )));
     }
-    let sets = resolve::check_plans(std::slice::from_ref(target), &args.exec)?.remove(0);
+    let sets = resolve::plan_targets(std::slice::from_ref(target), &args.exec)?
+        .remove(0)
+        .overrides;
     for end in [args.from, args.to] {
         let mut overrides = sets.clone();
         overrides.push((args.param.clone(), end.to_string()));

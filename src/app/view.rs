@@ -23,7 +23,7 @@ pub fn view(args: &cli::ViewArgs) -> AppResult {
         invocation::write_index(dir, &summary, &ran)?;
         println!("{}", dir.join(html::INDEX_FILE).display());
     }
-    Ok(cli::exit::OK)
+    Ok(cli::Exit::Ok)
 }
 
 /// The folder's `summary.json`, for what only it knows (setup errors, an interruption).

@@ -7,7 +7,7 @@
 //! channel. The binary is the same artifact on both (2.1.332's is byte-identical in the two), so
 //! either channel is a faithful source; which one a version came from is recorded anyway.
 
-use serde::{Deserialize, Serialize};
+pub use crate::evidence::channel::{Channel, version_with_channel};
 
 pub const CLAUDE_CODE_PACKAGE: &str = "@anthropic-ai/claude-code";
 pub const AGENT_SDK_PACKAGE: &str = "@anthropic-ai/claude-agent-sdk";
@@ -16,41 +16,11 @@ const PLATFORM_PACKAGE_PREFIX: &str = "@anthropic-ai/claude-agent-sdk-";
 /// The native binary inside a platform package (it has no `bin` field: npm links nothing).
 pub const PLATFORM_BINARY: &str = "claude";
 
-/// The channel a published CLI version came from.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Channel {
-    /// `@anthropic-ai/claude-code@VERSION`.
-    ClaudeCode,
-    /// The native binary in the platform package of Agent SDK release `sdk_version`, whose
-    /// `claudeCodeVersion` is the version.
-    AgentSdk { sdk_version: String },
-}
-
 impl Channel {
     pub fn name(&self) -> ChannelName {
         match self {
             Channel::ClaudeCode => ChannelName::ClaudeCode,
             Channel::AgentSdk { .. } => ChannelName::AgentSdk,
-        }
-    }
-
-    /// `claude-code`, `agent-sdk 0.3.335`: for tables that name every channel.
-    pub fn describe(&self) -> String {
-        match self {
-            Channel::ClaudeCode => "claude-code".into(),
-            Channel::AgentSdk { sdk_version } => format!("agent-sdk {sdk_version}"),
-        }
-    }
-
-    /// What prose adds after a version: nothing for the claude-code package (the default
-    /// channel), `(agent-sdk 0.3.335)` for the SDK.
-    pub fn note(&self) -> Option<String> {
-        match self {
-            Channel::ClaudeCode => None,
-            Channel::AgentSdk { .. } => Some(format!("({})", self.describe())),
         }
     }
 
@@ -63,15 +33,6 @@ impl Channel {
                 format!("{}@{sdk_version}", platform.sdk_package())
             }
         }
-    }
-}
-
-/// `2.1.335 (agent-sdk 0.3.335)`, `2.1.332`: a version as prose names it, given its channel when
-/// known.
-pub fn version_with_channel(version: &str, channel: Option<&Channel>) -> String {
-    match channel.and_then(Channel::note) {
-        Some(note) => format!("{version} {note}"),
-        None => version.to_string(),
     }
 }
 

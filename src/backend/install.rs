@@ -339,7 +339,7 @@ pub fn from_path(path: &Path) -> Result<Cli, InstallError> {
 
 /// Why `--version` gave no version.
 #[derive(Debug)]
-enum VersionAnswer {
+pub enum VersionAnswer {
     /// It succeeded, with no version in what it printed.
     Unreadable,
     /// It failed: how (`killed by SIGSEGV`, `exited with status 1: ...`).
@@ -356,7 +356,7 @@ impl From<VersionAnswer> for String {
 }
 
 /// `claude --version` prints `2.1.332 (Claude Code)`; run with an empty HOME and a bound.
-fn ask_version(program: &Path, leading: &[String]) -> Result<String, VersionAnswer> {
+pub fn ask_version(program: &Path, leading: &[String]) -> Result<String, VersionAnswer> {
     let home = tempfile::tempdir().map_err(|e| VersionAnswer::Failed(e.to_string()))?;
     let mut args: Vec<String> = leading.to_vec();
     args.push("--version".into());
@@ -409,10 +409,14 @@ pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {
 /// Removes one cached version, under its install lock (an install of it in progress finishes
 /// first); returns the bytes freed. A version that is not cached frees nothing.
 pub fn remove(root: &Path, version: &str) -> Result<u64, InstallError> {
+    remove_in(&versions_dir(root), version)
+}
+
+/// [`remove`] from a runtime's own folder of versions (`<cache>/opencode`).
+pub fn remove_in(dir: &Path, version: &str) -> Result<u64, InstallError> {
     if !is_version(version) {
         return Err(InstallError::BadVersion(version.to_string()));
     }
-    let dir = versions_dir(root);
     let target = dir.join(version);
     if !target.exists() {
         return Ok(0);
@@ -428,7 +432,12 @@ pub fn remove(root: &Path, version: &str) -> Result<u64, InstallError> {
 
 /// Whether a version has a folder in the cache (not whether it still runs).
 pub fn is_cached(root: &Path, version: &str) -> bool {
-    is_version(version) && versions_dir(root).join(version).is_dir()
+    is_cached_in(&versions_dir(root), version)
+}
+
+/// [`is_cached`] in a runtime's own folder of versions.
+pub fn is_cached_in(dir: &Path, version: &str) -> bool {
+    is_version(version) && dir.join(version).is_dir()
 }
 
 /// One cached version: its folder, size on disk, and the channel it was installed from (`None`:
@@ -468,20 +477,9 @@ pub fn version_key(v: &str) -> semver::Version {
     semver::Version::parse(v).unwrap_or(semver::Version::new(0, 0, 0))
 }
 
-/// `1.4 GiB`, `512 B`.
+/// `1.4 GiB`, `512 B`: binary units, one decimal.
 pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    bytesize::ByteSize(bytes).display().iec().to_string()
 }
 
 /// The bytes under a folder (symlinks not followed; a file with several hard links in it, as
@@ -514,13 +512,13 @@ fn size_once(path: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u
 
 /// An exclusive `flock` held until drop; the lock file is removed then, so no lock file is
 /// left in the cache, whether the install worked or not.
-pub(super) struct FileLock {
+pub struct FileLock {
     file: std::fs::File,
     path: PathBuf,
 }
 
 impl FileLock {
-    pub(super) fn acquire(path: &Path) -> Result<FileLock, InstallError> {
+    pub fn acquire(path: &Path) -> Result<FileLock, InstallError> {
         use std::os::unix::fs::MetadataExt;
         let cache_err = |source: std::io::Error| InstallError::Cache {
             path: path.display().to_string(),

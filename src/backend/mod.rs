@@ -61,6 +61,7 @@ impl Cli {
     pub fn label(&self) -> String {
         match &self.kind {
             BackendKind::Claude => format!("claude-{}", self.version),
+            BackendKind::Opencode => format!("opencode-{}", self.version),
             BackendKind::Sim { profile } if self.version == "sim" => format!("sim-{profile}"),
             // A simulator standing in for a version (matrix and bisect over profiles).
             BackendKind::Sim { profile } => format!("sim-{}-{profile}", self.version),

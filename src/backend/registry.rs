@@ -188,7 +188,7 @@ pub fn combine(
 
 /// `npm view ARGS --json`: its stdout, or npm's reason for failing (inner `Err`). The outer
 /// error is npm missing altogether.
-fn view(root: &Path, args: &[&str]) -> Result<Result<Vec<u8>, String>, RegistryError> {
+pub fn view(root: &Path, args: &[&str]) -> Result<Result<Vec<u8>, String>, RegistryError> {
     let mut argv: Vec<OsString> = vec!["view".into()];
     argv.extend(args.iter().map(OsString::from));
     argv.push("--json".into());

@@ -279,6 +279,7 @@ pub fn judge_run(
     let offers = match info.backend {
         crate::backend::BackendKind::Claude => Offers::of_claude(&info.cli_version, info.mode),
         crate::backend::BackendKind::Sim { .. } => Offers::all(),
+        crate::backend::BackendKind::Opencode => Offers::of_opencode(&info.cli_version),
     };
     let judgement = judge(&Input {
         timeline,

@@ -1,6 +1,7 @@
 //! Where the driver's input goes: nowhere (print mode), JSON lines on stdin (a kept-alive
 //! stream-json session), the integration protocol's lines on stdin (mode `command`:
-//! `evidence::integration::InputLine`), or typed keys (a pseudo-terminal).
+//! `evidence::integration::InputLine`), typed keys (a pseudo-terminal), or a runtime's server
+//! (opencode's `serve`: prompts, aborts, and the dispose that ends it).
 
 use tokio::io::AsyncWriteExt;
 
@@ -14,6 +15,11 @@ pub enum InputSink {
     /// An integration's stdin (`schema/integration-input.schema.json`).
     Integration(tokio::process::ChildStdin),
     Pty(pty::PtyWriter),
+    /// A served session; `supervisor` is the pid whose child the server is.
+    Server {
+        feed: Box<crate::runtime::opencode::serve::Feed>,
+        supervisor: u32,
+    },
 }
 
 impl InputSink {
@@ -39,6 +45,7 @@ impl InputSink {
                 write_line(stdin, &InputLine::Say { text: text.into() }).await
             }
             InputSink::Pty(writer) => writer.type_line(text).await,
+            InputSink::Server { feed, .. } => feed.send(text).await.map_err(std::io::Error::other),
         }
     }
 
@@ -63,6 +70,16 @@ impl InputSink {
                 Control::SendTaskMessage => return Ok(()),
             };
             return write_line(stdin, &line).await;
+        }
+        if let InputSink::Server { feed, .. } = self {
+            // An interrupt stops the main session's turn; a stop, the task's own session.
+            let result = match (subtype, task_id) {
+                (Control::Interrupt, _) => feed.abort(None).await,
+                (Control::StopTask, Some(id)) => feed.abort(Some(id)).await,
+                (Control::StopTask, None) => Err("no session id is known for the task".into()),
+                (Control::SendTaskMessage, _) => Ok(()),
+            };
+            return result.map_err(std::io::Error::other);
         }
         let InputSink::Stdin(stdin) = self else {
             return Ok(());
@@ -106,6 +123,20 @@ impl InputSink {
             InputSink::Pty(mut writer) => {
                 let _ = writer.type_line("/exit").await;
                 *self = InputSink::Pty(writer);
+            }
+            // Every session and tool process ended by the server itself, then the server.
+            InputSink::Server {
+                mut feed,
+                supervisor,
+            } => {
+                if let Err(e) = feed.dispose().await {
+                    tracing::warn!(%e, "opencode: dispose");
+                }
+                for p in crate::os::procs::list() {
+                    if p.ppid == supervisor {
+                        crate::os::procs::signal(p.pid, crate::os::procs::Signal::TERM);
+                    }
+                }
             }
         }
     }

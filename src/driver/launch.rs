@@ -19,9 +19,11 @@ use crate::backend::{self, EnvSpec};
 use crate::evidence::Event;
 use crate::evidence::clock::RunClock;
 use crate::evidence::run::{BackendKind, Isolation};
+use crate::evidence::runtime::{Origin, RuntimeEvidence};
 use crate::evidence::wire::WireMessage;
 use crate::fake_api::fault::TriggerTimes;
 use crate::fake_api::{self, ApiConfig, ApiState};
+use crate::runtime::{Adapter, StartArgs, StdinUse};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::scenario::MAIN_AGENT;
 use crate::scenario::mode::{CliArgs, Stdin};
@@ -55,6 +57,12 @@ pub struct Launched {
     pub triggers: TriggerTimes,
     /// The Agent SDK an SDK mode's host runs the CLI through.
     pub sdk: Option<crate::backend::sdk::SdkInstall>,
+    /// Lines of the runtime's own evidence (a runtime other than Claude Code).
+    pub rt_rx: mpsc::UnboundedReceiver<(f64, Origin, String)>,
+    /// The runtime's reader of them, handed to the recorder.
+    pub evidence: Option<Box<dyn RuntimeEvidence>>,
+    /// The runtime's own channels, ended at shutdown.
+    pub runtime_io: super::runtime_io::RuntimeIo,
 }
 
 /// Builds the sandbox, starts the fake API and the CLI.
@@ -65,6 +73,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let plan = &req.plan;
+    let adapter = Adapter::of(req.cli.kind.runtime());
     let wakeprobe = crate::backend::wakeprobe_binary()
         .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
     let sandbox = Sandbox::build(&SandboxSpec {
@@ -90,6 +99,7 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
             faults: plan.faults.clone(),
             work_ends: Some(socket.work_ends()),
             triggers: triggers.clone(),
+            notifications: adapter.notifications,
         },
         clock,
         api_tx,
@@ -125,8 +135,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     // the session loop notes triggers after events, and on a loaded machine the first request
     // could come before it looked (a fault `after = "start"` then hit request 2, not 1).
     triggers.record(&crate::scenario::Trigger::Start, spawn_t);
+    let mut started = (StdinUse::ByMode, None);
     let spawned = netns::bind_and_spawn(req.network, |addr| {
-        spawn_supervised(
+        let (child, stdin, port) = spawn_supervised(
             req,
             &SpawnParts {
                 sandbox: &sandbox,
@@ -136,11 +147,15 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
                 tagged_prompt: &tagged_prompt,
                 pty: pty_pair.as_ref(),
                 host: host.as_ref(),
+                adapter,
+                raw_dir: &raw_dir,
             },
             &mut lifeline,
-        )
+        )?;
+        started = (stdin, port);
+        Ok(child)
     });
-    let (listener, mut supervisor, isolation) = match spawned {
+    let (listener, mut supervisor, isolation, netns) = match spawned {
         Ok(s) => s,
         Err(e) => {
             socket.close();
@@ -162,10 +177,30 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         }
     });
     let (line_tx, line_rx) = mpsc::unbounded_channel::<(f64, String)>();
-    let mut outputs = read_outputs(&mut supervisor, pty_pair, clock, &raw_dir, line_tx)?;
+    let (listening_tx, listening) = tokio::sync::watch::channel(false);
+    let mut outputs = read_outputs(
+        &mut supervisor,
+        pty_pair,
+        clock,
+        &raw_dir,
+        (line_tx, started.1.map(|_| listening_tx)),
+    )?;
     if plan.driver.mode.row().stdin == Stdin::Integration {
         outputs.input = outputs.input.speaking_integration();
     }
+    let wired = super::runtime_io::wire(super::runtime_io::Wiring {
+        adapter,
+        started,
+        input: &mut outputs.input,
+        raw_dir: &raw_dir,
+        netns: &netns,
+        listening,
+        clock,
+        prompt: &tagged_prompt,
+        supervisor: supervisor_pid,
+        mode: plan.driver.mode,
+        origin_unix_ms: started_unix_ms as f64,
+    });
     Ok(Launched {
         clock,
         started_unix_ms,
@@ -189,6 +224,9 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
         tagged_prompt,
         triggers,
         sdk: host.map(|h| h.sdk),
+        rt_rx: wired.lines,
+        evidence: wired.evidence,
+        runtime_io: wired.io,
     })
 }
 
@@ -201,6 +239,9 @@ struct SpawnParts<'a> {
     pty: Option<&'a pty::PtyPair>,
     /// An SDK mode's host, started in place of the CLI.
     host: Option<&'a super::sdk::HostLaunch>,
+    /// The runtime's row: its sandbox files, environment and start.
+    adapter: &'static Adapter,
+    raw_dir: &'a std::path::Path,
 }
 
 /// The scenario's `env` with each second sandboxed folder (`{{@folder:NAME}}`) made and named.
@@ -218,16 +259,21 @@ fn with_folders(
         .collect()
 }
 
-/// Spawns the supervisor with the CLI under it, in the scrubbed environment.
+/// Spawns the supervisor with the CLI under it, in the scrubbed environment (with what the
+/// runtime adds); returns it, how the CLI's standard input is used, and the port of the server
+/// it opens in a mode that talks to one (picked here, in the run's network).
 fn spawn_supervised(
     req: &RunRequest,
     parts: &SpawnParts,
     lifeline: &mut Lifeline,
-) -> std::io::Result<tokio::process::Child> {
+) -> std::io::Result<(tokio::process::Child, StdinUse, Option<u16>)> {
     let plan = &req.plan;
+    let port = (parts.adapter.serves)(plan.driver.mode)
+        .then(netns::free_port)
+        .transpose()?;
     let sim_profile = match &req.cli.kind {
         BackendKind::Sim { profile } => Some(profile.as_str()),
-        BackendKind::Claude => None,
+        BackendKind::Claude | BackendKind::Opencode => None,
     };
     let env = backend::scrubbed_env(&EnvSpec {
         home: &parts.sandbox.home(),
@@ -240,6 +286,14 @@ fn spawn_supervised(
         scenario_env: &with_folders(&plan.driver.env, parts.sandbox)?,
         sim_profile,
     });
+    let runtime_env = (parts.adapter.prepare)(parts.sandbox, parts.api_url, parts.raw_dir)
+        .map_err(std::io::Error::other)?;
+    let start = (parts.adapter.start)(&StartArgs {
+        cli: &req.cli,
+        driver: &plan.driver,
+        tagged_prompt: parts.tagged_prompt,
+        port,
+    });
     let (program, args, host_env) = match parts.host {
         Some(host) => (
             &host.program,
@@ -250,7 +304,7 @@ fn spawn_supervised(
                 .collect(),
         ),
         None => {
-            let mut args = req.cli.args(&plan.driver, parts.tagged_prompt);
+            let mut args = start.args;
             args.extend(req.cli_args.iter().cloned());
             (&req.cli.program, args, vec![])
         }
@@ -264,6 +318,7 @@ fn spawn_supervised(
     );
     cmd.env_clear()
         .envs(env)
+        .envs(runtime_env)
         .envs(host_env)
         .current_dir(parts.sandbox.project())
         .kill_on_drop(false);
@@ -274,15 +329,17 @@ fn spawn_supervised(
                 .stderr(pair.child_stdio()?);
         }
         None => {
-            cmd.stdin(match plan.driver.mode.row().stdin {
-                Stdin::StreamJson | Stdin::Integration => std::process::Stdio::piped(),
-                Stdin::Null | Stdin::Terminal => std::process::Stdio::null(),
+            cmd.stdin(match (start.stdin, plan.driver.mode.row().stdin) {
+                (StdinUse::Prompt, _) => std::process::Stdio::piped(),
+                (StdinUse::Null, _) => std::process::Stdio::null(),
+                (_, Stdin::StreamJson | Stdin::Integration) => std::process::Stdio::piped(),
+                (_, Stdin::Null | Stdin::Terminal) => std::process::Stdio::null(),
             })
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         }
     }
-    cmd.spawn()
+    Ok((cmd.spawn()?, start.stdin, port))
 }
 
 struct Outputs {
@@ -291,13 +348,17 @@ struct Outputs {
     input: InputSink,
 }
 
-/// Starts reading the CLI's output: stream-json lines and stderr, or the pty's screen.
+/// Starts reading the CLI's output: stream-json lines and stderr, or the pty's screen. A
+/// server's "listening" line on stdout trips `listening`, when given.
 fn read_outputs(
     supervisor: &mut tokio::process::Child,
     pty_pair: Option<pty::PtyPair>,
     clock: RunClock,
     raw_dir: &std::path::Path,
-    line_tx: mpsc::UnboundedSender<(f64, String)>,
+    (line_tx, listening): (
+        mpsc::UnboundedSender<(f64, String)>,
+        Option<tokio::sync::watch::Sender<bool>>,
+    ),
 ) -> Result<Outputs, DriverError> {
     if let Some(pair) = pty_pair {
         let (writer, reader) = pair
@@ -314,6 +375,11 @@ fn read_outputs(
         readers.push(tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(l) = &listening
+                    && line.contains(" listening on ")
+                {
+                    let _ = l.send(true);
+                }
                 let _ = line_tx.send((clock.now_ms(), line));
             }
         }));

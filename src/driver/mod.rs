@@ -14,6 +14,7 @@ pub mod netns;
 mod process_faults;
 pub mod pty;
 mod recorder;
+mod runtime_io;
 mod schedule;
 mod sdk;
 
@@ -160,7 +161,9 @@ pub async fn run(req: RunRequest) -> Result<RunOutput, DriverError> {
             crate::evidence::Source::Stream
         }
     };
-    let mut rec = recorder::Recorder::new(launched.clock).reading_stdout_as(stdout);
+    let mut rec = recorder::Recorder::new(launched.clock)
+        .reading_stdout_as(stdout)
+        .with_runtime(launched.evidence.take());
     let mut cancel = req.cancel.clone();
     let ending = session::drive(&mut launched, &req.plan, &mut rec, &mut cancel, &req.status).await;
     req.status.lock().expect("status lock").phase = RunPhase::CleaningUp;
@@ -358,7 +361,7 @@ fn run_info(
         },
         cli_version: req.cli.version.clone(),
         cli_spec: req.cli.spec.clone(),
-        cli_version_reported: rec.normalizer.cli_version.clone(),
+        cli_version_reported: rec.cli_version_reported(),
         cli_channel: req.cli.channel.clone(),
         mode: plan.driver.mode,
         permission_mode: plan.driver.permission_mode.clone(),

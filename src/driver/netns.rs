@@ -8,6 +8,8 @@
 //! says so in its record, unless isolation is required.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
 
 pub use crate::evidence::run::Isolation;
 
@@ -22,12 +24,50 @@ pub enum NetworkPolicy {
     Host,
 }
 
+/// The network a run's processes live in: the harness reaches a server the CLI opens there
+/// (opencode's `serve`) by connecting from inside it.
+#[derive(Debug, Clone, Default)]
+pub struct Netns(Option<Arc<OwnedFd>>);
+
+impl Netns {
+    /// A TCP connection to `addr` in this network (from a thread of its own that enters it:
+    /// the socket stays in the namespace it was made in; the harness's threads stay where
+    /// they are).
+    pub fn connect(&self, addr: SocketAddr) -> std::io::Result<std::net::TcpStream> {
+        let ns = self.0.clone();
+        std::thread::spawn(move || {
+            if let Some(fd) = ns {
+                // SAFETY: setns moves only this short-lived thread into the namespace the fd
+                // names; the fd is open for the call.
+                if unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let stream =
+                std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))?;
+            stream.set_nonblocking(true)?;
+            Ok(stream)
+        })
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("connect thread panicked")))
+    }
+}
+
+/// A free TCP port on 127.0.0.1 in the calling thread's network namespace (in the run's
+/// private namespace nothing else listens; in the host's, the port could be taken between
+/// this and its use, and the CLI would say so).
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
 /// Binds the listener and spawns the child, both inside a fresh network namespace when the
-/// policy allows; returns them with the isolation achieved.
+/// policy allows; returns them with the isolation achieved and the namespace.
 pub fn bind_and_spawn(
     policy: NetworkPolicy,
     spawn: impl FnOnce(SocketAddr) -> std::io::Result<tokio::process::Child> + Send,
-) -> std::io::Result<(TcpListener, tokio::process::Child, Isolation)> {
+) -> std::io::Result<(TcpListener, tokio::process::Child, Isolation, Netns)> {
     let runtime = tokio::runtime::Handle::current();
     std::thread::scope(|scope| {
         scope
@@ -50,6 +90,12 @@ pub fn bind_and_spawn(
                         }
                     },
                 };
+                let netns = match private {
+                    true => Netns(Some(Arc::new(
+                        std::fs::File::open("/proc/thread-self/ns/net")?.into(),
+                    ))),
+                    false => Netns(None),
+                };
                 let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
                 listener.set_nonblocking(true)?;
                 let addr = listener.local_addr()?;
@@ -60,7 +106,7 @@ pub fn bind_and_spawn(
                     interfaces,
                     note,
                 };
-                Ok((listener, child, isolation))
+                Ok((listener, child, isolation, netns))
             })
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("network setup thread panicked")))

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::evidence::clock::RunClock;
 use crate::evidence::normalize::Normalizer;
+use crate::evidence::runtime::{Origin, RuntimeEvidence};
 use crate::evidence::wire::WireMessage;
 use crate::evidence::{Event, EventKind, ExitDesc, HookName, Source, TaskStatus};
 use crate::scenario::{MAIN_AGENT, Trigger};
@@ -240,6 +241,9 @@ pub struct Recorder {
     pub cli_lines_raw: Vec<(f64, bool, String)>,
     /// Whose lines stdout carries: the CLI's (`Stream`) or an SDK host's (`Sdk`).
     stdout_source: Source,
+    /// The reader of a runtime's own evidence (a runtime other than Claude Code), which then
+    /// reads its stdout too.
+    runtime: Option<Box<dyn RuntimeEvidence>>,
 }
 
 impl Recorder {
@@ -253,6 +257,31 @@ impl Recorder {
             hooks_raw: Vec::new(),
             cli_lines_raw: Vec::new(),
             stdout_source: Source::Stream,
+            runtime: None,
+        }
+    }
+
+    /// A recorder whose runtime reads its own evidence with `reader`.
+    pub fn with_runtime(mut self, reader: Option<Box<dyn RuntimeEvidence>>) -> Recorder {
+        self.runtime = reader;
+        self
+    }
+
+    /// One line of the runtime's own evidence.
+    pub fn runtime_line(&mut self, t_ms: f64, origin: Origin, line: &str) {
+        let Some(reader) = self.runtime.as_mut() else {
+            return;
+        };
+        for event in reader.line(t_ms, origin, line) {
+            self.push(event);
+        }
+    }
+
+    /// The version the CLI reported of itself (its `init` line, or the runtime's own word).
+    pub fn cli_version_reported(&self) -> Option<String> {
+        match &self.runtime {
+            Some(reader) => reader.version(),
+            None => self.normalizer.cli_version.clone(),
         }
     }
 
@@ -296,6 +325,9 @@ impl Recorder {
     /// An event from the fake API (already normalized; the normalizer learns its links).
     pub fn api(&mut self, event: Event) {
         self.normalizer.learn_api(&event);
+        if let Some(reader) = self.runtime.as_mut() {
+            reader.learn_api(&event);
+        }
         self.push(event);
     }
 
@@ -336,7 +368,11 @@ impl Recorder {
         {
             self.hooks_raw.push((t_ms, payload));
         }
-        for event in self.normalizer.stream_line(t_ms, &line, self.stdout_source) {
+        let events = match self.runtime.as_mut() {
+            Some(reader) => reader.line(t_ms, Origin::Stdout, &line),
+            None => self.normalizer.stream_line(t_ms, &line, self.stdout_source),
+        };
+        for event in events {
             self.push(event);
         }
         self.stream_raw.push((t_ms, line));

@@ -118,6 +118,7 @@ pub async fn drive(
                 None => stream_open = false,
             },
             Some(event) = vanish.recv() => rec.push(event),
+            Some((t, origin, line)) = run.rt_rx.recv() => rec.runtime_line(t, origin, &line),
             changed = cancel.changed(), if cancel_open => match changed {
                 Ok(()) => {
                     if let Some(interrupt) = *cancel.borrow() {

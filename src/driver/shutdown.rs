@@ -34,12 +34,17 @@ pub async fn shut_down(run: &mut Launched, rec: &mut Recorder) {
     for reader in run.readers.drain(..) {
         let _ = tokio::time::timeout(READER_LIMIT, reader).await;
     }
+    run.runtime_io.finish().await;
     while let Ok((t, line)) = run.line_rx.try_recv() {
         rec.line(t, line);
     }
     run.socket.flush().await;
     while let Ok(event) = run.api_rx.try_recv() {
         rec.api(event);
+    }
+    // After the fake API's: a runtime's line names the tool call it answers.
+    while let Ok((t, origin, line)) = run.rt_rx.try_recv() {
+        rec.runtime_line(t, origin, &line);
     }
     // What is left on the socket, then what could not reach it (it was closed) and went to
     // the fallback file.

@@ -5,6 +5,7 @@
 //! markers and process exits, transcripts) is turned into events by [`normalize::Normalizer`],
 //! stamped in milliseconds since the run started on [`clock::RunClock`].
 
+pub mod channel;
 pub mod clock;
 pub mod describe;
 pub mod integration;
@@ -13,6 +14,7 @@ pub mod normalize;
 pub mod offers;
 pub mod recorder;
 pub mod run;
+pub mod runtime;
 pub mod tap;
 #[cfg(test)]
 pub mod test_events;
@@ -66,6 +68,8 @@ pub enum Source {
     Sdk,
     /// A program under test (driver mode `command`): what it showed its user.
     Integration,
+    /// The runtime's own event stream: opencode's server `/event`, or its observer plugin.
+    Events,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

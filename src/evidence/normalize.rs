@@ -675,14 +675,25 @@ fn str_field(v: &Value, key: &str) -> Option<String> {
     }
 }
 
+/// `s` whole when it is at most `max` columns wide, else cut to at most `max` columns and
+/// `…`: display width, so a wide character (CJK, most emoji) counts two and a column of cut
+/// texts stays a column; a character is never split.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= max {
+        return s.to_string();
     }
+    let mut columns = 0;
+    let mut cut: String = s
+        .chars()
+        .take_while(|c| {
+            // A control character counts one, as `width()` counts it above.
+            columns += c.width().unwrap_or(1);
+            columns <= max
+        })
+        .collect();
+    cut.push('…');
+    cut
 }
 
 /// The task a done TaskStop call named (its PostToolUse payload's `task_id`, or `shell_id`
@@ -1112,5 +1123,16 @@ mod tests {
             prop_assert_eq!(n.stream_line(0.0, &s, Source::Stream).len(), 1);
             prop_assert!(!n.hook(0.0, &s).is_empty());
         }
+    }
+
+    #[test]
+    fn texts_are_cut_by_display_width_never_inside_a_character() {
+        assert_eq!(truncate("abcdef", 4), "abcd…");
+        assert_eq!(truncate("abcd", 4), "abcd");
+        // Each of these is two columns wide: four columns hold two of them.
+        assert_eq!(truncate("日本語です", 4), "日本…");
+        assert_eq!(truncate("日本", 4), "日本");
+        assert_eq!(truncate("a日本", 4), "a日…");
+        assert_eq!(truncate("e\u{301}tude", 2), "e\u{301}t…");
     }
 }

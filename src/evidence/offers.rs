@@ -73,11 +73,30 @@ const CLAUDE_CODE: &[Row] = &[
     },
 ];
 
+/// opencode, oldest first (measured on 1.15.0, 1.17.0, 1.18.14, 1.18.19, 1.18.20, 1.18.33).
+/// Its evidence is the bus events of `/event` or of the observer plugin and `run`'s lines:
+/// the child session's start and end on every version, its notice in a request in both of its
+/// forms (the plain lines of 1.15.x, the `<task …>` block after); the injection itself (a
+/// synthetic message part: the moment the notification fires) only from 1.17.0, whose bus
+/// carries message parts (1.15.0's does not). It runs no hooks.
+const OPENCODE: &[Row] = &[
+    Row {
+        from: (0, 0, 0),
+        offers: &[TaskUpdated, NoticeInRequests],
+    },
+    Row {
+        from: (1, 17, 0),
+        offers: &[NotificationLine, TaskUpdated, NoticeInRequests],
+    },
+];
+
 /// What one run's CLI, in its driver mode, can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offers {
     /// The version, as the reports name it (`2.1.0`); none when everything is offered.
     version: Option<String>,
+    /// The runtime, as prose names it.
+    runtime: &'static str,
     offered: Vec<Evidence>,
 }
 
@@ -86,6 +105,7 @@ impl Offers {
     pub fn all() -> Offers {
         Offers {
             version: None,
+            runtime: "Claude Code",
             offered: vec![
                 NotificationLine,
                 TaskUpdated,
@@ -109,12 +129,31 @@ impl Offers {
         let streamed = !matches!(mode.row().stdout, Stdout::Screen);
         Offers {
             version: Some(version.to_string()),
+            runtime: "Claude Code",
             offered: row
                 .offers
                 .iter()
                 .copied()
                 .filter(|e| streamed || *e != NotificationLine && *e != TaskUpdated)
                 .collect(),
+        }
+    }
+
+    /// What opencode `version` tells (both of its modes tell the same, from the server's
+    /// events or from the plugin's).
+    pub fn of_opencode(version: &str) -> Offers {
+        let Some(v) = numbers(version) else {
+            return Offers::all();
+        };
+        let row = OPENCODE
+            .iter()
+            .rev()
+            .find(|r| r.from <= v)
+            .expect("the first row starts at 0.0.0");
+        Offers {
+            version: Some(version.to_string()),
+            runtime: "opencode",
+            offered: row.offers.to_vec(),
         }
     }
 
@@ -126,7 +165,8 @@ impl Offers {
     pub fn why_not(&self, e: Evidence) -> String {
         match &self.version {
             Some(v) => format!(
-                "Claude Code {v} (in this driver mode) emits {}",
+                "{} {v} (in this driver mode) emits {}",
+                self.runtime,
                 e.missing()
             ),
             None => format!("this run emits {}", e.missing()),
@@ -160,6 +200,16 @@ mod tests {
         assert_eq!(
             Offers::of_claude("2.1.0", print).why_not(NotificationLine),
             "Claude Code 2.1.0 (in this driver mode) emits no task_started or task_notification line"
+        );
+        // opencode: the firing is seen from 1.17.0, its notice in a request on every version.
+        assert!(!Offers::of_opencode("1.15.4").has(NotificationLine));
+        assert!(Offers::of_opencode("1.15.0").has(NoticeInRequests));
+        assert!(Offers::of_opencode("1.17.0").has(NotificationLine));
+        assert!(!Offers::of_opencode("1.18.33").has(BackgroundTasksInHooks));
+        assert!(
+            Offers::of_opencode("1.15.0")
+                .why_not(NotificationLine)
+                .starts_with("opencode 1.15.0 ")
         );
     }
 }

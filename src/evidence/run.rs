@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::ExitDesc;
-use crate::backend::channel::{Channel, version_with_channel};
+use super::channel::{Channel, version_with_channel};
 use crate::scenario::{DriverMode, Outcome, ParamRange, Params};
 
 /// Bumped when `run.json`'s shape changes incompatibly.
@@ -28,6 +28,18 @@ pub enum BackendKind {
     Claude,
     /// The `claude-sim` stand-in with a behaviour profile.
     Sim { profile: String },
+    /// opencode (`opencode-ai`), run by the harness as Claude Code is.
+    Opencode,
+}
+
+impl BackendKind {
+    /// The runtime this CLI is: the simulator stands in for Claude Code.
+    pub fn runtime(&self) -> crate::scenario::Runtime {
+        match self {
+            BackendKind::Claude | BackendKind::Sim { .. } => crate::scenario::Runtime::ClaudeCode,
+            BackendKind::Opencode => crate::scenario::Runtime::Opencode,
+        }
+    }
 }
 
 /// How a run's network was isolated.
@@ -246,7 +258,7 @@ impl RunInfo {
     pub fn profile(&self) -> Option<&str> {
         match &self.backend {
             BackendKind::Sim { profile } => Some(profile),
-            BackendKind::Claude => None,
+            BackendKind::Claude | BackendKind::Opencode => None,
         }
     }
 

@@ -192,6 +192,11 @@ pub fn status_answer(hit: &Hit, seq: u64) -> Option<Response> {
             "api_error",
             "wakeprobe fault: internal server error",
         ),
+        FaultKind::Http400 => (
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "wakeprobe fault: invalid request",
+        ),
         FaultKind::Overloaded529 => (
             StatusCode::from_u16(529).expect("529 is a valid status"),
             "overloaded_error",
@@ -284,7 +289,7 @@ pub fn stream_pieces(sse: &[u8], think: Duration, fault: Option<&Fault>) -> VecD
         FaultKind::KillTask | FaultKind::StopTask | FaultKind::CrashCli => {
             pieces.push_back(Piece::Data(Bytes::copy_from_slice(sse)));
         }
-        FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529 => {
+        FaultKind::Http429 | FaultKind::Http500 | FaultKind::Http400 | FaultKind::Overloaded529 => {
             unreachable!("status faults are answered by status_answer")
         }
     }

@@ -50,6 +50,8 @@ pub struct ApiConfig {
     pub work_ends: Option<Arc<dyn fault::WorkEnds>>,
     /// The triggers the harness has seen, for faults timed from one.
     pub triggers: fault::TriggerTimes,
+    /// How the runtime's notifications show in a request.
+    pub notifications: request::Recognise,
 }
 
 /// Shared state of one fake API instance (one run).
@@ -318,6 +320,10 @@ const ACTIVITY_SUMMARY_PROMPT: &str = "Describe your most recent action in 3-5 w
 
 /// Recognises a side call (not an agent turn) and names it.
 fn side_call(view: &RequestView) -> Option<String> {
+    // opencode asks for every session's title, beside the session's first turn.
+    if view.system_head.starts_with("You are a title generator") {
+        return Some("title".into());
+    }
     if view.stop_sequences.iter().any(|s| s == "</block>")
         || view.system_head.starts_with("You are a security monitor")
     {
@@ -376,7 +382,7 @@ async fn messages(
             "message": "wakeprobe fake API: the request body is not JSON"}});
         return (StatusCode::BAD_REQUEST, Json(error)).into_response();
     };
-    let view = RequestView::parse(&body);
+    let view = RequestView::parse_with(&body, state.config.notifications);
     let routed = route(&state, &view);
     // A fault is decided before the answer: an attempt that loses its answer must not move
     // the script (a ToolSearch inserted, an agent spawned), so its retry gets the same step.
@@ -584,7 +590,8 @@ fn journal_entry(
         notifications: view.new_notifications.clone(),
         notifications_seen: view.all_notification_ids.clone(),
         user_agent: header_text(headers, "user-agent"),
-        session_id: header_text(headers, "x-claude-code-session-id"),
+        session_id: header_text(headers, "x-claude-code-session-id")
+            .or_else(|| header_text(headers, "x-session-id")),
         credential: credential(headers),
         headers: header_names(headers),
         answer,
@@ -826,9 +833,12 @@ fn unavailable_answer(
     (text_answer(seq, view, &text), vec![event], Some(note))
 }
 
-/// The version in a `claude-cli/2.1.332 (external, sdk-cli)` user agent.
+/// The version in a `claude-cli/2.1.332 (external, sdk-cli)` (or `opencode/1.18.33 ...`) user
+/// agent.
 fn cli_version(user_agent: &str) -> Option<String> {
-    let rest = user_agent.strip_prefix("claude-cli/")?;
+    let rest = user_agent
+        .strip_prefix("claude-cli/")
+        .or_else(|| user_agent.strip_prefix("opencode/"))?;
     let version: String = rest
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
@@ -924,10 +934,10 @@ fn call_block(
         .into();
     }
     let tool_use_id = tool_use_id(seq, agent, nth);
-    let background = input
-        .get("run_in_background")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    // Claude Code's `run_in_background`, opencode's `background`.
+    let background = ["run_in_background", "background"]
+        .iter()
+        .any(|k| input.get(*k).and_then(Value::as_bool).unwrap_or(false));
     let teammate = call
         .spawn
         .as_ref()

@@ -13,6 +13,11 @@ pub fn agent_tag(agent: &str) -> String {
     format!("[wakeprobe:agent={agent}]")
 }
 
+/// How a runtime's notifications are found in a request's text: Claude Code's
+/// `<task-notification>` blocks ([`parse_notifications`]), or another runtime's own form (its
+/// row in `crate::runtime` names it).
+pub type Recognise = fn(&str) -> Vec<Notification>;
+
 /// What the router needs from a request body.
 #[derive(Debug, Clone, Default)]
 pub struct RequestView {
@@ -48,7 +53,13 @@ pub struct RequestView {
 }
 
 impl RequestView {
+    /// A request of Claude Code's (its `<task-notification>` blocks).
     pub fn parse(body: &Value) -> RequestView {
+        RequestView::parse_with(body, parse_notifications)
+    }
+
+    /// A request whose notifications `recognise` finds.
+    pub fn parse_with(body: &Value, recognise: Recognise) -> RequestView {
         let messages = body
             .get("messages")
             .and_then(Value::as_array)
@@ -123,8 +134,8 @@ impl RequestView {
                 })
                 .unwrap_or_default(),
             system_head: system_head.chars().take(200).collect(),
-            new_notifications: parse_notifications(&trailing_text),
-            all_notification_ids: parse_notifications(&all_text)
+            new_notifications: recognise(&trailing_text),
+            all_notification_ids: recognise(&all_text)
                 .into_iter()
                 .map(|n| n.task_id)
                 .collect(),

@@ -57,6 +57,7 @@ fn state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         faults: vec![],
         work_ends: None,
         triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }
@@ -145,6 +146,7 @@ async fn several_calls_go_in_one_message_with_one_event_each() {
         faults: vec![],
         work_ends: None,
         triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
     };
     let state = ApiState::new(config, RunClock::start(), tx);
     let (_, body) = call(&state, "/v1/messages", &request(Some("main"), 0, "", false)).await;
@@ -349,6 +351,7 @@ fn stop_state() -> (Arc<ApiState>, mpsc::UnboundedReceiver<Event>) {
         faults: vec![],
         work_ends: None,
         triggers: Default::default(),
+        notifications: crate::fake_api::request::parse_notifications,
     };
     (ApiState::new(config, RunClock::start(), tx), rx)
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::kinds;
-use crate::cli::exit;
+use crate::cli::Exit;
 use crate::conform::{self, Comparison};
 use crate::scenario::Scenario;
 
@@ -187,15 +187,15 @@ pub fn slug(kind: &str) -> String {
 }
 
 /// 130 when interrupted, 3 when a run could not start, 1 when a case differs, else 0.
-pub fn exit_code(cases: &[CaseResult], interrupted: bool) -> i32 {
+pub fn exit_code(cases: &[CaseResult], interrupted: bool) -> Exit {
     if interrupted {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else if cases.iter().any(|c| c.status == Status::SetupFailed) {
-        exit::SETUP
+        Exit::Setup
     } else if cases.iter().all(|c| c.status.agrees()) {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::MISMATCH
+        Exit::Mismatch
     }
 }
 

@@ -152,7 +152,9 @@ pub struct Asked<'a> {
     /// The `--variant` filter (empty: every variant).
     pub variants: &'a [String],
     pub sets: &'a [(String, String)],
-    pub policy: crate::scenario::RangePolicy,
+    /// Each chosen variant (scenario, variant) with the SDK host its resolved plan drives it
+    /// through, if any: read from the plans the invocation resolved once.
+    pub planned: &'a [(String, String, Option<crate::scenario::mode::Host>)],
     /// Each version as asked, with the exact version it resolved to (itself on the simulator)
     /// and the channel when the invocation knew it.
     pub versions: &'a [(String, String, Option<Channel>)],
@@ -164,47 +166,33 @@ pub struct Asked<'a> {
 
 impl Identity {
     /// The identity of the whole matrix `asked` asks for, whichever shard of it runs: every
-    /// cell, and the variants left out by design (an SDK-driven variant on the simulator). A
-    /// plan that cannot be resolved is the scenario's error, before anything runs.
-    pub fn of(asked: &Asked) -> Result<Identity, crate::scenario::ScenarioError> {
+    /// cell, and the variants left out by design (an SDK-driven variant on the simulator).
+    pub fn of(asked: &Asked) -> Identity {
         let simulated = !asked.sim_versions.is_empty();
         let mut cells = Vec::new();
         let mut left_out = Vec::new();
         let mut hosts = Vec::new();
-        for scenario in asked.scenarios {
-            let overrides: Vec<(String, String)> = asked
-                .sets
-                .iter()
-                .filter(|(k, _)| scenario.default_params().contains_key(k))
-                .cloned()
-                .collect();
-            for variant in scenario.variants() {
-                if !asked.variants.is_empty() && !asked.variants.contains(&variant) {
-                    continue;
-                }
-                let plan = scenario.plan_with(&variant, &overrides, asked.policy)?;
-                let host = plan.driver.mode.row().host;
-                if simulated && host.is_some() {
-                    left_out.push(LeftOut {
-                        scenario: scenario.name.clone(),
-                        variant,
-                        why: crate::driver::SIM_SPEAKS_NO_SDK.to_string(),
-                    });
-                    continue;
-                }
-                hosts.extend(host);
-                cells.extend(asked.versions.iter().map(|(spec, _, _)| CellKey {
-                    scenario: scenario.name.clone(),
+        for (scenario, variant, host) in asked.planned {
+            if simulated && host.is_some() {
+                left_out.push(LeftOut {
+                    scenario: scenario.clone(),
                     variant: variant.clone(),
-                    cli_spec: spec.clone(),
-                }));
+                    why: crate::driver::SIM_SPEAKS_NO_SDK.to_string(),
+                });
+                continue;
             }
+            hosts.extend(*host);
+            cells.extend(asked.versions.iter().map(|(spec, _, _)| CellKey {
+                scenario: scenario.clone(),
+                variant: variant.clone(),
+                cli_spec: spec.clone(),
+            }));
         }
         cells.sort();
         hosts.sort_by_key(|h| *h as u8);
         hosts.dedup();
         let pairs = |v: &[(String, String)]| v.iter().map(|(k, x)| format!("{k}={x}")).collect();
-        Ok(Identity {
+        Identity {
             wakeprobe: Some(env!("CARGO_PKG_VERSION").to_string()),
             backend: Some(if simulated {
                 MatrixBackend::Simulator
@@ -238,7 +226,7 @@ impl Identity {
             repeat: asked.repeat,
             cells,
             left_out,
-        })
+        }
     }
 }
 

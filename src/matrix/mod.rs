@@ -12,6 +12,7 @@ pub mod keep;
 pub mod minimize;
 pub mod nemesis;
 pub mod progress;
+pub mod reporter;
 pub mod shards;
 pub mod threshold;
 pub mod trust;
@@ -24,12 +25,11 @@ use tokio::sync::Semaphore;
 use crate::backend::Cli;
 use crate::classify;
 use crate::classify::result::RunResult;
-use crate::console::{self, Message};
 use crate::driver::netns::NetworkPolicy;
 use crate::driver::{self, Cancel, LiveStatus, RunRequest, StatusHandle};
 use crate::evidence::Timeline;
 use crate::report;
-use crate::scenario::{Plan, RangePolicy, Scenario, ScenarioError};
+use crate::scenario::{Fault, Plan, RangePolicy, Scenario};
 use crate::store::redact::Redactor;
 
 /// One run to make.
@@ -45,6 +45,10 @@ pub struct Job {
     /// How the repro command names the scenario: its name for the library's, else a path
     /// relative to the working folder (never an absolute path).
     pub reference: String,
+    /// The variant's plan with the overrides, the policy and the faults that apply, resolved
+    /// once when the job was made (its repetitions and CLIs share it): every later stage reads
+    /// this, none resolves the scenario again.
+    pub plan: Arc<Plan>,
 }
 
 impl Job {
@@ -140,6 +144,10 @@ impl Job {
             crate::backend::BackendKind::Sim { profile } => {
                 cmd.push_str(&format!(" --backend sim --profile {profile}"))
             }
+            crate::backend::BackendKind::Opencode => cmd.push_str(&format!(
+                " --runtime opencode --cli-version {}",
+                self.cli.version
+            )),
         }
         cmd
     }
@@ -170,10 +178,15 @@ pub struct ExecOptions {
     pub progress: progress::Display,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ExecError {
-    #[error(transparent)]
-    Scenario(#[from] ScenarioError),
+/// Adds to `plan` each `--fault` (spec, fault) that applies to it.
+pub fn add_faults(plan: &mut Plan, faults: &[(String, Fault)]) {
+    let applicable: Vec<Fault> = faults
+        .iter()
+        .map(|(_, f)| f)
+        .filter(|f| f.applies_to(plan))
+        .cloned()
+        .collect();
+    plan.faults.extend(applicable);
 }
 
 /// A finished and judged cell, written to `dir`.
@@ -202,28 +215,10 @@ pub struct Execution {
 /// Runs every job, at most `jobs` at a time; stops starting new ones once `cancel` is set.
 /// Jobs that never started are absent from the result, which keeps the jobs' order whatever
 /// order they started in.
-pub async fn execute(
-    jobs: Vec<Job>,
-    opts: &ExecOptions,
-    cancel: Cancel,
-) -> Result<Execution, ExecError> {
+pub async fn execute(jobs: Vec<Job>, opts: &ExecOptions, cancel: Cancel) -> Execution {
     let limit = Arc::new(Semaphore::new(opts.jobs.max(1)));
     let statuses: progress::Statuses = Arc::default();
-    let plans = jobs
-        .iter()
-        .map(|job| {
-            let mut plan = job
-                .scenario
-                .plan_with(&job.variant, &job.overrides, job.policy)?;
-            let applicable = opts.faults.iter().map(|(_, f)| f);
-            let applicable: Vec<_> = applicable
-                .filter(|f| f.applies_to(&plan))
-                .cloned()
-                .collect();
-            plan.faults.extend(applicable);
-            Ok(plan)
-        })
-        .collect::<Result<Vec<Plan>, ScenarioError>>()?;
+    let plans: Vec<Plan> = jobs.iter().map(|job| (*job.plan).clone()).collect();
     install_sdks(&jobs, &plans, &opts.sdk_versions).await;
     let order = longest_first(&plans);
     let board = progress::Board::start(
@@ -236,6 +231,12 @@ pub async fn execute(
         },
         opts.progress,
     );
+    // Who hears of each run: the board, the JSON lines, the folder's writer (reporter.rs).
+    let reporters: Arc<[Arc<dyn reporter::Reporter>]> = Arc::new([
+        Arc::new(board.clone()) as Arc<dyn reporter::Reporter>,
+        Arc::new(reporter::JsonLines),
+        Arc::new(reporter::FolderWriter),
+    ]);
     let mut pending: Vec<Option<(Job, Plan)>> = jobs.into_iter().zip(plans).map(Some).collect();
     let mut handles: Vec<Option<tokio::task::JoinHandle<_>>> = Vec::new();
     handles.resize_with(pending.len(), || None);
@@ -247,39 +248,37 @@ pub async fn execute(
         }
         let (job, plan) = pending[index].take().expect("each job dispatched once");
         let (cancel, statuses) = (cancel.clone(), statuses.clone());
-        let (board, opts) = (board.clone(), opts.clone());
+        let (reporters, opts) = (reporters.clone(), opts.clone());
         handles[index] = Some(tokio::spawn(async move {
             let _permit = permit;
             let status: StatusHandle = Arc::new(Mutex::new(LiveStatus {
                 ceiling_s: plan.driver.ceiling.as_secs_f64(),
                 ..LiveStatus::default()
             }));
-            let name = job.log_name();
-            board.started(&name);
             statuses
                 .lock()
                 .expect("status list")
                 .push(progress::Running {
-                    name: name.clone(),
+                    name: job.log_name(),
                     key: job.title(),
                     status: status.clone(),
                 });
-            console::emit(&Message::RunStarted {
-                scenario: &job.scenario.name,
-                variant: &job.variant,
-                cli: job.cli.label(),
-                repetition: job.repetition,
-            });
-            let outcome = run_cell(&job, plan, &opts, cancel, status.clone()).await;
+            let _ = reporter::tell(&reporters, &reporter::RunEvent::Started { job: &job });
+            let outcome = run_cell(&job, plan, &opts, cancel, status.clone(), &reporters).await;
             statuses
                 .lock()
                 .expect("status list")
                 .retain(|r| !Arc::ptr_eq(&r.status, &status));
-            emit_finished(&job, &outcome);
-            board.finished(
-                &name,
-                &job.title(),
-                outcome.as_ref().map(|(_, r, _)| r).map_err(String::as_str),
+            let _ = reporter::tell(
+                &reporters,
+                &match &outcome {
+                    Ok((dir, result, _)) => reporter::RunEvent::Finished {
+                        job: &job,
+                        dir,
+                        result,
+                    },
+                    Err(message) => reporter::RunEvent::Failed { job: &job, message },
+                },
             );
             match outcome {
                 Ok((dir, result, timeline)) => Ok(CellResult {
@@ -301,7 +300,7 @@ pub async fn execute(
         }
     }
     board.stop();
-    Ok(execution)
+    execution
 }
 
 /// Installs, before any run starts, each Agent SDK the jobs' driver modes go through, so a first
@@ -335,42 +334,6 @@ fn longest_first(plans: &[Plan]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..plans.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(plans[i].driver.ceiling));
     order
-}
-
-/// The `run-finished` (or `run-failed`) message of a cell.
-fn emit_finished(job: &Job, outcome: &Result<(PathBuf, RunResult, Timeline), String>) {
-    let (scenario, variant, cli) = (&job.scenario.name, &job.variant, job.cli.label());
-    console::emit(&match outcome {
-        Ok((dir, result, _)) => Message::RunFinished {
-            scenario,
-            variant,
-            cli,
-            repetition: job.repetition,
-            verdict: result.judgement.outcome,
-            expect: result.expect.clone(),
-            matches_expect: result.matches_expect,
-            reason: result
-                .judgement
-                .primary()
-                .map(|v| v.reason.clone().unwrap_or_else(|| v.explanation.clone()))
-                .unwrap_or_default(),
-            failed_checks: result.judgement.failed_checks(),
-            broken_invariants: result.judgement.broken_invariants(),
-            failures: result.failures(),
-            draft_because: crate::classify::filing::bug_reasons(&result.run, &result.judgement),
-            layers_at_fault: result.judgement.layers_at_fault(),
-            duration_s: result.run.duration_s,
-            dir: dir.display().to_string(),
-            report: dir.join(crate::store::REPORT_FILE).display().to_string(),
-        },
-        Err(message) => Message::RunFailed {
-            scenario,
-            variant,
-            cli,
-            repetition: job.repetition,
-            message,
-        },
-    });
 }
 
 /// The `--fault` flags that apply to a plan, as the repro command repeats them.
@@ -429,6 +392,7 @@ async fn run_cell(
     opts: &ExecOptions,
     cancel: Cancel,
     status: StatusHandle,
+    reporters: &[Arc<dyn reporter::Reporter>],
 ) -> Result<(PathBuf, RunResult, Timeline), String> {
     let folder = job.checked_folder()?;
     let output = driver::run(RunRequest {
@@ -456,19 +420,16 @@ async fn run_cell(
     let judgement = classify::judge_run(&output.info, &output.timeline, &plan, &raw);
     let result = RunResult::new(&output.info, judgement);
     let dir = opts.run_dir.join(folder);
-    report::write_run(
-        &dir,
-        &redactor,
-        &crate::store::RunFiles {
-            result: &result,
-            timeline: &output.timeline,
-            raw: &output.raw,
+    reporter::tell(
+        reporters,
+        &reporter::RunEvent::Judged {
+            job,
             plan: &plan,
-            scenario_source: &job.scenario.source,
+            output: &output,
+            result: &result,
+            dir: &dir,
         },
-    )
-    // The error names the file it could not write, under `dir`.
-    .map_err(|e| e.to_string())?;
+    )?;
     if opts.keep || std::env::var_os("WAKEPROBE_KEEP").is_some_and(|v| v == "1") {
         let mut sandbox = output.sandbox;
         let kept = sandbox.keep();
@@ -506,8 +467,11 @@ mod tests {
     fn job(kind: BackendKind, version: &str, policy: RangePolicy) -> Job {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/subagent-bg-turn-end.toml");
+        let scenario = Arc::new(Scenario::load(&path).unwrap());
+        let overrides = vec![("bg_seconds".to_string(), "7".to_string())];
+        let plan = Arc::new(scenario.plan_with("print", &overrides, policy).unwrap());
         Job {
-            scenario: Arc::new(Scenario::load(&path).unwrap()),
+            scenario,
             variant: "print".into(),
             cli: Cli {
                 kind,
@@ -518,9 +482,10 @@ mod tests {
                 channel: None,
             },
             repetition: 2,
-            overrides: vec![("bg_seconds".into(), "7".into())],
+            overrides,
             policy,
             reference: "subagent-bg-turn-end".into(),
+            plan,
         }
     }
 
@@ -631,27 +596,6 @@ mod tests {
         let mut all: Vec<PathBuf> = jobs.iter().map(Job::folder).collect();
         all.sort();
         assert_eq!(ran, all, "together the shards run every job once");
-    }
-
-    /// A job whose plan cannot be resolved fails the whole invocation before anything runs.
-    #[tokio::test]
-    async fn an_unresolvable_job_fails_before_anything_runs() {
-        let mut bad = job(BackendKind::Claude, "2.1.219", RangePolicy::Enforce);
-        bad.variant = "no-such-variant".into();
-        let opts = ExecOptions {
-            run_dir: PathBuf::from("/nonexistent"),
-            jobs: 1,
-            faults: vec![],
-            cli_args: vec![],
-            sdk_versions: Default::default(),
-            template: PathBuf::from("/nonexistent"),
-            keep: false,
-            network: NetworkPolicy::Host,
-            progress: progress::Display::Off,
-        };
-        let (_tx, cancel) = tokio::sync::watch::channel(None);
-        let e = execute(vec![bad], &opts, cancel).await.unwrap_err();
-        assert!(e.to_string().contains("no-such-variant"), "{e}");
     }
 
     #[test]

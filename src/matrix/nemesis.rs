@@ -24,6 +24,9 @@ pub fn faults(
 ) -> Vec<(FaultKind, String)> {
     FaultKind::ALL
         .into_iter()
+        // A refused request is no transient fault a CLI rides out: it ends the turn on every
+        // runtime (it makes a child fail, in `child-fails`), so it is no row here.
+        .filter(|kind| *kind != FaultKind::Http400)
         .filter(|kind| kind.applies_in(mode))
         .filter_map(|kind| match (kind, work) {
             (FaultKind::KillTask | FaultKind::CrashCli, Some(w)) => {

@@ -401,15 +401,12 @@ fn rows_and_columns(reported: Option<(u16, u16)>) -> (usize, usize) {
         .unwrap_or((24, 80))
 }
 
-/// A line cut to `width` columns (with `…`), so it takes one row.
+/// A line cut to `width` columns of display width (with `…`), so it takes one row.
 fn fit(line: &str, width: usize) -> String {
-    if line.chars().count() <= width {
+    if unicode_width::UnicodeWidthStr::width(line) <= width {
         return line.to_string();
     }
-    line.chars()
-        .take(width.saturating_sub(1))
-        .collect::<String>()
-        + "…"
+    crate::evidence::normalize::truncate(line, width.saturating_sub(1))
 }
 
 /// `1m05s`, `42s`
@@ -676,5 +673,8 @@ mod tests {
         assert_eq!(clock(Duration::from_secs(65)), "1m05s");
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("abc", 4), "abc");
+        assert_eq!(fit("abcd", 4), "abcd");
+        // Two columns each: a row of 6 holds two of them and the ellipsis.
+        assert_eq!(fit("日本語です", 6), "日本…");
     }
 }

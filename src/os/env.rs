@@ -74,6 +74,15 @@ run_vars! {
     SdkEntry = "WAKEPROBE_SDK_ENTRY",
     /// The tapped CLI an integration drives.
     Cli = "WAKEPROBE_CLI",
+    /// opencode's background subagents (off by default).
+    OpencodeBackgroundSubagents = "OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS",
+    /// No models.dev lookup at opencode's start.
+    OpencodeNoModelsFetch = "OPENCODE_DISABLE_MODELS_FETCH",
+    OpencodeNoAutoupdate = "OPENCODE_DISABLE_AUTOUPDATE",
+    /// opencode reads none of Claude Code's files (the project's recorder hooks).
+    OpencodeNoClaudeCode = "OPENCODE_DISABLE_CLAUDE_CODE",
+    /// Where opencode's observer plugin appends its lines.
+    OpencodeEvents = "WAKEPROBE_OPENCODE_EVENTS",
 }
 
 /// One variable of a child's environment.

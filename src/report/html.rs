@@ -9,7 +9,9 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::svg::esc;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use quick_xml::escape::escape;
+
 use crate::classify::result::{CellSummary, RunResult, Summary};
 use crate::store::redact::Redactor;
 use crate::store::{RunRef, StoreError};
@@ -116,8 +118,8 @@ pub fn page(summary: &Summary, runs: &[PageRun], folder_files: &[String]) -> Str
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
+        escape(&title),
+        escape(&title)
     );
     out.push_str(&overview(summary, runs.len()));
     let order = run_order(summary, runs);
@@ -183,7 +185,7 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
         let _ = writeln!(
             out,
             "<li class=\"fail lost\">{}: {}</li>",
-            esc(&lost.name()),
+            escape(lost.name()),
             prose(&lost.sentence())
         );
     }
@@ -213,8 +215,8 @@ fn failing_list(summary: &Summary, runs: &[PageRun], order: &[usize]) -> String 
             .copied()
             .find(|&n| cell_of(summary, &runs[n].result).is_some_and(|c| std::ptr::eq(c, cell)));
         let label = match first {
-            Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), esc(&name)),
-            None => esc(&name),
+            Some(n) => format!("<a href=\"#{}\">{}</a>", anchor(n), escape(&name)),
+            None => escape(&name).into_owned(),
         };
         let _ = writeln!(
             out,
@@ -247,16 +249,16 @@ fn drafts_list(summary: &Summary) -> String {
                 format!(
                     "<a href=\"{}\">{}</a>",
                     href(&format!("{d}/report.md")),
-                    esc(d)
+                    escape(d)
                 )
             })
             .collect();
         let _ = writeln!(
             out,
             "<li>{}/{} on {}: {} ({})</li>",
-            esc(&cell.scenario),
-            esc(&cell.variant),
-            esc(&cell.cli),
+            escape(&cell.scenario),
+            escape(&cell.variant),
+            escape(&cell.cli),
             prose(&cell.bugs.join("; ")),
             where_.join(", ")
         );
@@ -283,7 +285,7 @@ fn overview(summary: &Summary, runs: usize) -> String {
     }
     let mut out = format!(
         "<p class=\"closing\">{}</p>\n<p>{}</p>\n",
-        esc(&summary.closing_line()),
+        escape(summary.closing_line()),
         prose(&text)
     );
     if !summary.setup_errors.is_empty() {
@@ -292,10 +294,10 @@ fn overview(summary: &Summary, runs: usize) -> String {
             let _ = writeln!(
                 out,
                 "<li>{}/{} on {}: {}</li>",
-                esc(&e.scenario),
-                esc(&e.variant),
-                esc(&e.cli),
-                esc(&e.message)
+                escape(&e.scenario),
+                escape(&e.variant),
+                escape(&e.cli),
+                escape(&e.message)
             );
         }
         out.push_str("</ul>\n");
@@ -305,9 +307,9 @@ fn overview(summary: &Summary, runs: usize) -> String {
 
 /// The report's prose as HTML: escaped, with its `code` spans set as code.
 fn prose(text: &str) -> String {
-    let escaped = esc(text);
+    let escaped = escape(text);
     if !escaped.matches('`').count().is_multiple_of(2) {
-        return escaped;
+        return escaped.into_owned();
     }
     escaped
         .split('`')
@@ -329,25 +331,23 @@ fn folder_links(files: &[String]) -> String {
     }
     let links: Vec<String> = files
         .iter()
-        .map(|f| format!("<a href=\"{}\">{}</a>", href(f), esc(f)))
+        .map(|f| format!("<a href=\"{}\">{}</a>", href(f), escape(f)))
         .collect();
     format!("<p>Files: {}</p>\n", links.join(" · "))
 }
 
+/// What an `href` keeps as it is: letters, digits, the path separator and `._-~` (RFC 3986's
+/// unreserved characters); everything else is percent-encoded.
+const HREF_KEEPS: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'-')
+    .remove(b'~');
+
 /// A relative path as an `href`: each segment percent-encoded where a URL needs it.
 fn href(path: &str) -> String {
-    let mut out = String::new();
-    for c in path.chars() {
-        if c.is_ascii_alphanumeric() || "/._-~".contains(c) {
-            out.push(c);
-        } else {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
+    utf8_percent_encode(path, HREF_KEEPS).to_string()
 }
 
 /// The anchor of the `n`th run's section.
@@ -443,7 +443,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
     let mut out =
         String::from("<table class=\"grid\">\n<tr><th>scenario/variant</th><th>expect</th>");
     for (_, title) in &clis {
-        let _ = write!(out, "<th>{}</th>", esc(title));
+        let _ = write!(out, "<th>{}</th>", escape(title));
     }
     out.push_str("</tr>\n");
     for (scenario, variant) in rows {
@@ -459,9 +459,9 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
         let _ = write!(
             out,
             "<tr><th>{}/{}</th><td>{}</td>",
-            esc(scenario),
-            esc(variant),
-            esc(&expect)
+            escape(scenario),
+            escape(variant),
+            escape(&expect)
         );
         for (cli, _) in &clis {
             let lost = summary
@@ -472,7 +472,7 @@ fn grid(summary: &Summary, runs: &[PageRun]) -> String {
                 let _ = write!(
                     out,
                     "<td class=\"cell fail lost\">lost coverage<small> · baseline {}</small></td>",
-                    esc(&lost.before)
+                    escape(&lost.before)
                 );
                 continue;
             }
@@ -497,8 +497,8 @@ fn grid_cell(cell: &CellSummary, runs: &[PageRun]) -> String {
     let standing = Standing::of(cell);
     let text = format!(
         "{}<small>{}</small>",
-        esc(&cell.agreement),
-        esc(&standing.mark(cell))
+        escape(&cell.agreement),
+        escape(standing.mark(cell))
     );
     let body = match first {
         Some(n) => format!("<a href=\"#{}\">{text}</a>", anchor(n)),
@@ -517,7 +517,7 @@ fn legend() -> String {
         ("pass", "passes"),
         ("open", "no expectation"),
     ] {
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(words));
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(words));
     }
     out.push_str(
         " ✓ as expected, ✗ differs from <code>expect</code>; against a baseline each cell says \
@@ -533,10 +533,10 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
     let mut out = format!(
         "<section id=\"{}\">\n<h2>{}/{} on {} <small>({})</small></h2>\n",
         anchor(n),
-        esc(&r.run.scenario),
-        esc(&r.run.variant),
-        esc(&r.run.cli_label_text()),
-        esc(&run.rel_dir)
+        escape(&r.run.scenario),
+        escape(&r.run.variant),
+        escape(r.run.cli_label_text()),
+        escape(&run.rel_dir)
     );
     let expect = match (&r.expect, r.matches_expect) {
         (Some(e), Some(false)) if e.allows(j.outcome) => {
@@ -551,8 +551,8 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
         "<p class=\"{}\">verdict: <b>{}</b> — {}{}</p>",
         standing.class(),
         j.outcome,
-        esc(j.outcome.hypothesis()),
-        esc(&expect)
+        escape(j.outcome.hypothesis()),
+        escape(&expect)
     );
     for why in crate::classify::filing::bug_reasons(&r.run, &r.judgement) {
         let _ = writeln!(out, "<p><b>Draft to file:</b> {}</p>", prose(&why));
@@ -587,12 +587,17 @@ fn run_section(n: usize, run: &PageRun, standing: Standing) -> String {
     let _ = writeln!(
         out,
         "<details><summary>Mermaid sequence diagram (source)</summary>\n<pre>{}</pre>\n</details>",
-        esc(&run.mermaid)
+        escape(&run.mermaid)
     );
     out.push_str("<ul class=\"files\">\n");
     for f in &run.files {
         let path = format!("{}/{f}", run.rel_dir);
-        let _ = writeln!(out, "<li><a href=\"{}\">{}</a></li>", href(&path), esc(f));
+        let _ = writeln!(
+            out,
+            "<li><a href=\"{}\">{}</a></li>",
+            href(&path),
+            escape(f)
+        );
     }
     out.push_str("</ul>\n</section>\n");
     out
@@ -655,50 +660,30 @@ pub fn write_index(dir: &Path, summary: &Summary, runs: &[RunRef]) -> Result<(),
 fn relative(from: &Path, to: &Path) -> String {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let (from, to) = (absolute(from), absolute(to));
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().to_string()),
-    );
-    if parts.is_empty() {
+    // None only where `from` climbs (`..`) after the two part: then the absolute path.
+    let path = pathdiff::diff_paths(&to, &from).unwrap_or(to);
+    if path.as_os_str().is_empty() {
         ".".to_string()
     } else {
-        parts.join("/")
+        path.to_string_lossy().into_owned()
     }
 }
 
 /// The invocation folder's own files the page links to when they are there.
 const FOLDER_FILES: &[&str] = &["summary.json", "matrix.md", "matrix.json", "junit.xml"];
 
-/// Every file below `dir`, relative to it, sorted (the run's evidence and reports).
+/// Every file below `dir` (at most four folders down, links not followed), relative to it,
+/// sorted: the run's evidence and reports.
 pub fn files_below(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    collect(dir, dir, &mut found, 0);
+    let mut found: Vec<String> = walkdir::WalkDir::new(dir)
+        .max_depth(5)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| Some(e.path().strip_prefix(dir).ok()?.display().to_string()))
+        .collect();
     found.sort();
     found
-}
-
-fn collect(root: &Path, dir: &Path, found: &mut Vec<String>, depth: usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() && depth < 4 {
-            collect(root, &path, found, depth + 1);
-        } else if kind.is_file()
-            && let Ok(rel) = path.strip_prefix(root)
-        {
-            found.push(rel.display().to_string());
-        }
-    }
 }
 
 #[cfg(test)]
@@ -710,6 +695,7 @@ mod tests {
         assert_eq!(href("a b/c#d.md"), "a%20b/c%23d.md");
         assert_eq!(href("x/ü"), "x/%C3%BC");
         assert_eq!(href("plain/run.r1/report.md"), "plain/run.r1/report.md");
+        assert_eq!(href("a_b-c~d/100%"), "a_b-c~d/100%25");
     }
 
     #[test]
@@ -721,6 +707,21 @@ mod tests {
             "../shard1/x/s/v.r1"
         );
         assert_eq!(relative(from, from), ".");
+    }
+
+    #[test]
+    fn files_below_are_relative_sorted_at_most_four_folders_down_and_skip_links() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in ["b.txt", "a/1/2/3/four.txt", "a/1/2/3/4/five.txt", "a.txt"] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(dir.path().join("b.txt"), dir.path().join("c.txt")).unwrap();
+        assert_eq!(
+            files_below(dir.path()),
+            ["a.txt", "a/1/2/3/four.txt", "b.txt"]
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn version(d: &Draft) -> String {
         crate::backend::BackendKind::Sim { profile } => {
             format!("claude-sim, the simulator, with profile `{profile}` (not Claude Code)")
         }
+        crate::backend::BackendKind::Opencode => format!("opencode {}", run.cli_version_text()),
     };
     let driver = match &run.sdk {
         Some(sdk) => format!(" · through {}", sdk_pairing(run, sdk)),
@@ -83,6 +84,11 @@ fn standalone(d: &Draft) -> Result<String, String> {
         return Err(format!(
             "This run went through {sdk}: the standalone script drives the CLI directly, not through an SDK."
         ));
+    }
+    if run.backend == crate::backend::BackendKind::Opencode {
+        return Err(
+            "This run is of opencode: the standalone script runs Claude Code, so the command below is the repro.".into(),
+        );
     }
     if !d.plan.driver.mode.row().exportable || d.plan.driver.guard || !d.plan.faults.is_empty() {
         return Err("The standalone script drives print and session mode only, with no stall guard and no injected faults: this run needs more.".into());
@@ -389,6 +395,28 @@ fn attachments(s: &mut String, d: &Draft, detail: Detail) {
     );
 }
 
+/// How an opencode run is made (no standalone script exists for it: `wakeprobe run` is the
+/// repro).
+fn opencode_steps(plan: &Plan) -> Vec<String> {
+    let d = &plan.driver;
+    let start = match d.mode {
+        DriverMode::Session => format!(
+            "Run `opencode serve` on loopback, create a session (`POST /session`) and send the prompt “{}” (`POST /session/{{id}}/prompt_async`); dispose of the instance (`POST /instance/dispose`) once the session has been quiet for {:.0} s with no task running.",
+            d.prompt,
+            d.settle.as_secs_f64()
+        ),
+        _ => format!(
+            "Run `opencode run --format json` with the prompt “{}” on its standard input.",
+            d.prompt
+        ),
+    };
+    vec![
+        "Create a throwaway git project with an isolated HOME and XDG folders, with `OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true`, and an observer plugin that records every bus event.".to_string(),
+        "Point opencode at a scripted fake of the Messages API on loopback (`opencode.json`: the `anthropic` provider's `baseURL`, a dummy key, model `anthropic/claude-sonnet-4-5`); each agent's replies come from the script below, so the model is the only fake.".to_string(),
+        start,
+    ]
+}
+
 /// The verdict in one sentence, how it stands against the scenario's `expect` and `want`,
 /// the agreement of repeated runs, and how the run was cut short.
 fn repro(s: &mut String, d: &Draft, detail: Detail) {
@@ -407,12 +435,20 @@ fn repro(s: &mut String, d: &Draft, detail: Detail) {
             let _ = writeln!(s, "{why}\n");
         }
     }
-    let _ = writeln!(s, "What the script does, step by step:\n");
-    let mut steps = vec![
-        "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),
-        "Point the CLI at a scripted fake of the Messages API on loopback (`ANTHROPIC_BASE_URL`, a dummy key); each agent's replies come from the script below, so the model is the only fake.".to_string(),
-        driver_step(d.plan, &run.cli_args),
-    ];
+    let mut steps = match run.backend {
+        crate::backend::BackendKind::Opencode => {
+            let _ = writeln!(s, "What the run does, step by step:\n");
+            opencode_steps(d.plan)
+        }
+        _ => {
+            let _ = writeln!(s, "What the script does, step by step:\n");
+            vec![
+                "Create a throwaway git project with an isolated HOME (workspace trust pre-accepted) and a hook recorder on every hook event.".to_string(),
+                "Point the CLI at a scripted fake of the Messages API on loopback (`ANTHROPIC_BASE_URL`, a dummy key); each agent's replies come from the script below, so the model is the only fake.".to_string(),
+                driver_step(d.plan, &run.cli_args),
+            ]
+        }
+    };
     for line in script_steps(d.plan) {
         steps.push(format!("The model script: {line}"));
     }

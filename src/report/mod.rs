@@ -209,12 +209,14 @@ pub fn why_lines(result: &RunResult) -> Vec<String> {
     lines
 }
 
-/// The command that files a run's draft as a GitHub issue.
-pub fn issue_command(dir: &Path) -> String {
+/// The command that files a run's draft as a GitHub issue, in the repository of the runtime
+/// that ran (`anthropics/claude-code`, `anomalyco/opencode`).
+pub fn issue_command(dir: &Path, runtime: crate::scenario::Runtime) -> String {
     let quoted =
         |file: &str| crate::os::subprocess::shell_word(&dir.join(file).display().to_string());
     format!(
-        "gh issue create -R anthropics/claude-code --title \"$(cat {})\" --body-file {}",
+        "gh issue create -R {} --title \"$(cat {})\" --body-file {}",
+        crate::runtime::Adapter::of(runtime).issues,
         quoted(crate::store::TITLE_FILE),
         quoted(crate::store::REPORT_FILE)
     )
@@ -234,7 +236,7 @@ pub fn draft_lines(dir: &Path, summary: &crate::classify::result::Summary) -> Ve
                 c.variant,
                 c.cli,
                 c.bugs.join("; "),
-                issue_command(&dir.join(first))
+                issue_command(&dir.join(first), crate::runtime::split_spec(&c.cli_spec).0)
             ))
         })
         .collect()

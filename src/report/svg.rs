@@ -8,6 +8,8 @@
 
 use std::fmt::Write;
 
+use quick_xml::escape::escape;
+
 use crate::classify::result::RunResult;
 use crate::evidence::describe::describe;
 use crate::evidence::lanes::{Lane, LaneMap};
@@ -20,14 +22,6 @@ const LANE: f64 = 46.0;
 const TOP: f64 = 58.0;
 /// Marks closer than this (px) on the run's scale are hard to tell apart.
 const CROWDED_PX: f64 = 14.0;
-
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
 
 /// What the picture says besides its marks: its title, the verdict, and the witness's times.
 pub struct Caption {
@@ -404,18 +398,18 @@ fn header(s: &mut String, caption: &Caption, height: f64) {
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(s, r#"<title>{}</title>"#, esc(&caption.title));
+    let _ = writeln!(s, r#"<title>{}</title>"#, escape(&caption.title));
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         s,
         r#"<text x="10" y="20" font-weight="bold">{}</text>"#,
-        esc(&caption.title)
+        escape(&caption.title)
     );
     if let Some(verdict) = &caption.verdict {
         let _ = writeln!(
             s,
             r##"<text data-verdict="" x="10" y="40" fill="#24292f">{}</text>"##,
-            esc(verdict)
+            escape(verdict)
         );
     }
 }
@@ -435,7 +429,7 @@ fn panel(s: &mut String, f: &Frame, tl: &Timeline, marks: &[Placed]) {
             s,
             r##"<text x="10" y="{:.1}">{} <tspan fill="#6a737d">({kind})</tspan></text>"##,
             ly + LANE / 2.0 + 4.0,
-            esc(lane)
+            escape(lane)
         );
     }
     axis(s, f);
@@ -453,7 +447,7 @@ fn panel(s: &mut String, f: &Frame, tl: &Timeline, marks: &[Placed]) {
             s,
             "{}<title>{}</title>{}",
             m.mark.shape(cx, ly, f.top, f.bottom()),
-            esc(&tip),
+            escape(&tip),
             m.mark.close()
         );
         if let Some(label) = &m.label {
@@ -462,7 +456,7 @@ fn panel(s: &mut String, f: &Frame, tl: &Timeline, marks: &[Placed]) {
                 r##"<text x="{:.1}" y="{:.1}" font-size="10" fill="#bf3989">{}</text>"##,
                 cx + 8.0,
                 ly - 8.0,
-                esc(label)
+                escape(label)
             );
         }
     }
@@ -552,7 +546,7 @@ fn bars(s: &mut String, f: &Frame, tl: &Timeline) {
             f.x(a),
             ly - 5.0,
             (f.x(b) - f.x(a)).max(1.0),
-            esc(name),
+            escape(name),
             start.t_ms / 1000.0,
             t1 / 1000.0
         );
@@ -580,7 +574,7 @@ fn legend(s: &mut String, kinds: &[Mark], top: f64) {
             kind.close(),
             x + 16.0,
             y + 4.0,
-            esc(kind.legend())
+            escape(kind.legend())
         );
     }
     let y = top + 14.0 + kinds.len().div_ceil(2) as f64 * 20.0;

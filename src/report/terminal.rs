@@ -208,7 +208,7 @@ pub fn summary(
 fn variants_below_when_narrow(rows: &mut [Row], width: u16, show_cli: bool) {
     let widest = |f: fn(&Row) -> &str, header: usize| {
         rows.iter()
-            .map(|r| f(r).chars().count())
+            .map(|r| unicode_width::UnicodeWidthStr::width(f(r)))
             .max()
             .unwrap_or(0)
             .max(header)

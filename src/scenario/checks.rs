@@ -541,3 +541,54 @@ fn one_line(e: &regex::Error) -> String {
         .trim_start_matches("error: ")
         .to_string()
 }
+
+/// Why a resolved check cannot be observed on `runtime`, if it cannot: a preset that reads
+/// hooks or transcripts, or a selector of a source or kind the runtime never produces.
+pub(super) fn unseen_by(check: &Check, runtime: super::Runtime) -> Option<String> {
+    if let Some(kind) = check.kind
+        && runtime.row().unseen_presets.contains(&kind)
+    {
+        return Some(format!(
+            "check kind `{}` reads evidence {} cannot give (hooks or transcripts)",
+            kind.as_str(),
+            runtime.title()
+        ));
+    }
+    check
+        .query
+        .as_ref()?
+        .selectors()
+        .into_iter()
+        .find_map(|(key, sel)| {
+            runtime
+                .unseen(
+                    sel.source.as_deref(),
+                    sel.kind.as_deref(),
+                    sel.hook.is_some(),
+                )
+                .map(|why| format!("its `{key}` selector cannot match: {why}"))
+        })
+}
+
+/// A check the variant's runtime cannot observe is refused, located: judging it would read the
+/// absence of evidence the runtime never gives as the absence of what it asks about.
+pub(super) fn refuse_unseen(
+    at: &Locator,
+    raw: &[Spanned<RawCheck>],
+    checks: &[Check],
+    runtime: super::Runtime,
+) -> Result<(), ScenarioError> {
+    for (spanned, check) in raw.iter().zip(checks) {
+        if let Some(why) = unseen_by(check, runtime) {
+            return Err(at.error(
+                spanned.span(),
+                format!(
+                    "check `{}` cannot be observed on {}: {why}",
+                    check.name,
+                    runtime.title()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

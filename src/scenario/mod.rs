@@ -24,6 +24,7 @@ mod raw;
 mod reach;
 mod references;
 mod resolve;
+pub mod runtime;
 mod source;
 pub mod template;
 mod trigger;
@@ -38,6 +39,7 @@ pub use params::{ParamRange, RangePolicy};
 pub use plan::*;
 use raw::RawScenario;
 pub use raw::{DriverMode, NumExpr, Until};
+pub use runtime::Runtime;
 use source::{Locator, VariantSource};
 pub use template::{ParamValue, Params};
 
@@ -77,6 +79,10 @@ pub struct Scenario {
     invariants: Option<invariants::Invariants>,
     /// The driver every variant runs on instead of its own (`--driver`), if any.
     driver_override: Option<DriverMode>,
+    /// The runtime the file names (`runtime = "..."`), Claude Code when it names none.
+    own_runtime: Runtime,
+    /// The runtime its variants resolve for instead (`--runtime`, a matrix column), if any.
+    runtime_override: Option<Runtime>,
 }
 
 impl Scenario {
@@ -96,6 +102,15 @@ impl Scenario {
 
     /// Validates scenario text; `path` is used in messages.
     pub fn parse(path: &Path, source: String) -> Result<Scenario, ScenarioError> {
+        let scenario = Scenario::parse_unchecked(path, &source)?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// The scenario text read into its parts, with the checks of its parts' own syntax but
+    /// before any variant is resolved.
+    fn parse_unchecked(path: &Path, source: &str) -> Result<Scenario, ScenarioError> {
+        let source = source.to_string();
         let at = Locator {
             path: path.display().to_string(),
             source: &source,
@@ -109,6 +124,19 @@ impl Scenario {
         if raw.summary.contains('\n') {
             return Err(at.error(0..0, "`summary` must be one line".into()));
         }
+        let own_runtime = match &raw.runtime {
+            None => Runtime::default(),
+            Some(name) => Runtime::parse(name.get_ref()).ok_or_else(|| {
+                at.error(
+                    name.span(),
+                    format!(
+                        "unknown runtime `{}`, expected one of: {}",
+                        name.get_ref(),
+                        Runtime::names()
+                    ),
+                )
+            })?,
+        };
         let scenario = Scenario {
             path: path.to_path_buf(),
             name,
@@ -120,9 +148,58 @@ impl Scenario {
             source,
             invariants: invariants::beside(path)?,
             driver_override: None,
+            own_runtime,
+            runtime_override: None,
         };
-        scenario.validate()?;
         Ok(scenario)
+    }
+
+    /// The runtime its variants resolve for: `--runtime` (or a matrix column's), else the
+    /// file's own.
+    pub fn runtime(&self) -> Runtime {
+        self.runtime_override.unwrap_or(self.own_runtime)
+    }
+
+    /// The runtime the file names, Claude Code when it names none.
+    pub fn own_runtime(&self) -> Runtime {
+        self.own_runtime
+    }
+
+    /// The runtimes the file states expectations on: its own, and each `[expect.NAME]`.
+    pub fn expected_runtimes(&self) -> Vec<Runtime> {
+        let mut all = vec![self.own_runtime];
+        for (key, value) in &self.raw.expect {
+            if let (raw::RawVerdicts::OnRuntime(_), Some(r)) =
+                (value.get_ref(), Runtime::parse(key))
+                && !all.contains(&r)
+            {
+                all.push(r);
+            }
+        }
+        all
+    }
+
+    /// The same scenario (its `--driver` kept) resolved for `runtime` (see
+    /// [`Scenario::on_runtime`]); `None` when it already is.
+    pub fn for_runtime(&self, runtime: Runtime) -> Result<Option<Scenario>, ScenarioError> {
+        if runtime == self.runtime() {
+            return Ok(None);
+        }
+        let mut again = Scenario::parse(&self.path, self.source.clone())?;
+        again.driver_override = self.driver_override;
+        again.on_runtime(runtime).map(Some)
+    }
+
+    /// This scenario with every variant resolved for `runtime`: its verbs become that
+    /// runtime's tools, its expectations are the ones recorded on it, and a step, a driver
+    /// setting or a check the runtime cannot carry is refused here, located, before anything
+    /// runs.
+    pub fn on_runtime(mut self, runtime: Runtime) -> Result<Scenario, ScenarioError> {
+        self.runtime_override = Some(runtime);
+        for variant in self.variants() {
+            self.plan_with(&variant, &[], RangePolicy::Explore)?;
+        }
+        Ok(self)
     }
 
     /// In the scenario library (`scenarios/`, `--scenarios-dir`), where `wakeprobe run NAME`
@@ -211,10 +288,20 @@ impl Scenario {
         ranges
     }
 
-    /// The expected verdict of a variant (one, or a declared race), if the file states one
-    /// (validated at load).
+    /// The expected verdict of a variant (one, or a declared race) on the runtime it resolves
+    /// for, if the file states one (validated at load): `[expect]` holds the file's own
+    /// runtime's, `[expect.NAME]` another runtime's.
     pub fn expected(&self, variant: &str) -> Option<Expected> {
-        let names = self.raw.expect.get(variant)?.get_ref().names();
+        let runtime = self.runtime();
+        let verdicts = if runtime == self.own_runtime {
+            self.raw.expect.get(variant)?.get_ref().clone()
+        } else {
+            match self.raw.expect.get(runtime.as_str())?.get_ref() {
+                raw::RawVerdicts::OnRuntime(table) => table.get(variant)?.clone(),
+                _ => return None,
+            }
+        };
+        let names = verdicts.names();
         let outcomes: Vec<Outcome> = names.iter().filter_map(|n| Outcome::parse(n)).collect();
         Expected::of(&outcomes)
     }
@@ -235,6 +322,7 @@ impl Scenario {
         }
         self.validate_verdicts(&at, "expect", &self.raw.expect)?;
         self.validate_verdicts(&at, "want", &self.raw.want)?;
+        self.validate_runtime_verdicts(&at)?;
         self.validate_params(&at)?;
         names::check_unique_checks(&at, &self.raw.checks)?;
         if let Some((name, agent)) = self.raw.driver.get_ref().agents.iter().next() {
@@ -267,7 +355,59 @@ impl Scenario {
         for variant in self.variants() {
             modes.push(self.plan(&variant, &[])?.driver.mode);
         }
-        fault::check_modes(&at, &self.raw.faults, &modes)
+        fault::check_modes(&at, &self.raw.faults, &modes)?;
+        // ... and on every runtime it states expectations on.
+        for runtime in self.expected_runtimes() {
+            if runtime != self.runtime() {
+                let mut on = Scenario::parse_unchecked(&self.path, &self.source)?;
+                on.runtime_override = Some(runtime);
+                for variant in on.variants() {
+                    on.plan(&variant, &[])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `[expect.NAME]` tables: each names a runtime other than the file's own, and each of its
+    /// entries a variant and known verdicts.
+    fn validate_runtime_verdicts(&self, at: &Locator) -> Result<(), ScenarioError> {
+        for (key, value) in &self.raw.expect {
+            let raw::RawVerdicts::OnRuntime(table) = value.get_ref() else {
+                continue;
+            };
+            let message = match Runtime::parse(key) {
+                None => Some(format!(
+                    "`[expect.{key}]` names no runtime, expected one of: {} (a variant's verdict is a string or a list)",
+                    Runtime::names()
+                )),
+                Some(r) if r == self.own_runtime => Some(format!(
+                    "`[expect.{key}]`: {key} is this scenario's own runtime; its verdicts go in `[expect]` itself"
+                )),
+                Some(_) => table.iter().find_map(|(variant, verdicts)| {
+                    if !self.variants().contains(variant) {
+                        return Some(format!(
+                            "`expect.{key}.{variant}` names no variant, expected one of: {}",
+                            self.variants().join(", ")
+                        ));
+                    }
+                    let names = verdicts.names();
+                    match names.as_slice() {
+                        [] => Some(format!("`expect.{key}.{variant}` lists no verdict")),
+                        _ => names.iter().find(|n| Outcome::parse(n).is_none()).map(|n| {
+                            format!(
+                                "unknown verdict `{n}`, expected one of: {}",
+                                Outcome::names()
+                            )
+                        }),
+                    }
+                }),
+            };
+            if let Some(message) = message {
+                return Err(at.error(value.span(), message));
+            }
+        }
+        Ok(())
     }
 
     /// Each `expect`/`want` entry names a variant and known verdicts; only `expect` may list
@@ -280,6 +420,15 @@ impl Scenario {
     ) -> Result<(), ScenarioError> {
         let variants = self.variants();
         for (variant, value) in verdicts {
+            if let raw::RawVerdicts::OnRuntime(_) = value.get_ref() {
+                if table == "want" {
+                    return Err(at.error(
+                        value.span(),
+                        format!("`want.{variant}` is a table: `want` is what every runtime should do, one verdict per variant"),
+                    ));
+                }
+                continue; // a runtime's table (`validate_runtime_verdicts`)
+            }
             if !variants.contains(variant) {
                 return Err(at.error(
                     value.span(),
@@ -415,6 +564,8 @@ impl Scenario {
         overrides: &[(String, String)],
         policy: RangePolicy,
     ) -> Result<Plan, ScenarioError> {
+        #[cfg(test)]
+        RESOLVED.with(|n| n.set(n.get() + 1));
         let at = self.locator();
         let base = self.raw.driver.get_ref();
         let driver = if self.raw.variants.is_empty() {
@@ -452,6 +603,7 @@ impl Scenario {
                 expect: self.expected(variant),
                 want: self.wanted(variant),
                 variants: self.variants(),
+                runtime: self.runtime(),
             },
             self.invariants.as_ref(),
             params,
@@ -671,6 +823,18 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
             Ok(scenario)
         })
         .collect()
+}
+
+#[cfg(test)]
+thread_local! {
+    static RESOLVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many plans this thread has resolved: a test holds an invocation to resolving each
+/// chosen variant once.
+#[cfg(test)]
+pub fn plans_resolved() -> usize {
+    RESOLVED.with(|n| n.get())
 }
 
 #[cfg(test)]

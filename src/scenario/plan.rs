@@ -454,6 +454,10 @@ pub enum FaultKind {
     /// HTTP 500 `api_error`.
     #[serde(rename = "http-500")]
     Http500,
+    /// HTTP 400 `invalid_request_error`: the request itself refused, which neither runtime
+    /// retries (the agent's turn fails there).
+    #[serde(rename = "http-400")]
+    Http400,
     /// HTTP 529 `overloaded_error`.
     #[serde(rename = "overloaded-529")]
     Overloaded529,
@@ -483,9 +487,10 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 12] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::Http429,
         FaultKind::Http500,
+        FaultKind::Http400,
         FaultKind::Overloaded529,
         FaultKind::ResetAfterHeaders,
         FaultKind::ResetMidStream,
@@ -502,6 +507,7 @@ impl FaultKind {
         match self {
             FaultKind::Http429 => "http-429",
             FaultKind::Http500 => "http-500",
+            FaultKind::Http400 => "http-400",
             FaultKind::Overloaded529 => "overloaded-529",
             FaultKind::ResetAfterHeaders => "reset-after-headers",
             FaultKind::ResetMidStream => "reset-mid-stream",
@@ -537,7 +543,7 @@ impl FaultKind {
     pub fn needs_a_stream(self) -> bool {
         !matches!(
             self,
-            FaultKind::Http429 | FaultKind::Http500 | FaultKind::Overloaded529
+            FaultKind::Http429 | FaultKind::Http500 | FaultKind::Http400 | FaultKind::Overloaded529
         ) && !self.hits_a_process()
     }
 

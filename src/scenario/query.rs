@@ -20,6 +20,7 @@ pub const SOURCES: &[&str] = &[
     "screen",
     "sdk",
     "integration",
+    "events",
 ];
 
 /// Which events a relation is about: every given field must hold.

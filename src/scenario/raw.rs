@@ -22,13 +22,17 @@ pub struct RawScenario {
     pub summary: String,
     pub seed: Option<String>,
     pub reproduces: Option<String>,
+    /// The runtime the scenario runs on unless `--runtime` says otherwise, and the one its
+    /// `[expect]` verdicts were recorded on (`claude-code` when absent).
+    pub runtime: Option<Spanned<String>>,
     #[serde(default)]
     pub params: IndexMap<String, Spanned<RawParam>>,
     pub driver: Spanned<RawDriver>,
     #[serde(default)]
     pub variants: IndexMap<String, Spanned<RawDriver>>,
     pub agents: IndexMap<String, Spanned<RawAgent>>,
-    /// Per variant: a verdict, or a list of them (a declared race).
+    /// Per variant: a verdict, or a list of them (a declared race); per other runtime, a table
+    /// of the same (`[expect.opencode]`).
     #[serde(default)]
     pub expect: IndexMap<String, Spanned<RawVerdicts>>,
     /// The verdict the CLI should give (beside `expect`, what the pinned CLI gives today).
@@ -50,7 +54,8 @@ pub struct RawScenario {
     pub workaround: Option<Spanned<String>>,
 }
 
-/// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race).
+/// A verdict (`"woke"`), or a list of them (`["woke", "queued-until-input"]`, a race); in
+/// `[expect]`, also a table of them per variant for another runtime (`[expect.opencode]`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
     untagged,
@@ -59,13 +64,16 @@ pub struct RawScenario {
 pub enum RawVerdicts {
     One(String),
     Many(Vec<String>),
+    OnRuntime(IndexMap<String, RawVerdicts>),
 }
 
 impl RawVerdicts {
+    /// The verdict names (none for a runtime's table).
     pub fn names(&self) -> Vec<&str> {
         match self {
             RawVerdicts::One(s) => vec![s.as_str()],
             RawVerdicts::Many(v) => v.iter().map(String::as_str).collect(),
+            RawVerdicts::OnRuntime(_) => vec![],
         }
     }
 }

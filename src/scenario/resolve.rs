@@ -25,6 +25,7 @@ pub(super) fn plan(
     params: Params,
 ) -> Result<Plan, ScenarioError> {
     let mut driver = resolve_driver(at, &src.driver, &src.raw.driver, &params)?;
+    refuse_driver(at, &src, &driver)?;
     let effective: IndexMap<String, &Spanned<raw::RawAgent>> = src
         .raw
         .agents
@@ -38,7 +39,8 @@ pub(super) fn plan(
             .get_ref()
             .steps
             .iter()
-            .map(|step| resolve_step(at, step, &params))
+            .enumerate()
+            .map(|(i, step)| resolve_step(at, step, &params, (src.runtime, name, i + 1)))
             .collect::<Result<Vec<_>, _>>()?;
         agents.insert(name.clone(), steps);
     }
@@ -67,11 +69,15 @@ pub(super) fn plan(
         .map(|c| super::checks::resolve_check(at, c, (&names, &src)))
         .collect::<Result<Vec<_>, _>>()?;
     super::checks::refuse_integration_presets(at, &src.raw.checks, driver.mode)?;
+    super::checks::refuse_unseen(at, &src.raw.checks, &checks, src.runtime)?;
     let invariants = match invariants {
         Some(inv) => inv.resolve(&names, &src)?,
         None => vec![],
     };
-    let invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
+    let mut invariants = allow_breaks(at, src.raw.may_break.as_ref(), invariants)?;
+    // The folder's invariants hold where their evidence exists: on a runtime that cannot give
+    // it, one is not judged at all (never read as holding, nor as broken).
+    invariants.retain(|c| super::checks::unseen_by(c, src.runtime).is_none());
     let faults = src
         .raw
         .faults
@@ -79,6 +85,7 @@ pub(super) fn plan(
         .map(|f| super::fault::resolve_fault(at, f, &names))
         .filter(|f| !matches!(f, Ok(f) if !f.kind.applies_in(driver.mode)))
         .collect::<Result<Vec<_>, _>>()?;
+    refuse_faults(at, &src, &faults)?;
     Ok(Plan {
         faults,
         invariants,
@@ -712,14 +719,76 @@ fn resolve_control(
     })
 }
 
+/// A driver the variant's runtime cannot run (its mode, the stall guard, a control request),
+/// refused at the variant's table (or `[driver]`).
+fn refuse_driver(at: &Locator, src: &VariantSource, driver: &Driver) -> Result<(), ScenarioError> {
+    let controls: Vec<Control> = driver
+        .inputs
+        .iter()
+        .filter_map(|i| match &i.action {
+            InputAction::Control { subtype, .. } => Some(*subtype),
+            InputAction::Text { .. } => None,
+        })
+        .collect();
+    let env: Vec<&str> = driver.env.keys().map(String::as_str).collect();
+    let Some(why) = src
+        .runtime
+        .refuses_driver(driver.mode, driver.guard, &controls, &env)
+    else {
+        return Ok(());
+    };
+    let span = src
+        .raw
+        .variants
+        .get(src.variant)
+        .map(|v| v.span())
+        .unwrap_or_else(|| src.raw.driver.span());
+    Err(at.error(
+        span,
+        format!(
+            "variant `{}` cannot run on {}: {why}",
+            src.variant,
+            src.runtime.title()
+        ),
+    ))
+}
+
+/// A fault the variant's runtime cannot take: `crash-cli` restarts Claude Code on its session.
+fn refuse_faults(at: &Locator, src: &VariantSource, faults: &[Fault]) -> Result<(), ScenarioError> {
+    if src.runtime.row().restarts {
+        return Ok(());
+    }
+    let Some(fault) = faults.iter().find(|f| f.kind == FaultKind::CrashCli) else {
+        return Ok(());
+    };
+    let span = src
+        .raw
+        .faults
+        .iter()
+        .find(|f| f.get_ref().kind.get_ref() == fault.kind.as_str())
+        .map(|f| f.get_ref().kind.span())
+        .unwrap_or(0..0);
+    Err(at.error(
+        span,
+        format!(
+            "`crash-cli` restarts Claude Code with `--continue` on the same session: {} has no such restart",
+            src.runtime.title()
+        ),
+    ))
+}
+
+/// Which step of which agent is resolved, and for which runtime (its verbs, its refusals).
+type StepOf<'a> = (super::Runtime, &'a str, usize);
+
 fn resolve_step(
     at: &Locator,
     step: &Spanned<RawStep>,
     params: &Params,
+    of: StepOf,
 ) -> Result<Step, ScenarioError> {
     let s = step.get_ref();
     let line = at.line_col(step.span().start).0;
-    let calls = resolve_calls(at, step, params)?;
+    let calls = resolve_calls(at, step, params, of)?;
     if s.say.is_none() && calls.is_empty() {
         return Err(at.error(
             step.span(),
@@ -760,6 +829,7 @@ fn resolve_calls(
     at: &Locator,
     step: &Spanned<RawStep>,
     params: &Params,
+    of: StepOf,
 ) -> Result<Vec<ToolCall>, ScenarioError> {
     let s = step.get_ref();
     let one = raw::RawCall {
@@ -776,7 +846,7 @@ fn resolve_calls(
             refuse_without_call(at, &one)?;
             return Ok(vec![]);
         }
-        return Ok(vec![resolve_call(at, step.span(), &one, params)?]);
+        return Ok(vec![resolve_call(at, step.span(), &one, params, of)?]);
     };
     if let Some(span) = s.call.as_ref().map(|c| c.span()) {
         return Err(at.error(
@@ -794,7 +864,7 @@ fn resolve_calls(
     calls
         .get_ref()
         .iter()
-        .map(|c| resolve_call(at, c.span(), c.get_ref(), params))
+        .map(|c| resolve_call(at, c.span(), c.get_ref(), params, of))
         .collect()
 }
 
@@ -812,7 +882,30 @@ fn refuse_without_call(at: &Locator, step_level: &raw::RawCall) -> Result<(), Sc
     Ok(())
 }
 
+/// One tool call, as the variant's runtime makes it (its verbs), or refused where the runtime
+/// cannot make it.
 fn resolve_call(
+    at: &Locator,
+    span: std::ops::Range<usize>,
+    c: &raw::RawCall,
+    params: &Params,
+    (runtime, agent, number): StepOf,
+) -> Result<ToolCall, ScenarioError> {
+    let call = resolve_written_call(at, span, c, params)?;
+    (runtime.row().verbs)(&call).map_err(|why| {
+        at.error(
+            c.call.span(),
+            format!(
+                "`{agent}`'s step {number} (`call = \"{}\"`) cannot run on {}: {why}",
+                c.call.get_ref(),
+                runtime.title()
+            ),
+        )
+    })
+}
+
+/// One tool call as the scenario writes it.
+fn resolve_written_call(
     at: &Locator,
     span: std::ops::Range<usize>,
     c: &raw::RawCall,

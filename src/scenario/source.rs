@@ -158,6 +158,8 @@ pub(super) struct VariantSource<'a> {
     pub want: Option<Outcome>,
     /// Every variant of the scenario, for expectations given per variant.
     pub variants: Vec<String>,
+    /// The runtime the variant resolves for: its verbs, refusals and evidence.
+    pub runtime: super::Runtime,
 }
 
 /// The names a variant's script defines: its agents, and its tracked commands.

@@ -812,7 +812,7 @@ fn scenario_files_that_are_not_files_or_too_large_are_refused() {
     assert_eq!(
         e,
         format!(
-            "{}: 4194305 bytes is over the 4 MiB limit of a scenario file",
+            "{}: 4194305 bytes is over the 4.0 MiB limit of a scenario file",
             big.display()
         )
     );
@@ -832,7 +832,7 @@ fn scenario_files_that_are_not_files_or_too_large_are_refused() {
         .unwrap();
     let e = load_dir(folder.path()).unwrap_err().to_string();
     assert!(
-        e.contains("invariants.toml: 4194305 bytes is over the 4 MiB limit"),
+        e.contains("invariants.toml: 4194305 bytes is over the 4.0 MiB limit"),
         "{e}"
     );
 }

@@ -6,7 +6,6 @@
 pub mod drafts;
 pub mod judges;
 pub mod junit;
-pub mod links;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -756,7 +756,7 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
     let cases: Vec<(Vec<&str>, String)> = vec![
         (
             vec!["run", &scenario, "--out", o],
-            format!("{scenario}: 52428800 bytes is over the 4 MiB limit of a scenario file"),
+            format!("{scenario}: 52428800 bytes is over the 4.0 MiB limit of a scenario file"),
         ),
         (
             vec!["run", "/dev/zero", "--out", o],
@@ -772,7 +772,7 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
         ),
         (
             vec!["import", &transcript],
-            format!("{transcript}: 135266304 bytes is over the 128 MiB limit of a transcript"),
+            format!("{transcript}: 135266304 bytes is over the 128.0 MiB limit of a transcript"),
         ),
         (
             vec!["import", "/dev/zero"],
@@ -788,7 +788,7 @@ fn inputs_that_are_not_files_or_too_large_are_refused_before_reading() {
                 "--out",
                 o,
             ],
-            format!("{baseline}: 68157440 bytes is over the 64 MiB limit of a results file"),
+            format!("{baseline}: 68157440 bytes is over the 64.0 MiB limit of a results file"),
         ),
     ];
     let empty_cache = dir.path().join("cache");

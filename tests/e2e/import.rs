@@ -75,7 +75,14 @@ fn outcome_over_original_pairs(original: &Path, replay: &Path) -> String {
 }
 
 fn run(backend: &str, args: &[&str], out: &Path) -> PathBuf {
+    // Claude Code's transcripts are what `import` reads: the library's opencode scenarios run
+    // on Claude Code too.
+    let runtime: &[&str] = match backend {
+        "claude" => &["--runtime", "claude-code"],
+        _ => &[],
+    };
     let mut all = vec!["run", "--backend", backend, "--quiet", "--out"];
+    all.extend_from_slice(runtime);
     all.push(out.to_str().unwrap());
     all.extend_from_slice(args);
     let output = output_within(wakeprobe(&all), Duration::from_secs(300));

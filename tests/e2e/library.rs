@@ -79,9 +79,14 @@ pub fn every_scenario_matches_its_expectation_on_the_pinned_cli() {
             cell["expect"].is_string(),
             "every scenario records its verdict on the pinned CLI in `expect`: {cell}"
         );
-        // The library's invariant is reported for every cell.
+        // The library's invariant is reported for every cell on Claude Code; on opencode
+        // (seed 003's scenarios), which runs no hooks, it is not judged at all.
+        let on_claude = cell["cli"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("claude-"));
         assert_eq!(
-            cell["invariants"][0]["name"], "every SubagentStart has exactly one SubagentStop",
+            cell["invariants"][0]["name"].as_str(),
+            on_claude.then_some("every SubagentStart has exactly one SubagentStop"),
             "{cell}"
         );
     }

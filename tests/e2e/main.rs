@@ -27,6 +27,7 @@ mod lint;
 mod matrix;
 mod minimize;
 mod nightly;
+mod opencode;
 mod outputs;
 mod paused;
 mod readme;

@@ -378,25 +378,10 @@ fn finish_line_title(line: &str) -> Option<&str> {
 
 /// `%XX` escapes turned back into the bytes they stand for.
 fn percent_decoded(href: &str) -> String {
-    let bytes = href.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap()
+    percent_encoding::percent_decode_str(href)
+        .decode_utf8()
+        .unwrap()
+        .into_owned()
 }
 
 /// Every `href` of a page: (the raw value, whether it resolves: an anchor the page holds, or a

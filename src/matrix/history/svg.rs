@@ -5,9 +5,10 @@
 
 use std::fmt::Write;
 
+use quick_xml::escape::escape;
+
 use super::{Agreed, CellHistory, HistoryFile};
 use crate::classify::Outcome;
-use crate::report::svg::esc;
 
 const CELL_W: f64 = 9.0;
 const ROW_H: f64 = 22.0;
@@ -86,7 +87,7 @@ pub fn render(h: &HistoryFile) -> String {
 <text x="10" y="22" font-size="15" font-weight="bold">{}</text>
 "##,
         width,
-        esc(&format!("Behaviour history: {} to {}", h.from, h.to))
+        escape(format!("Behaviour history: {} to {}", h.from, h.to))
     );
     for (row, cell) in h.cells.iter().enumerate() {
         cell_row(&mut s, &frame, h, cell, TOP + row as f64 * ROW_H);
@@ -102,7 +103,7 @@ fn cell_row(s: &mut String, f: &Frame, h: &HistoryFile, cell: &CellHistory, y: f
         s,
         r##"<text x="10" y="{:.1}">{}</text>"##,
         y + 15.0,
-        esc(&format!("{}/{}", cell.scenario, cell.variant))
+        escape(format!("{}/{}", cell.scenario, cell.variant))
     );
     let skipped = |v: &str| h.skipped.iter().any(|k| k.version == v);
     for (i, v) in f.versions.iter().enumerate() {
@@ -130,7 +131,7 @@ fn cell_row(s: &mut String, f: &Frame, h: &HistoryFile, cell: &CellHistory, y: f
             r##"<rect x="{x:.1}" y="{:.1}" width="{CELL_W:.1}" height="{:.1}" fill="{colour}" fill-opacity="{opacity}"><title>{}</title></rect>"##,
             y + 3.0,
             ROW_H - 6.0,
-            esc(&tooltip(cell, v))
+            escape(tooltip(cell, v))
         );
     }
     for change in &cell.changes {
@@ -183,7 +184,7 @@ fn axis(s: &mut String, f: &Frame, h: &HistoryFile, y: f64) {
             s,
             r##"<text transform="translate({cx:.1} {:.1}) rotate(-90)" text-anchor="end" fill="#24292f">{}</text>"##,
             y + 10.0,
-            esc(&f.versions[*i])
+            escape(&f.versions[*i])
         );
     }
 }
@@ -196,7 +197,7 @@ fn legend(s: &mut String, y: f64) {
             r##"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{fill}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
             y - 10.0,
             x + 16.0,
-            esc(label)
+            escape(label)
         );
         x += (label.len() + 4) as f64 * CHAR_W;
     };
@@ -209,6 +210,6 @@ fn legend(s: &mut String, y: f64) {
         s,
         r##"<text x="10" y="{:.1}" fill="#6a737d">{}</text>"##,
         y + 18.0,
-        esc(NOTE)
+        escape(NOTE)
     );
 }
