@@ -1,4 +1,4 @@
-# Convenience recipes; every one is a plain cargo command (see README.md).
+# Convenience recipes; every one is a plain cargo command (see book/src/development.md).
 
 default:
     @just --list

@@ -1,7 +1,7 @@
 // CI check: the integration protocol against its published JSON Schemas, with a real validator
 // (Ajv, draft 2020-12). Every line an integration showed in the given run folders
-// (`stream.jsonl`) must be a valid integration line; every example line the README gives of
-// the protocol, both ways, must be valid too.
+// (`stream.jsonl`) must be a valid integration line; every example line the README and the book
+// (`book/src/testing-your-product.md`) give of the protocol, both ways, must be valid too.
 //
 //   node check-protocol.mjs REPO RUN_DIR...
 import fs from "node:fs";
@@ -31,16 +31,21 @@ for (const run of runs) {
   if (rows.length === 0) throw new Error(`${run}: the integration showed nothing`);
   rows.forEach((row, i) => check(line, JSON.parse(row).line, `${run}/stream.jsonl:${i + 1}`));
 }
-// The README's examples: every `{"type":...}` (input) and `{"shown":...}` (output) in backticks.
-const readme = fs.readFileSync(path.join(repo, "README.md"), "utf8");
+// The examples of the README and the book: every `{"type":...}` (input) and `{"shown":...}`
+// (output) in backticks.
+const book = path.join(repo, "book", "src");
+const docs = ["README.md", ...fs.readdirSync(book).filter((f) => f.endsWith(".md")).map((f) => path.join("book", "src", f))];
 let inputs = 0;
-for (const [, text] of readme.matchAll(/`(\{"(?:type|shown)":[^`]*\})`/g)) {
-  const value = JSON.parse(text);
-  if ("type" in value) {
-    inputs += 1;
-    check(input, value, "README.md");
-  } else check(line, value, "README.md");
+for (const doc of docs) {
+  const text = fs.readFileSync(path.join(repo, doc), "utf8");
+  for (const [, example] of text.matchAll(/`(\{"(?:type|shown)":[^`]*\})`/g)) {
+    const value = JSON.parse(example);
+    if ("type" in value) {
+      inputs += 1;
+      check(input, value, doc);
+    } else check(line, value, doc);
+  }
 }
-if (inputs < 4) throw new Error(`the README shows ${inputs} input lines of the protocol, expected its 4 kinds`);
+if (inputs < 4) throw new Error(`the README and the book show ${inputs} input lines of the protocol, expected its 4 kinds`);
 console.log(`protocol: ${checked} lines checked against the schemas, ${failures} invalid`);
 process.exit(failures === 0 ? 0 : 1);

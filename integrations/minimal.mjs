@@ -1,7 +1,7 @@
 // @ts-check
 // A complete minimal integration for wakeprobe's mode `command`, with no SDK: it drives the
 // CLI ($WAKEPROBE_CLI) over stream-json, takes its user's lines on stdin and shows its user
-// JSON lines on stdout (the protocol in wakeprobe's README).
+// JSON lines on stdout (the protocol in wakeprobe's book/src/testing-your-product.md).
 import { spawn } from "node:child_process";
 import readline from "node:readline";
 

@@ -1,6 +1,6 @@
 //! The launch of driver mode `command`: the user's own program (an integration built on the
 //! CLI) runs in place of the CLI, in the sandbox's project folder, with the environment the
-//! README's "Testing your own product" documents:
+//! book's "Testing your own product" (`book/src/testing-your-product.md`) documents:
 //!
 //! - `WAKEPROBE_CLI`: the CLI of the run's version, behind the line tap (`evidence::tap`): an
 //!   executable that takes the CLI's arguments, so every line between the integration and the

@@ -173,7 +173,8 @@ mod tests {
         assert_eq!(schema["additionalProperties"], false);
     }
 
-    /// The input lines are the README's: each kind, its fields, and nothing else is read.
+    /// The input lines are the book's (`book/src/testing-your-product.md`): each kind, its
+    /// fields, and nothing else is read.
     #[test]
     fn input_lines_are_the_documented_ones() {
         let lines = [

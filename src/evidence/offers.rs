@@ -1,6 +1,6 @@
 //! What each version of the CLI tells: which evidence it emits at all, measured per version
-//! range (a sweep of the library over the oldest installable versions to `latest`; the README's
-//! "What each version tells" is this table in words). The rules ask it before they read an
+//! range (a sweep of the library over the oldest installable versions to `latest`; the book's
+//! "What each version tells", in `book/src/verdicts.md`, is this table in words). The rules ask it before they read an
 //! absence as behaviour: where a version never prints what would show a thing, its absence
 //! shows nothing, and the verdict is `unknown` naming what is missing.
 //!

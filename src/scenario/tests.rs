@@ -568,32 +568,37 @@ fn a_checks_want_is_checked_like_its_expect() {
     );
 }
 
-/// The README's TOML blocks are what a user copies: the scenario example and the check
-/// example of "Writing checks" load as they are written.
+/// The book's TOML blocks are what a user copies: the scenario example of "Scenarios" and the
+/// check example of "Writing checks" load as they are written.
 #[test]
-fn the_readme_examples_load() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let block_after = |heading: &str| {
-        let at = readme.find(heading).expect("the README section") + heading.len();
-        let start = readme[at..].find("```toml\n").expect("a toml block") + at + 8;
-        let end = readme[start..].find("```").unwrap() + start;
-        readme[start..end].to_string()
+fn the_book_examples_load() {
+    let chapter = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("book/src")
+            .join(name);
+        std::fs::read_to_string(path).unwrap()
     };
-    let example = block_after("\n## Scenarios\n");
+    let (scenarios, checks) = (chapter("scenarios.md"), chapter("checks.md"));
+    let block_after = |text: &str, heading: &str| {
+        let at = text.find(heading).expect("the book's section") + heading.len();
+        let start = text[at..].find("```toml\n").expect("a toml block") + at + 8;
+        let end = text[start..].find("```").unwrap() + start;
+        text[start..end].to_string()
+    };
+    let example = block_after(&scenarios, "# Scenarios\n");
     let s = Scenario::parse(
         Path::new("scenarios/subagent-bg-turn-end.toml"),
         example.clone(),
     )
-    .unwrap_or_else(|e| panic!("the README's scenario example: {e}"));
+    .unwrap_or_else(|e| panic!("the book's scenario example: {e}"));
     assert!(!s.plan("print", &[]).unwrap().checks.is_empty());
-    let check = block_after("\n## Writing checks\n");
+    let check = block_after(&checks, "# Writing checks\n");
     let with_check = format!("{GOOD}\n{check}");
-    let s = parse(&with_check).unwrap_or_else(|e| panic!("the README's check example: {e}"));
+    let s = parse(&with_check).unwrap_or_else(|e| panic!("the book's check example: {e}"));
     let plan = s.plan("session", &[]).unwrap();
     assert_eq!(plan.checks[0].expect.as_deref(), Some("1"));
     // The `want` example is the library's teammate-idle check, as that file loads.
-    let want = block_after("\n**`want`** is what the CLI");
+    let want = block_after(&checks, "\n**`want`** is what the CLI");
     let library =
         Scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/teammate-idle.toml"))
             .unwrap();
@@ -610,7 +615,7 @@ fn the_readme_examples_load() {
     };
     assert!(
         without_comments(&library.source).contains(&without_comments(&want)),
-        "the README's `want` example is not the library's check:\n{want}"
+        "the book's `want` example is not the library's check:\n{want}"
     );
 }
 

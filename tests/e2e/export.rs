@@ -327,17 +327,13 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(String::from_utf8_lossy(&result.stderr).contains("unknown argument `--no-such-flag`"));
 }
 
-/// The `[[checks]]` tables of the README's TOML examples ("Scenarios" and "Writing checks"),
-/// each as a `[[checks]]` block to append to a scenario file.
-fn readme_checks() -> Vec<String> {
-    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+/// The `[[checks]]` tables of the book's TOML examples (its chapters "Scenarios" and "Writing
+/// checks"), each as a `[[checks]]` block to append to a scenario file.
+fn book_checks() -> Vec<String> {
     let mut found = Vec::new();
-    for section in ["\n## Scenarios\n", "\n## Writing checks\n"] {
-        let start = readme.find(section).unwrap();
-        let end = readme[start + 1..]
-            .find("\n## ")
-            .map_or(readme.len(), |e| e + start + 1);
-        for block in readme[start..end].split("```toml\n").skip(1) {
+    for chapter in ["book/src/scenarios.md", "book/src/checks.md"] {
+        let text = std::fs::read_to_string(crate::common::root().join(chapter)).unwrap();
+        for block in text.split("```toml\n").skip(1) {
             let block = block.split("```").next().unwrap();
             let Ok(table) = block.parse::<toml::Table>() else {
                 continue;
@@ -358,17 +354,17 @@ fn readme_checks() -> Vec<String> {
 }
 
 /// The script judges a saved run as wakeprobe does: the saved runs in `tests/fixtures/runs`
-/// (real 2.1.332 evidence), each with its own checks and with every README check example its
+/// (real 2.1.332 evidence), each with its own checks and with every check example of the book its
 /// agents can carry, judged by both from the same files (`common::judges`); and each of those
 /// drafts has a title of at most 80 characters and fits an issue (`common::drafts`). The
 /// library's runs are checked the same ways where they are made (the simulator's profiles, the
 /// pinned CLI).
 #[test]
 fn the_script_judges_saved_runs_as_wakeprobe_does() {
-    let examples = readme_checks();
+    let examples = book_checks();
     assert!(
         examples.len() >= 3,
-        "the README's check examples: {examples:?}"
+        "the book's check examples: {examples:?}"
     );
     let runs = crate::common::root().join("tests/fixtures/runs");
     let mut judged = 0;
@@ -402,7 +398,7 @@ fn the_script_judges_saved_runs_as_wakeprobe_does() {
             let found = crate::common::judges::disagreements(&run, Some(&plan));
             assert!(
                 found.is_empty(),
-                "{} with the README's check {example}:\n{}",
+                "{} with the book's check {example}:\n{}",
                 run.display(),
                 found.join("\n")
             );

@@ -8,7 +8,8 @@ use std::time::Duration;
 use crate::common::*;
 use wakeprobe::conform::{self, Shape};
 
-/// Scenario variants whose round trip differs on purpose, and why (documented in the README).
+/// Scenario variants whose round trip differs on purpose, and why (documented in the book's
+/// `import`, `book/src/tools.md`).
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
     "child-hang/session",
     "the hang bound (`hang_seconds`) is the scenario's declaration, not an event in a transcript",

@@ -1,6 +1,6 @@
 //! Integrations under test (driver mode `command`): the two example pairs told apart on the
 //! pinned CLI (the buggy variant fails the named check with a witness and the layer at fault,
-//! the fixed one passes); the README's minimal integration speaks the documented protocol;
+//! the fixed one passes); the book's minimal integration speaks the documented protocol;
 //! lines outside the protocol are kept and named; a bad integration is a setup failure with
 //! its stderr; the integration's process tree is reaped on a normal end, at the ceiling and on
 //! Ctrl-C; `minimize`, `matrix` and `history` take a command scenario as they take any.
@@ -208,9 +208,9 @@ fn each_example_pair_is_told_apart_on_the_pinned_cli() {
     assert!(xml.contains("at fault: the integration"), "{xml}");
 }
 
-/// The README's minimal integration, on the simulator: it speaks the protocol both ways, its
-/// checks pass, and it ends leaving nothing; its text in the README is the file's, under 60
-/// lines.
+/// The book's minimal integration, on the simulator: it speaks the protocol both ways, its
+/// checks pass, and it ends leaving nothing; its text in the book ("Testing your own product")
+/// is the file's, under 60 lines.
 #[test]
 fn the_minimal_integration_speaks_the_documented_protocol() {
     let out = tempfile::tempdir().unwrap();
@@ -232,10 +232,10 @@ fn the_minimal_integration_speaks_the_documented_protocol() {
 
     let file = std::fs::read_to_string(root().join("integrations/minimal.mjs")).unwrap();
     assert!(file.lines().count() < 60, "{} lines", file.lines().count());
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let chapter = std::fs::read_to_string(root().join("book/src/testing-your-product.md")).unwrap();
     assert!(
-        readme.contains(&format!("```js\n{file}```")),
-        "the README shows integrations/minimal.mjs as it is"
+        chapter.contains(&format!("```js\n{file}```")),
+        "book/src/testing-your-product.md shows integrations/minimal.mjs as it is"
     );
 }
 

@@ -1,5 +1,5 @@
 //! End-to-end tests through the built binary: the real CLI and the simulator, the safety and
-//! storage promises, bad input, the README's commands. One test binary, so the long runs (each
+//! storage promises, bad input, the README's commands and the book's links. One test binary, so the long runs (each
 //! mostly waiting on a CLI) overlap instead of queueing binary after binary; the test threads
 //! are set in `.cargo/config.toml`.
 
@@ -8,6 +8,7 @@ mod common;
 
 mod atomic;
 mod bad_input;
+mod book;
 mod cache;
 mod channels;
 mod conform_seed;

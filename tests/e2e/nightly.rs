@@ -691,7 +691,8 @@ fn progress_lines_name_the_version_and_quiet_keeps_one_line_per_run() {
     }
 }
 
-/// `list --message-format json` ends with the `summary` line the README promises.
+/// `list --message-format json` ends with the `summary` line the book promises (`run`, in
+/// `book/src/running.md`).
 #[test]
 fn list_as_json_ends_with_its_summary_line() {
     let out = output_within(wakeprobe(&["list", "--message-format", "json"]), LIMIT);

@@ -1,7 +1,8 @@
-//! The README's two commands, as a newcomer types them on a fresh clone: the first must
-//! resolve to the `wakeprobe` binary (a second binary once made `cargo run` ambiguous), and run
-//! the library; the second is the command running this test. `.ci/run` runs both, as written,
-//! on the real CLI.
+//! The README, the front door: at most 400 lines; its two commands, as a newcomer types them on
+//! a fresh clone: the first must resolve to the `wakeprobe` binary (a second binary once made
+//! `cargo run` ambiguous), and run the library; the second is the command running this test.
+//! `.ci/run` runs both, as written, on the real CLI. And the figures the README and the book
+//! show, held to what they are drawn from.
 
 use std::path::Path;
 use std::process::Command;
@@ -97,13 +98,26 @@ fn cargo_run_resolves_to_wakeprobe_in_a_fresh_clone() {
     );
 }
 
-/// The stored history (the real CLI, 2.1.219 to 2.1.332) holds the change `bisect` found at
-/// 2.1.225, pinned down and confirmed; the README shows `history` and `threshold` with real
-/// output and names every change point the stored history holds, in the changelog's words.
+/// The README is a front door (what wakeprobe is, the two commands, a worked example, what it
+/// finds, where to read on); the reference is the book.
 #[test]
-fn the_readme_shows_history_and_threshold_and_every_stored_change_point() {
-    use wakeprobe::matrix::history::{ChangeKind, HistoryFile};
+fn the_readme_is_at_most_400_lines() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines: move reference into book/src"
+    );
+}
+
+/// The stored history (the real CLI, 2.1.219 to 2.1.332) holds the change `bisect` found at
+/// 2.1.225, pinned down and confirmed; the book's "Matrices and CI" shows `history` and
+/// `threshold` with real output and names every change point the stored history holds, in the
+/// changelog's words.
+#[test]
+fn the_book_shows_history_and_threshold_and_every_stored_change_point() {
+    use wakeprobe::matrix::history::{ChangeKind, HistoryFile};
+    let chapter = std::fs::read_to_string(root().join("book/src/matrices.md")).unwrap();
     let stored: HistoryFile =
         serde_json::from_slice(&std::fs::read(root().join("baseline/history.json")).unwrap())
             .unwrap();
@@ -127,19 +141,22 @@ fn the_readme_shows_history_and_threshold_and_every_stored_change_point() {
             change.after.label(),
             change.before.label()
         );
-        assert!(readme.contains(&line), "the README shows `{line}`");
+        assert!(chapter.contains(&line), "matrices.md shows `{line}`");
         let bold = format!(
             "**{}/{}** from **{}**",
             cell.scenario, cell.variant, change.first_after
         );
-        assert!(readme.contains(&bold), "the README's changelog has {bold}");
+        assert!(
+            chapter.contains(&bold),
+            "matrices.md's changelog has {bold}"
+        );
     }
     for command in [
         "$ wakeprobe history --scenarios all --append baseline/history.json --to latest",
         "$ wakeprobe threshold subagent-bg-turn-end/print --param bg_seconds --from 1 --to 12",
         "`woke` at bg_seconds = 5.3 and below",
     ] {
-        assert!(readme.contains(command), "the README shows `{command}`");
+        assert!(chapter.contains(command), "matrices.md shows `{command}`");
     }
 }
 
@@ -187,12 +204,19 @@ fn the_readmes_version_figures_are_the_committed_baselines() {
     }
 }
 
-/// The install the README gives is the tested build: `--locked`, or cargo resolves the
-/// dependencies anew (newer hyper, http, clap...) and builds something no test ran.
+/// The install the README and the book give is the tested build: `--locked`, or cargo
+/// resolves the dependencies anew (newer hyper, http, clap...) and builds something no test ran.
 #[test]
-fn every_cargo_install_in_the_readme_is_locked() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let installs: Vec<&str> = readme
+fn every_cargo_install_in_the_readme_and_the_book_is_locked() {
+    let mut docs = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("book/src")).unwrap() {
+        docs.push(entry.unwrap().path());
+    }
+    let text: String = docs
+        .iter()
+        .map(|d| std::fs::read_to_string(d).unwrap())
+        .collect();
+    let installs: Vec<&str> = text
         .lines()
         .filter(|l| l.trim_start().starts_with("cargo install --"))
         .collect();

@@ -367,7 +367,7 @@ fn no_canary_reaches_a_child_of_any_driver_and_the_real_home_is_untouched() {
     let dirs: Vec<tempfile::TempDir> = cases.iter().map(|_| tempfile::tempdir().unwrap()).collect();
     for ((_, text, _), dir) in cases.iter().zip(&dirs) {
         std::fs::write(dir.path().join("env-dump.toml"), text).unwrap();
-        // The integration writes its own environment down, then runs the README's minimal one.
+        // The integration writes its own environment down, then runs the book's minimal one.
         std::fs::copy(
             root().join("integrations/minimal.mjs"),
             dir.path().join("minimal.mjs"),
