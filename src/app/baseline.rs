@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::matrix::read_matrix;
+use super::conclude::read_matrix;
 use super::{AppError, AppResult};
 use crate::cli::Exit;
 use crate::matrix::grid::Comparison;
@@ -16,7 +16,7 @@ use crate::store::redact::Redactor;
 pub fn update(matrix: &Path, baseline: &Path) -> AppResult {
     let new = read_matrix(matrix)?;
     // Only a matrix a comparison can trust becomes the baseline.
-    super::matrix::refuse(matrix, crate::matrix::trust::baseline_problems(&new))?;
+    super::conclude::refuse(matrix, crate::matrix::trust::baseline_problems(&new))?;
     if baseline.exists() {
         let old = read_matrix(baseline).map_err(|e| {
             AppError::bad_input(format!(

@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::clis::clis_for;
 use super::invocation::{self, Outputs, Ran};
-use super::matrix::clis_for;
 use super::{AppError, AppResult, resolve};
 use crate::backend::install;
 use crate::classify::result::ExtraCase;

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::conclude::{Concluding, MatrixOf, read_matrix};
 use super::invocation::{self, Ran};
-use super::matrix::{Concluding, MatrixOf, read_matrix};
 use super::{AppError, AppResult};
 use crate::classify::result::MissingPart;
 use crate::cli::{self, Exit};
@@ -44,7 +44,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
     }
     let identity = one.as_ref().map(|o| o.identity);
     let across = match identity {
-        Some(identity) => super::matrix::compared_across(
+        Some(identity) => super::conclude::compared_across(
             identity,
             baseline.as_ref(),
             args.baseline.as_deref(),
@@ -80,7 +80,7 @@ pub fn merge(args: &cli::MergeArgs) -> AppResult {
     };
     let grid = of.matrix(&ran.results());
     let parts: Vec<MissingPart> = missing.iter().flat_map(Missing::parts).collect();
-    let (summary, compared) = super::matrix::conclude(
+    let (summary, compared) = super::conclude::conclude(
         &Concluding {
             dir: &args.out,
             junit: args.junit.as_deref(),

@@ -7,6 +7,8 @@ mod aborted;
 mod baseline;
 mod bisect;
 mod cache;
+mod clis;
+mod conclude;
 mod conform;
 mod docs;
 mod export;

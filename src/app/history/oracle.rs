@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
+use super::super::clis::clis_for;
 use super::super::installs::{InstallBudgetError, Installs};
-use super::super::matrix::clis_for;
 use super::super::{probe, resolve};
 use super::key;
 use super::setup::Setup;
