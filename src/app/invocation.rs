@@ -280,3 +280,39 @@ pub fn exit_code(summary: &Summary, ran: &Ran) -> Exit {
         Exit::Mismatch
     }
 }
+
+/// Which result a saved run is taken with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judging {
+    /// Judged again from its evidence (`report`, `merge`).
+    Again,
+    /// The result its reports were written from (`view`).
+    AsWritten,
+}
+
+/// Every complete run under `dir` with its result; incomplete ones are named and skipped.
+pub fn load_runs(dir: &Path, judging: Judging) -> Result<Ran, AppError> {
+    let mut rows = Vec::new();
+    for run in saved::find_runs(dir)? {
+        match saved::SavedRun::load(&run) {
+            Ok(saved) => {
+                let result = match judging {
+                    Judging::Again => saved.judge(),
+                    Judging::AsWritten => saved.written_result(),
+                };
+                rows.push(Row {
+                    result,
+                    timeline: saved.timeline,
+                    dir: run,
+                });
+            }
+            Err(e @ saved::SavedError::Incomplete { .. }) => eprintln!("wakeprobe: warning: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Ran {
+        rows,
+        failures: vec![],
+        interrupted: false,
+    })
+}

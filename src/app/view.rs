@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{AppResult, invocation, report};
+use super::{AppResult, invocation};
 use crate::classify::result::Summary;
 use crate::cli;
 use crate::report::html;
@@ -12,7 +12,7 @@ use crate::report::html;
 /// `wakeprobe view DIR...`
 pub fn view(args: &cli::ViewArgs) -> AppResult {
     for dir in &args.dirs {
-        let ran = report::load_runs(dir, report::Judging::AsWritten)?;
+        let ran = invocation::load_runs(dir, invocation::Judging::AsWritten)?;
         let stored = read_summary(dir);
         let errors = stored
             .as_ref()
