@@ -543,68 +543,11 @@ fn stream_token(line: &Value, names: &Names) -> (String, String, bool) {
         )
     };
     match (kind, subtype) {
-        ("assistant", _) => {
-            let blocks: Vec<String> = line["message"]["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|b| match b["type"].as_str() {
-                    Some("tool_use") => format!("tool_use:{}", b["name"].as_str().unwrap_or("?")),
-                    Some(other) => other.to_string(),
-                    None => "?".into(),
-                })
-                .collect();
-            (
-                owner_lane(),
-                format!("assistant {}", blocks.join("+")),
-                false,
-            )
-        }
-        ("user", _) => {
-            let blocks: Vec<String> = match &line["message"]["content"] {
-                Value::String(_) => vec!["text".into()],
-                Value::Array(items) => items
-                    .iter()
-                    .map(|b| b["type"].as_str().unwrap_or("?").to_string())
-                    .collect(),
-                _ => vec![],
-            };
-            let synthetic = if line["isSynthetic"] == true {
-                " (synthetic)"
-            } else {
-                ""
-            };
-            (
-                owner_lane(),
-                format!("user {}{synthetic}", blocks.join("+")),
-                false,
-            )
-        }
-        ("system", Some("task_started")) => {
-            let t = line["task_type"].as_str().unwrap_or("?");
-            let bg = if line["is_backgrounded"] == false {
-                ", foreground"
-            } else {
-                ""
-            };
-            (task_lane(), format!("task_started {t}{bg}"), false)
-        }
-        ("system", Some("task_updated")) => {
-            let status = line["patch"]["status"]
-                .as_str()
-                .or_else(|| line["status"].as_str())
-                .unwrap_or("?");
-            (task_lane(), format!("task_updated {status}"), false)
-        }
-        ("system", Some("task_notification")) => (
-            task_lane(),
-            format!(
-                "task_notification {}",
-                line["status"].as_str().unwrap_or("?")
-            ),
-            false,
-        ),
-        ("system", Some("task_progress")) => (task_lane(), "task_progress".into(), false),
+        ("assistant" | "user", _) => (owner_lane(), message_token(line), false),
+        (
+            "system",
+            Some(s @ ("task_started" | "task_updated" | "task_notification" | "task_progress")),
+        ) => (task_lane(), task_token(line, s), false),
         ("system", Some("init")) | ("result", _) => (
             "agent:main".into(),
             format!(
@@ -648,6 +591,66 @@ fn stream_token(line: &Value, names: &Names) -> (String, String, bool) {
             ),
             false,
         ),
+    }
+}
+
+/// The token of an `assistant` or `user` line: its kind and the types of its content blocks
+/// (a tool use by its tool's name).
+fn message_token(line: &Value) -> String {
+    if line["type"] == "assistant" {
+        let blocks: Vec<String> = line["message"]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| match b["type"].as_str() {
+                Some("tool_use") => format!("tool_use:{}", b["name"].as_str().unwrap_or("?")),
+                Some(other) => other.to_string(),
+                None => "?".into(),
+            })
+            .collect();
+        return format!("assistant {}", blocks.join("+"));
+    }
+    let blocks: Vec<String> = match &line["message"]["content"] {
+        Value::String(_) => vec!["text".into()],
+        Value::Array(items) => items
+            .iter()
+            .map(|b| b["type"].as_str().unwrap_or("?").to_string())
+            .collect(),
+        _ => vec![],
+    };
+    let synthetic = if line["isSynthetic"] == true {
+        " (synthetic)"
+    } else {
+        ""
+    };
+    format!("user {}{synthetic}", blocks.join("+"))
+}
+
+/// The token of a `system` task line (`task_started`, `task_updated`, `task_notification`,
+/// `task_progress`).
+fn task_token(line: &Value, subtype: &str) -> String {
+    match subtype {
+        "task_started" => {
+            let t = line["task_type"].as_str().unwrap_or("?");
+            let bg = if line["is_backgrounded"] == false {
+                ", foreground"
+            } else {
+                ""
+            };
+            format!("task_started {t}{bg}")
+        }
+        "task_updated" => {
+            let status = line["patch"]["status"]
+                .as_str()
+                .or_else(|| line["status"].as_str())
+                .unwrap_or("?");
+            format!("task_updated {status}")
+        }
+        "task_notification" => format!(
+            "task_notification {}",
+            line["status"].as_str().unwrap_or("?")
+        ),
+        _ => "task_progress".into(),
     }
 }
 

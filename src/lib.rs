@@ -3,6 +3,8 @@
 //! See `ARCHITECTURE.md` for the flow, the rooms and what each may import; each module's
 //! header says what it owns.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod app;
 pub mod backend;
 pub mod checks;

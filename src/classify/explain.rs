@@ -287,13 +287,7 @@ fn ended(
     how: &WorkEnd,
 ) -> Wording {
     let (w, k) = (scene.f.waiter, scene.f.work);
-    let end_what = match how {
-        WorkEnd::Completed => format!("`{k}` completes"),
-        WorkEnd::Failed(why) => format!("`{k}` fails ({why})"),
-        WorkEnd::Killed(why) => format!("`{k}` is killed ({why})"),
-        WorkEnd::KilledByFault(why) => format!("`{k}` is killed by the harness's fault ({why})"),
-    };
-    v.witness.push(witness(end, end_what));
+    v.witness.push(witness(end, end_what(k, how)));
     let at = Ended { scene, turn, end };
     let printed = facts::printed(scene.tl, scene.f, end.t_ms);
     // A kill after the waiter's finalization says what it needs itself.
@@ -313,19 +307,7 @@ fn ended(
             failed(v, (w, k), end, why, *told, unreadable)
         }
         AfterEnd::Queued { input, delivery } => queued(v, w, k, end, input, delivery),
-        AfterEnd::Woke { delivery, how } => {
-            let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
-            let latency = if scene.f.end_from_notice {
-                Latency::EndUnreported
-            } else {
-                match facts::stall_between(scene.tl, end.t_ms, delivery.t_ms).and_then(stall_words)
-                {
-                    Some(stall) => Latency::Stalled(stall),
-                    None => Latency::Measured,
-                }
-            };
-            woke(v, (w, k), end, delivery, how, raced, latency)
-        }
+        AfterEnd::Woke { delivery, how } => at.woke(v, delivery, how),
         AfterEnd::OrderBlurred {
             input,
             delivery,
@@ -367,26 +349,8 @@ fn ended(
             observed_ms,
         } => at.printed_not_delivered(v, printed, *observed_ms),
         AfterEnd::NeverFired { observed_ms } => at.never_fired(v, *observed_ms),
-        AfterEnd::FiringUnseen { observed_ms, why } => unknown(
-            v,
-            format!(
-                "`{k}` ended at {} and no request of `{w}` carried its notification in the {:.2} s that followed, but {why}: whether a notification fired (H1) or waited (H2, H3) is not observable",
-                secs(end.t_ms),
-                observed_ms / 1000.0
-            ),
-        ),
-        AfterEnd::NoticeUnreadable { request, why } => {
-            v.witness
-                .push(witness(request, format!("`{w}` makes a request")));
-            unknown(
-                v,
-                format!(
-                    "`{k}` ended at {} and `{w}` made a model request at {}, but {why}: whether that request carried the notification is not known",
-                    secs(end.t_ms),
-                    secs(request.t_ms)
-                ),
-            )
-        }
+        AfterEnd::FiringUnseen { observed_ms, why } => at.firing_unseen(v, *observed_ms, why),
+        AfterEnd::NoticeUnreadable { request, why } => at.notice_unreadable(v, request, why),
         AfterEnd::LostInRestart {
             restart,
             stale,
@@ -403,9 +367,62 @@ struct Ended<'s, 'a> {
     end: &'s Event,
 }
 
+/// The work's end in words, for its witness line.
+fn end_what(k: &str, how: &WorkEnd) -> String {
+    match how {
+        WorkEnd::Completed => format!("`{k}` completes"),
+        WorkEnd::Failed(why) => format!("`{k}` fails ({why})"),
+        WorkEnd::Killed(why) => format!("`{k}` is killed ({why})"),
+        WorkEnd::KilledByFault(why) => format!("`{k}` is killed by the harness's fault ({why})"),
+    }
+}
+
 impl Ended<'_, '_> {
     fn names(&self) -> (&str, &str) {
         (self.scene.f.waiter, self.scene.f.work)
+    }
+
+    /// The waiter got the notification: whether an input raced it, and how its latency reads.
+    fn woke(&self, v: Wording, delivery: &Event, how: &Woken) -> Wording {
+        let (scene, end) = (self.scene, self.end);
+        let raced = facts::input_not_carried(scene.tl, end.t_ms, delivery);
+        let latency = if scene.f.end_from_notice {
+            Latency::EndUnreported
+        } else {
+            match facts::stall_between(scene.tl, end.t_ms, delivery.t_ms).and_then(stall_words) {
+                Some(stall) => Latency::Stalled(stall),
+                None => Latency::Measured,
+            }
+        };
+        woke(v, self.names(), end, delivery, how, raced, latency)
+    }
+
+    /// No request carried the notice, but the run could not see whether one fired.
+    fn firing_unseen(&self, v: Wording, observed_ms: f64, why: &str) -> Wording {
+        let (w, k) = self.names();
+        unknown(
+            v,
+            format!(
+                "`{k}` ended at {} and no request of `{w}` carried its notification in the {:.2} s that followed, but {why}: whether a notification fired (H1) or waited (H2, H3) is not observable",
+                secs(self.end.t_ms),
+                observed_ms / 1000.0
+            ),
+        )
+    }
+
+    /// The waiter made a request, but the run could not read whether it carried the notice.
+    fn notice_unreadable(&self, mut v: Wording, request: &Event, why: &str) -> Wording {
+        let (w, k) = self.names();
+        v.witness
+            .push(witness(request, format!("`{w}` makes a request")));
+        unknown(
+            v,
+            format!(
+                "`{k}` ended at {} and `{w}` made a model request at {}, but {why}: whether that request carried the notification is not known",
+                secs(self.end.t_ms),
+                secs(request.t_ms)
+            ),
+        )
     }
 
     /// The CLI killed the work after finalizing the waiter.

@@ -1568,7 +1568,51 @@ fn queued_means_the_request_that_told_the_waiter_carried_the_input() {
 #[test]
 fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
     let text = "Any update on the check?";
-    let mut events = vec![
+    let mut events = race_worker_ended();
+    events.push(input_of(15056.8, text));
+    let mut own_turn = request(15188.8, "main", 5, &["a1"]);
+    if let EventKind::ModelRequest { user_text, .. } = &mut own_turn.kind {
+        user_text.push(
+            "[SYSTEM NOTIFICATION - NOT USER INPUT] No human input has been received.".into(),
+        );
+    }
+    events.push(own_turn);
+    events.push(carrying(request(15386.5, "main", 6, &[]), text));
+    events.push(cli_exit(20000.0, ExitDesc::Code(0)));
+    let tl = Timeline::new(events);
+    let watch = [Watch {
+        waiter: "main".into(),
+        work: "worker".into(),
+        hang_after: None,
+    }];
+    let j = judge(&Input {
+        timeline: &tl,
+        end: &EndReason::Finished,
+        cli_exit: None,
+        watch: &watch,
+        checks: &[],
+        invariants: &[],
+        raw: &Default::default(),
+        settle_ms: 3000.0,
+        offers: &crate::evidence::offers::Offers::all(),
+    });
+    let v = &j.verdicts[0];
+    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
+    assert!(
+        v.explanation.contains(
+            "an input sent at 15.06 s was not part of that request, so the CLI told `main` by itself"
+        ),
+        "{}",
+        v.explanation
+    );
+    assert!((v.latency_ms.unwrap() - 136.4).abs() < 0.01);
+}
+
+/// The `cli-own-turn/race` run up to the user's late input: main handed `worker` to the
+/// background and ended its turn; the worker's turn ended at 14950.7 ms, and the CLI printed it
+/// at 15052.4 ms.
+fn race_worker_ended() -> Vec<Event> {
+    vec![
         ev(
             140.0,
             Source::Driver,
@@ -1635,44 +1679,7 @@ fn the_clis_own_turn_that_beat_a_late_input_is_a_wake_up() {
                 label: Some("worker".into()),
             },
         ),
-        input_of(15056.8, text),
-    ];
-    let mut own_turn = request(15188.8, "main", 5, &["a1"]);
-    if let EventKind::ModelRequest { user_text, .. } = &mut own_turn.kind {
-        user_text.push(
-            "[SYSTEM NOTIFICATION - NOT USER INPUT] No human input has been received.".into(),
-        );
-    }
-    events.push(own_turn);
-    events.push(carrying(request(15386.5, "main", 6, &[]), text));
-    events.push(cli_exit(20000.0, ExitDesc::Code(0)));
-    let tl = Timeline::new(events);
-    let watch = [Watch {
-        waiter: "main".into(),
-        work: "worker".into(),
-        hang_after: None,
-    }];
-    let j = judge(&Input {
-        timeline: &tl,
-        end: &EndReason::Finished,
-        cli_exit: None,
-        watch: &watch,
-        checks: &[],
-        invariants: &[],
-        raw: &Default::default(),
-        settle_ms: 3000.0,
-        offers: &crate::evidence::offers::Offers::all(),
-    });
-    let v = &j.verdicts[0];
-    assert_eq!(v.outcome, Outcome::Woke, "{}", v.explanation);
-    assert!(
-        v.explanation.contains(
-            "an input sent at 15.06 s was not part of that request, so the CLI told `main` by itself"
-        ),
-        "{}",
-        v.explanation
-    );
-    assert!((v.latency_ms.unwrap() - 136.4).abs() < 0.01);
+    ]
 }
 
 /// A waiter that stopped after its work ended and was started again to receive it was

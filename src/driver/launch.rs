@@ -67,115 +67,55 @@ pub struct Launched {
 
 /// Builds the sandbox, starts the fake API and the CLI.
 pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
-    let clock = RunClock::start();
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let World {
+        clock,
+        started_unix_ms,
+        adapter,
+        wakeprobe,
+        sandbox,
+        raw_dir,
+        run_tag,
+    } = World::build(req)?;
     let plan = &req.plan;
-    let adapter = Adapter::of(req.cli.kind.runtime());
-    let wakeprobe = crate::backend::wakeprobe_binary()
-        .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
-    let sandbox = Sandbox::build(&SandboxSpec {
-        template: req.template.clone(),
-        helper_bin: crate::backend::helper_binary(&wakeprobe),
-        guard: plan.driver.guard,
-        label: plan.scenario.clone(),
-    })?;
-    let raw_dir = sandbox.root().join("evidence");
-    std::fs::create_dir_all(&raw_dir).map_err(|e| DriverError::Start(e.to_string()))?;
-    let run_tag = format!("{}-{}", std::process::id(), clock.origin_ns());
-
     let (wire_tx, wire_rx) = mpsc::unbounded_channel::<WireMessage>();
     let socket = EventSocket::listen(&sandbox.events_socket(), wire_tx)
         .map_err(|e| DriverError::Start(format!("event socket: {e}")))?;
-    let (api_tx, api_rx) = mpsc::unbounded_channel::<Event>();
-    let triggers = TriggerTimes::default();
-    let api = ApiState::new(
-        ApiConfig {
-            script: plan.agents.clone(),
-            track_command: "wp-track".into(),
-            evidence_dir: Some(raw_dir.clone()),
-            faults: plan.faults.clone(),
-            work_ends: Some(socket.work_ends()),
-            triggers: triggers.clone(),
-            notifications: adapter.notifications,
-        },
-        clock,
-        api_tx,
-    );
-    let tagged_prompt = format!(
-        "{}\n\n{}",
-        plan.driver.prompt,
-        fake_api::request::agent_tag(MAIN_AGENT)
-    );
+    let (api, api_rx, triggers) = fake_api_state(req, adapter, &raw_dir, &socket, clock);
+    let tagged_prompt = tagged_prompt(req);
     let mut lifeline = Lifeline::new().map_err(|e| DriverError::Start(e.to_string()))?;
-    let host = match plan.driver.mode.row().args {
-        CliArgs::ByIntegration => Some(super::command::prepare(
-            &req.sdk_versions,
-            &req.cli,
-            &req.cli_args,
-            &plan.driver,
-            &sandbox,
-        )?),
-        _ => plan
-            .driver
-            .mode
-            .row()
-            .host
-            .map(|h| super::sdk::prepare(h, &req.sdk_versions, &req.cli, &plan.driver, &sandbox))
-            .transpose()?,
-    };
-    let pty_pair = (plan.driver.mode.row().stdin == Stdin::Terminal)
-        .then(pty::PtyPair::open)
-        .transpose()
-        .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))?;
+    let host = prepare_host(req, &sandbox)?;
+    let pty_pair = open_terminal(req)?;
     let spawn_t = clock.now_ms();
     // `start` holds from the spawn on. Noted here, before the CLI can make its first request:
     // the session loop notes triggers after events, and on a loaded machine the first request
     // could come before it looked (a fault `after = "start"` then hit request 2, not 1).
     triggers.record(&crate::scenario::Trigger::Start, spawn_t);
-    let mut started = (StdinUse::ByMode, None);
-    let spawned = netns::bind_and_spawn(req.network, |addr| {
-        let (child, stdin, port) = spawn_supervised(
-            req,
-            &SpawnParts {
-                sandbox: &sandbox,
-                wakeprobe: &wakeprobe,
-                api_url: &format!("http://{addr}"),
-                run_tag: &run_tag,
-                tagged_prompt: &tagged_prompt,
-                pty: pty_pair.as_ref(),
-                host: host.as_ref(),
-                adapter,
-                raw_dir: &raw_dir,
-            },
-            &mut lifeline,
-        )?;
-        started = (stdin, port);
-        Ok(child)
-    });
-    let (listener, mut supervisor, isolation, netns) = match spawned {
-        Ok(s) => s,
+    let parts = SpawnParts {
+        sandbox: &sandbox,
+        wakeprobe: &wakeprobe,
+        run_tag: &run_tag,
+        tagged_prompt: &tagged_prompt,
+        pty: pty_pair.as_ref(),
+        host: host.as_ref(),
+        adapter,
+        raw_dir: &raw_dir,
+    };
+    let Spawned {
+        listener,
+        mut supervisor,
+        isolation,
+        netns,
+        started,
+    } = match spawn_in_network(req, &parts, &mut lifeline) {
+        Ok(spawned) => spawned,
         Err(e) => {
             socket.close();
-            return Err(DriverError::Start(format!(
-                "cannot start {}: {e}",
-                host.as_ref()
-                    .map_or(&req.cli.program, |h| &h.program)
-                    .display()
-            )));
+            return Err(e);
         }
     };
     lifeline.spawned();
     let supervisor_pid = supervisor.id().unwrap_or(0);
-    let listener = tokio::net::TcpListener::from_std(listener)
-        .map_err(|e| DriverError::Start(format!("fake API listener: {e}")))?;
-    let server = tokio::spawn(async move {
-        if let Err(e) = fake_api::serve(listener, api).await {
-            tracing::error!(%e, "the fake API stopped");
-        }
-    });
+    let server = serve_fake_api(listener, api)?;
     let (line_tx, line_rx) = mpsc::unbounded_channel::<(f64, String)>();
     let (listening_tx, listening) = tokio::sync::watch::channel(false);
     let mut outputs = read_outputs(
@@ -230,10 +170,184 @@ pub fn launch(req: &RunRequest) -> Result<Launched, DriverError> {
     })
 }
 
+/// The run's ground, laid before anything starts: its clock, the runtime's row, the sandbox
+/// with the folder raw evidence goes to, and the tag its processes carry.
+struct World {
+    clock: RunClock,
+    started_unix_ms: u64,
+    adapter: &'static Adapter,
+    wakeprobe: PathBuf,
+    sandbox: Sandbox,
+    raw_dir: PathBuf,
+    run_tag: String,
+}
+
+impl World {
+    fn build(req: &RunRequest) -> Result<World, DriverError> {
+        let clock = RunClock::start();
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let plan = &req.plan;
+        let adapter = Adapter::of(req.cli.kind.runtime());
+        let wakeprobe = crate::backend::wakeprobe_binary()
+            .map_err(|e| DriverError::Start(format!("cannot find the wakeprobe binary: {e}")))?;
+        let sandbox = Sandbox::build(&SandboxSpec {
+            template: req.template.clone(),
+            helper_bin: crate::backend::helper_binary(&wakeprobe),
+            guard: plan.driver.guard,
+            label: plan.scenario.clone(),
+        })?;
+        let raw_dir = sandbox.root().join("evidence");
+        std::fs::create_dir_all(&raw_dir).map_err(|e| DriverError::Start(e.to_string()))?;
+        let run_tag = format!("{}-{}", std::process::id(), clock.origin_ns());
+        Ok(World {
+            clock,
+            started_unix_ms,
+            adapter,
+            wakeprobe,
+            sandbox,
+            raw_dir,
+            run_tag,
+        })
+    }
+}
+
+/// The fake API's state (the scenario's script and faults, the work ends the event socket
+/// hears), the receiver of the events it records, and the triggers faults count from (shared
+/// with the session loop).
+fn fake_api_state(
+    req: &RunRequest,
+    adapter: &Adapter,
+    raw_dir: &std::path::Path,
+    socket: &EventSocket,
+    clock: RunClock,
+) -> (
+    std::sync::Arc<ApiState>,
+    mpsc::UnboundedReceiver<Event>,
+    TriggerTimes,
+) {
+    let plan = &req.plan;
+    let (sink, api_rx) = mpsc::unbounded_channel::<Event>();
+    let triggers = TriggerTimes::default();
+    let api = ApiState::new(
+        ApiConfig {
+            script: plan.agents.clone(),
+            track_command: "wp-track".into(),
+            evidence_dir: Some(raw_dir.to_path_buf()),
+            faults: plan.faults.clone(),
+            work_ends: Some(socket.work_ends()),
+            triggers: triggers.clone(),
+            notifications: adapter.notifications,
+        },
+        clock,
+        sink,
+    );
+    (api, api_rx, triggers)
+}
+
+/// The prompt with the main agent's tag, as the CLI receives it.
+fn tagged_prompt(req: &RunRequest) -> String {
+    format!(
+        "{}\n\n{}",
+        req.plan.driver.prompt,
+        fake_api::request::agent_tag(MAIN_AGENT)
+    )
+}
+
+/// The pseudo-terminal the CLI runs on, in a mode that talks to it through one.
+fn open_terminal(req: &RunRequest) -> Result<Option<pty::PtyPair>, DriverError> {
+    (req.plan.driver.mode.row().stdin == Stdin::Terminal)
+        .then(pty::PtyPair::open)
+        .transpose()
+        .map_err(|e| DriverError::Start(format!("pseudo-terminal: {e}")))
+}
+
+/// What starts in the CLI's place: the integration's command, or an SDK mode's host; `None`
+/// where the CLI itself is started.
+fn prepare_host(
+    req: &RunRequest,
+    sandbox: &Sandbox,
+) -> Result<Option<super::sdk::HostLaunch>, DriverError> {
+    let driver = &req.plan.driver;
+    Ok(match driver.mode.row().args {
+        CliArgs::ByIntegration => Some(super::command::prepare(
+            &req.sdk_versions,
+            &req.cli,
+            &req.cli_args,
+            driver,
+            sandbox,
+        )?),
+        _ => driver
+            .mode
+            .row()
+            .host
+            .map(|h| super::sdk::prepare(h, &req.sdk_versions, &req.cli, driver, sandbox))
+            .transpose()?,
+    })
+}
+
+/// What spawning left: the fake API's listener, the supervisor with the CLI under it, the
+/// network isolation achieved with its namespace, and how the CLI's standard input is used
+/// with the port of the server it opens.
+struct Spawned {
+    listener: std::net::TcpListener,
+    supervisor: tokio::process::Child,
+    isolation: Isolation,
+    netns: netns::Netns,
+    started: (StdinUse, Option<u16>),
+}
+
+/// Binds the fake API's listener and spawns the supervised CLI, both in the run's network; a
+/// failure names the program that would not start.
+fn spawn_in_network(
+    req: &RunRequest,
+    parts: &SpawnParts,
+    lifeline: &mut Lifeline,
+) -> Result<Spawned, DriverError> {
+    let mut started = (StdinUse::ByMode, None);
+    let spawned = netns::bind_and_spawn(req.network, |addr| {
+        let (child, stdin, port) =
+            spawn_supervised(req, parts, &format!("http://{addr}"), lifeline)?;
+        started = (stdin, port);
+        Ok(child)
+    });
+    match spawned {
+        Ok((listener, supervisor, isolation, netns)) => Ok(Spawned {
+            listener,
+            supervisor,
+            isolation,
+            netns,
+            started,
+        }),
+        Err(e) => Err(DriverError::Start(format!(
+            "cannot start {}: {e}",
+            parts
+                .host
+                .map_or(&req.cli.program, |h| &h.program)
+                .display()
+        ))),
+    }
+}
+
+/// Serves the fake API on the listener bound in the run's network.
+fn serve_fake_api(
+    listener: std::net::TcpListener,
+    api: std::sync::Arc<ApiState>,
+) -> Result<tokio::task::JoinHandle<()>, DriverError> {
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|e| DriverError::Start(format!("fake API listener: {e}")))?;
+    Ok(tokio::spawn(async move {
+        if let Err(e) = fake_api::serve(listener, api).await {
+            tracing::error!(%e, "the fake API stopped");
+        }
+    }))
+}
+
 struct SpawnParts<'a> {
     sandbox: &'a Sandbox,
     wakeprobe: &'a std::path::Path,
-    api_url: &'a str,
     run_tag: &'a str,
     tagged_prompt: &'a str,
     pty: Option<&'a pty::PtyPair>,
@@ -265,6 +379,7 @@ fn with_folders(
 fn spawn_supervised(
     req: &RunRequest,
     parts: &SpawnParts,
+    api_url: &str,
     lifeline: &mut Lifeline,
 ) -> std::io::Result<(tokio::process::Child, StdinUse, Option<u16>)> {
     let plan = &req.plan;
@@ -279,14 +394,14 @@ fn spawn_supervised(
         home: &parts.sandbox.home(),
         tmp: &parts.sandbox.tmp(),
         bin: &parts.sandbox.bin(),
-        api_url: parts.api_url,
+        api_url,
         run_tag: parts.run_tag,
         events_socket: &parts.sandbox.events_socket(),
         pty: parts.pty.is_some(),
         scenario_env: &with_folders(&plan.driver.env, parts.sandbox)?,
         sim_profile,
     });
-    let runtime_env = (parts.adapter.prepare)(parts.sandbox, parts.api_url, parts.raw_dir)
+    let runtime_env = (parts.adapter.prepare)(parts.sandbox, api_url, parts.raw_dir)
         .map_err(std::io::Error::other)?;
     let start = (parts.adapter.start)(&StartArgs {
         cli: &req.cli,

@@ -40,6 +40,9 @@ pub struct Ending {
     pub unsent: Vec<String>,
 }
 
+/// How the loop ended: the reason, and what ended it in words when the harness cut it short.
+type End = (EndReason, Option<String>);
+
 /// Drives the session until it ends; every event lands in `rec`.
 pub async fn drive(
     run: &mut Launched,
@@ -66,34 +69,12 @@ pub async fn drive(
         };
     }
     send_prompt(run, plan, rec).await;
-    let start = Instant::now();
-    let ceiling_at = start + plan.driver.ceiling;
-    let mut schedule = Schedule::new(&plan.driver);
-    let mut process_faults = ProcessFaults::new(&plan.faults, run.triggers.clone());
-    let fault_triggers = FaultTriggers::new(&plan.faults, run.triggers.clone(), plan.driver.settle);
+    let mut deadlines = Deadlines::new(plan, run);
     let mut vanish = VanishWatch::new();
     let mut stream_open = true;
     let mut cancel_open = true;
-    let mut last_status = Instant::now() - STATUS_EVERY;
-    let mut stalls = StallWatch::new();
-    let (reason, detail) = 'run: loop {
-        let now = Instant::now();
-        let mut wake = ceiling_at.min(now + STATUS_EVERY);
-        if let Some(at) = stalls.catching_up_until(now) {
-            wake = wake.min(at);
-        }
-        if let Some(at) = schedule.next_wake(&rec.live) {
-            wake = wake.min(at);
-        }
-        if let Some((_, at)) = next_hang(plan, rec) {
-            wake = wake.min(at);
-        }
-        if let Some(at) = process_faults.next_wake(&rec.live, now, rec.now_ms()) {
-            wake = wake.min(at);
-        }
-        if let Some(at) = fault_triggers.next_wake(&rec.live) {
-            wake = wake.min(at);
-        }
+    let (reason, detail) = loop {
+        let wake = deadlines.next_wake(rec);
         tokio::select! {
             // In this order when several are ready: a model call's event comes before the
             // stdout line that reacts to it (the fake API sends it before the reply's last
@@ -101,14 +82,9 @@ pub async fn drive(
             biased;
             Some(event) = run.api_rx.recv() => rec.api(event),
             Some(message) = run.wire_rx.recv() => {
-                if let Some(interrupt) = stopped_by(&message) {
-                    rec.wire(message);
-                    break interrupted(rec, interrupt, "the supervisor");
+                if let Some(end) = on_wire(rec, &mut vanish, run.clock, message) {
+                    break end;
                 }
-                if let WireMessage::TrackStart { pid, name, .. } = &message {
-                    vanish.watch(*pid, name.clone(), run.clock);
-                }
-                rec.wire(message);
             }
             line = run.line_rx.recv(), if stream_open => match line {
                 Some((t, line)) => {
@@ -128,18 +104,8 @@ pub async fn drive(
                 Err(_) => cancel_open = false, // nobody can cancel any more
             },
             exit = run.supervisor.wait(), if !rec.live.supervised_ended() => {
-                // What the supervisor said before it went (a signal it got, the CLI's exit)
-                // decides what its end means.
-                run.socket.flush().await;
-                while let Ok(message) = run.wire_rx.try_recv() {
-                    if let Some(interrupt) = stopped_by(&message) {
-                        rec.wire(message);
-                        break 'run interrupted(rec, interrupt, "the supervisor");
-                    }
-                    rec.wire(message);
-                }
-                if !rec.live.supervised_ended() {
-                    break supervisor_gone(rec, exit);
+                if let Some(end) = supervisor_exited(run, rec, exit).await {
+                    break end;
                 }
             }
             _ = &mut run.server => {
@@ -149,49 +115,162 @@ pub async fn drive(
             }
             _ = tokio::time::sleep_until(wake) => {}
         }
-        let now = Instant::now();
-        stalls.observe(rec, now);
-        if last_status + STATUS_EVERY <= now {
-            last_status = now;
-            let phase = RunPhase::of(plan.driver.mode, schedule.closed(), rec.live.requests);
-            report_status(status, rec, start, phase);
+        if let Some(end) = deadlines.end_due(rec, status) {
+            break end;
         }
-        if now >= ceiling_at {
+        deadlines.send_due(run, rec).await;
+    };
+    deadlines.process_faults.release(rec);
+    Ending {
+        reason,
+        detail,
+        unsent: deadlines.schedule.unsent(),
+    }
+}
+
+/// A supervisor's message: recorded, its tracker's process watched; a stop it reports ends
+/// the run.
+fn on_wire(
+    rec: &mut Recorder,
+    vanish: &mut VanishWatch,
+    clock: crate::evidence::clock::RunClock,
+    message: WireMessage,
+) -> Option<End> {
+    if let Some(interrupt) = stopped_by(&message) {
+        rec.wire(message);
+        return Some(interrupted(rec, interrupt, "the supervisor"));
+    }
+    if let WireMessage::TrackStart { pid, name, .. } = &message {
+        vanish.watch(*pid, name.clone(), clock);
+    }
+    rec.wire(message);
+    None
+}
+
+/// The supervisor exited. What it said before it went (a signal it got, the CLI's exit)
+/// decides what its end means, so its last messages are read first.
+async fn supervisor_exited(
+    run: &mut Launched,
+    rec: &mut Recorder,
+    exit: std::io::Result<std::process::ExitStatus>,
+) -> Option<End> {
+    run.socket.flush().await;
+    while let Ok(message) = run.wire_rx.try_recv() {
+        if let Some(interrupt) = stopped_by(&message) {
+            rec.wire(message);
+            return Some(interrupted(rec, interrupt, "the supervisor"));
+        }
+        rec.wire(message);
+    }
+    (!rec.live.supervised_ended()).then(|| supervisor_gone(rec, exit))
+}
+
+/// What wakes the loop besides its channels, and what it sends or ends on when it does: the
+/// ceiling, the inputs' schedule, the faults, the works' hang bounds, the harness's own stalls
+/// and the progress status.
+struct Deadlines<'p> {
+    plan: &'p Plan,
+    start: Instant,
+    ceiling_at: Instant,
+    schedule: Schedule<'p>,
+    process_faults: ProcessFaults,
+    fault_triggers: FaultTriggers,
+    last_status: Instant,
+    stalls: StallWatch,
+}
+
+impl<'p> Deadlines<'p> {
+    /// Starts the clocks, as the prompt has just been sent.
+    fn new(plan: &'p Plan, run: &Launched) -> Deadlines<'p> {
+        let start = Instant::now();
+        Deadlines {
+            plan,
+            start,
+            ceiling_at: start + plan.driver.ceiling,
+            schedule: Schedule::new(&plan.driver),
+            process_faults: ProcessFaults::new(&plan.faults, run.triggers.clone()),
+            fault_triggers: FaultTriggers::new(
+                &plan.faults,
+                run.triggers.clone(),
+                plan.driver.settle,
+            ),
+            last_status: Instant::now() - STATUS_EVERY,
+            stalls: StallWatch::new(),
+        }
+    }
+
+    /// The earliest moment something may be due: the ceiling, the next status refresh, the end
+    /// of a catch-up, an input, a hang bound or a fault.
+    fn next_wake(&self, rec: &Recorder) -> Instant {
+        let now = Instant::now();
+        let mut wake = self.ceiling_at.min(now + STATUS_EVERY);
+        if let Some(at) = self.stalls.catching_up_until(now) {
+            wake = wake.min(at);
+        }
+        if let Some(at) = self.schedule.next_wake(&rec.live) {
+            wake = wake.min(at);
+        }
+        if let Some((_, at)) = next_hang(self.plan, rec) {
+            wake = wake.min(at);
+        }
+        if let Some(at) = self.process_faults.next_wake(&rec.live, now, rec.now_ms()) {
+            wake = wake.min(at);
+        }
+        if let Some(at) = self.fault_triggers.next_wake(&rec.live) {
+            wake = wake.min(at);
+        }
+        wake
+    }
+
+    /// After a turn of the loop: notes a stall, refreshes the status, and ends the run on the
+    /// ceiling, a work past its hang bound, a tool the CLI lacks, or the CLI's end.
+    fn end_due(&mut self, rec: &mut Recorder, status: &StatusHandle) -> Option<End> {
+        let plan = self.plan;
+        let now = Instant::now();
+        self.stalls.observe(rec, now);
+        if self.last_status + STATUS_EVERY <= now {
+            self.last_status = now;
+            let phase = RunPhase::of(plan.driver.mode, self.schedule.closed(), rec.live.requests);
+            report_status(status, rec, self.start, phase);
+        }
+        if now >= self.ceiling_at {
             let ceiling_s = plan.driver.ceiling.as_secs_f64();
             rec.driver(EventKind::CeilingHit { ceiling_s }, None);
-            break (
+            return Some((
                 EndReason::Ceiling,
                 Some(format!("the {ceiling_s:.0} s ceiling")),
-            );
+            ));
         }
         if let Some((work, at)) = next_hang(plan, rec)
             && now >= at
-            && stalls.catching_up_until(now).is_none()
+            && self.stalls.catching_up_until(now).is_none()
         {
-            break hung(rec, plan, &work);
+            return Some(hung(rec, plan, &work));
         }
         if let Some(why) = &rec.live.tool_unavailable {
-            break (EndReason::ToolUnavailable, Some(why.clone()));
+            return Some((EndReason::ToolUnavailable, Some(why.clone())));
         }
         if rec.live.supervised_ended() {
-            let reason = if schedule.closed() {
+            let reason = if self.schedule.closed() {
                 EndReason::Finished
             } else {
                 EndReason::CliEnded
             };
-            break (reason, None);
+            return Some((reason, None));
         }
-        fault_triggers.observe(&rec.live, Instant::now(), rec.now_ms());
-        process_faults.fire_due(rec, &run.lifeline, Instant::now());
-        while let Some(due) = schedule.poll(&rec.live, Instant::now()) {
+        None
+    }
+
+    /// Notes the fault triggers that now hold, fires the process faults due, and sends every
+    /// input due.
+    async fn send_due(&mut self, run: &mut Launched, rec: &mut Recorder) {
+        self.fault_triggers
+            .observe(&rec.live, Instant::now(), rec.now_ms());
+        self.process_faults
+            .fire_due(rec, &run.lifeline, Instant::now());
+        while let Some(due) = self.schedule.poll(&rec.live, Instant::now()) {
             send(run, rec, due).await;
         }
-    };
-    process_faults.release(rec);
-    Ending {
-        reason,
-        detail,
-        unsent: schedule.unsent(),
     }
 }
 

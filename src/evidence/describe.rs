@@ -47,6 +47,7 @@ fn describe_shown(line: &super::integration::IntegrationLine) -> String {
     }
 }
 
+/// One event in one line.
 pub fn describe(e: &Event) -> String {
     match &e.kind {
         EventKind::CliSpawned { pid } => format!("CLI started (pid {pid})"),
@@ -68,6 +69,61 @@ pub fn describe(e: &Event) -> String {
         | EventKind::CliRestarted { .. } => describe_fault(&e.kind),
         EventKind::ToolCall { .. } => describe_tool_call(&e.kind),
         EventKind::TurnEnded { text, .. } => format!("ends its turn: “{}”", truncate(text, 60)),
+        EventKind::TaskStarted { .. }
+        | EventKind::TaskUpdated { .. }
+        | EventKind::TaskNotified { .. } => describe_task(&e.kind),
+        EventKind::Hook { .. } => describe_hook(&e.kind),
+        EventKind::AgentFinalized { hook } => format!("finalized ({hook})"),
+        EventKind::ToolUnavailable { tool, cli } => format!(
+            "{} no `{tool}` tool: the script cannot go on",
+            cli.as_deref()
+                .map(|v| format!("{v} offers"))
+                .unwrap_or_else(|| "the CLI offers".into())
+        ),
+        EventKind::TurnResult { .. } => describe_result(&e.kind),
+        EventKind::PermissionAsked { .. }
+        | EventKind::PermissionAnswered { .. }
+        | EventKind::ToCli { .. }
+        | EventKind::RejectedLine { .. }
+        | EventKind::IntegrationExited { .. } => describe_integration_io(&e.kind),
+        EventKind::Shown(line) => describe_shown(line),
+        EventKind::StreamLine { line_type, subtype } => match subtype {
+            Some(s) if s == "api_retry" => {
+                "the CLI retries a failed model request (api_retry)".into()
+            }
+            Some(s) => format!("stream {line_type}/{s}"),
+            None => format!("stream {line_type}"),
+        },
+        EventKind::TrackStarted { .. }
+        | EventKind::TrackEnded { .. }
+        | EventKind::ProcessExited { .. }
+        | EventKind::Leftover { .. } => describe_process(&e.kind),
+        EventKind::SessionClosed
+        | EventKind::CeilingHit { .. }
+        | EventKind::Interrupted { .. }
+        | EventKind::HarnessFailed { .. }
+        | EventKind::WorkOverdue { .. }
+        | EventKind::HarnessStalled { .. } => describe_harness(&e.kind),
+        EventKind::CliExited { exit } => format!("CLI exited ({})", exit.describe()),
+        EventKind::ControlRequest { subtype, target } => format!(
+            "control request {subtype}{}",
+            target
+                .as_deref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default()
+        ),
+        EventKind::ControlResponse { subtype, error } => match error {
+            Some(e) => format!("control response {subtype}: {e}"),
+            None => format!("control response {subtype}"),
+        },
+        EventKind::TranscriptFact { fact, detail } => format!("transcript: {fact} ({detail})"),
+        EventKind::Screen { text } => describe_screen(text),
+    }
+}
+
+/// A task line of the CLI's stream: started, updated, notified.
+fn describe_task(kind: &EventKind) -> String {
+    match kind {
         EventKind::TaskStarted {
             task_id,
             task_type,
@@ -94,15 +150,13 @@ pub fn describe(e: &Event) -> String {
                 label_part_paren(label)
             )
         }
-        EventKind::Hook { .. } => describe_hook(&e.kind),
-        EventKind::AgentFinalized { hook } => format!("finalized ({hook})"),
-        EventKind::ToolUnavailable { tool, cli } => format!(
-            "{} no `{tool}` tool: the script cannot go on",
-            cli.as_deref()
-                .map(|v| format!("{v} offers"))
-                .unwrap_or_else(|| "the CLI offers".into())
-        ),
-        EventKind::TurnResult { .. } => describe_result(&e.kind),
+        _ => String::new(),
+    }
+}
+
+/// What passed between an integration (or an SDK host) and the CLI, and the integration's exit.
+fn describe_integration_io(kind: &EventKind) -> String {
+    match kind {
         EventKind::PermissionAsked {
             tool,
             answer: Some(answer),
@@ -120,20 +174,22 @@ pub fn describe(e: &Event) -> String {
             Some(s) => format!("the integration writes a {line_type}/{s} line to the CLI"),
             None => format!("the integration writes a {line_type} line to the CLI"),
         },
-        EventKind::Shown(line) => describe_shown(line),
         EventKind::RejectedLine { why, line } => {
             format!(
                 "the integration wrote a line wakeprobe rejects ({why}): {}",
                 truncate(line, 60)
             )
         }
-        EventKind::StreamLine { line_type, subtype } => match subtype {
-            Some(s) if s == "api_retry" => {
-                "the CLI retries a failed model request (api_retry)".into()
-            }
-            Some(s) => format!("stream {line_type}/{s}"),
-            None => format!("stream {line_type}"),
-        },
+        EventKind::IntegrationExited { exit } => {
+            format!("the integration exits ({})", exit.describe())
+        }
+        _ => String::new(),
+    }
+}
+
+/// A process of the run: a tracked work's start and end, a reaped child, a leftover killed.
+fn describe_process(kind: &EventKind) -> String {
+    match kind {
         EventKind::TrackStarted { name, pid } => format!("process `{name}` started (pid {pid})"),
         EventKind::TrackEnded { name, exit, .. } => {
             format!("process `{name}` ended ({})", exit.describe())
@@ -146,18 +202,17 @@ pub fn describe(e: &Event) -> String {
                 .unwrap_or_default(),
             exit.describe()
         ),
-        EventKind::CliExited { exit } => format!("CLI exited ({})", exit.describe()),
-        EventKind::ControlRequest { subtype, target } => format!(
-            "control request {subtype}{}",
-            target
-                .as_deref()
-                .map(|t| format!(" {t}"))
-                .unwrap_or_default()
-        ),
-        EventKind::ControlResponse { subtype, error } => match error {
-            Some(e) => format!("control response {subtype}: {e}"),
-            None => format!("control response {subtype}"),
-        },
+        EventKind::Leftover { pid, command } => {
+            format!("leftover process {pid} `{command}` killed")
+        }
+        _ => String::new(),
+    }
+}
+
+/// What the harness itself did or met: closing the session, the ceiling, an interruption, its
+/// own failure or stall, a work past its hang bound.
+fn describe_harness(kind: &EventKind) -> String {
+    match kind {
         EventKind::SessionClosed => "session closed by the driver".into(),
         EventKind::CeilingHit { ceiling_s } => format!("ceiling of {ceiling_s:.0} s reached"),
         EventKind::Interrupted { signal: Some(s) } => format!("run interrupted ({s})"),
@@ -166,18 +221,11 @@ pub fn describe(e: &Event) -> String {
         EventKind::WorkOverdue { work, bound_s } => {
             format!("`{work}` not seen to end within its {bound_s:.1} s hang bound")
         }
-        EventKind::IntegrationExited { exit } => {
-            format!("the integration exits ({})", exit.describe())
-        }
         EventKind::HarnessStalled { until_ms } => format!(
             "the harness stalled until {} (stopped or starved): what reached it meanwhile is stamped late",
             super::secs(*until_ms)
         ),
-        EventKind::Leftover { pid, command } => {
-            format!("leftover process {pid} `{command}` killed")
-        }
-        EventKind::TranscriptFact { fact, detail } => format!("transcript: {fact} ({detail})"),
-        EventKind::Screen { text } => describe_screen(text),
+        _ => String::new(),
     }
 }
 

@@ -802,20 +802,23 @@ mod tests {
         );
     }
 
+    /// One line the CLI tap passed, at 5 ms: to the CLI (the integration's) or from it.
+    fn tap_line(n: &mut Normalizer, to_cli: bool, line: &str) -> Vec<Event> {
+        n.wire(WireMessage::CliLine {
+            t_ns: 5_000_000,
+            to_cli,
+            line: line.into(),
+        })
+    }
+
     /// The lines the CLI tap passed between an integration and the CLI: the CLI's own are
     /// stream events (a main-agent assistant line is the main agent's, a subagent's is not),
-    /// its `can_use_tool` request is a permission asked, the integration's control response
-    /// to it the answer (matched by request id), and its other lines `to_cli` events.
+    /// and the integration's lines (a control request, a line that is not JSON) `to_cli`
+    /// events.
     #[test]
-    fn tapped_lines_are_the_stream_and_the_integrations_answers() {
+    fn tapped_lines_are_the_stream_and_the_integrations_lines() {
         let mut n = normalizer_with_spawn();
-        let tap = |n: &mut Normalizer, to_cli: bool, line: &str| {
-            n.wire(WireMessage::CliLine {
-                t_ns: 5_000_000,
-                to_cli,
-                line: line.into(),
-            })
-        };
+        let tap = tap_line;
         let user = tap(
             &mut n,
             true,
@@ -836,6 +839,32 @@ mod tests {
             r#"{"type":"assistant","parent_tool_use_id":"toolu_a","message":{}}"#,
         );
         assert_eq!(sub[0].agent, None);
+        let control = tap(
+            &mut n,
+            true,
+            r#"{"type":"control_request","request_id":"x","request":{"subtype":"interrupt"}}"#,
+        );
+        assert_eq!(
+            control[0].kind,
+            EventKind::ToCli {
+                line_type: "control_request".into(),
+                subtype: Some("interrupt".into()),
+            }
+        );
+        let junk = tap(&mut n, true, "not json");
+        assert!(
+            matches!(&junk[0].kind, EventKind::ToCli { line_type, .. } if line_type == "non-json")
+        );
+        assert_eq!(junk[0].t_ms, 5.0);
+    }
+
+    /// The CLI's tapped `can_use_tool` request is a permission asked, the integration's control
+    /// response to it the answer (matched by request id, an error answer included); a response
+    /// to a request that asked no permission is a `to_cli` event.
+    #[test]
+    fn tapped_permission_requests_and_their_answers() {
+        let mut n = normalizer_with_spawn();
+        let tap = tap_line;
         let asked = tap(
             &mut n,
             false,
@@ -896,23 +925,6 @@ mod tests {
         assert!(
             matches!(&error[0].kind, EventKind::PermissionAnswered { answer, .. } if answer == "error")
         );
-        let control = tap(
-            &mut n,
-            true,
-            r#"{"type":"control_request","request_id":"x","request":{"subtype":"interrupt"}}"#,
-        );
-        assert_eq!(
-            control[0].kind,
-            EventKind::ToCli {
-                line_type: "control_request".into(),
-                subtype: Some("interrupt".into()),
-            }
-        );
-        let junk = tap(&mut n, true, "not json");
-        assert!(
-            matches!(&junk[0].kind, EventKind::ToCli { line_type, .. } if line_type == "non-json")
-        );
-        assert_eq!(junk[0].t_ms, 5.0);
     }
 
     fn normalizer_with_spawn() -> Normalizer {

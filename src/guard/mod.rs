@@ -436,10 +436,16 @@ pub fn unpersisted(fixture: &str, dir: &Path, message: &str) -> Value {
 /// tell. Running work and a stall in words block; a neutral or a done message, nothing running
 /// or the loop guard pass.
 fn unreadable_transcript_cases(dir: &Path, neutral: &str, case: &mut Cases) {
+    unreadable_transcript_blocks(dir, case);
+    unreadable_transcript_passes(dir, neutral, case);
+    captured_unreadable_transcript_cases(dir, case);
+}
+
+/// Without a transcript, a stall in words blocks while the agent's own work (or work nothing
+/// attributes) runs.
+fn unreadable_transcript_blocks(dir: &Path, case: &mut Cases) {
     let block = Decision::Block;
-    let pass = Decision::Pass;
     let own = own_work_payload;
-    let missing = dir.join("no-such-transcript.jsonl");
     for m in [STALLS[0], STALLS[1], STALLS[3]] {
         case.add(
             format!("no transcript: own shell running, a stall: {m}"),
@@ -475,6 +481,12 @@ fn unreadable_transcript_cases(dir: &Path, neutral: &str, case: &mut Cases) {
         &unpersisted(fixtures::OTHER_STOP, dir, STALLS[0]),
         block,
     );
+}
+
+/// Without a transcript, a message that does not stall, nothing of the agent's running, or the
+/// loop guard passes.
+fn unreadable_transcript_passes(dir: &Path, neutral: &str, case: &mut Cases) {
+    let pass = Decision::Pass;
     for (what, m) in [
         ("a neutral message", neutral),
         ("done", NORMALS[0]),
@@ -521,6 +533,14 @@ fn unreadable_transcript_cases(dir: &Path, neutral: &str, case: &mut Cases) {
         &nudged,
         pass,
     );
+}
+
+/// Payloads captured from real CLIs whose transcript is missing: 2.1.332 with
+/// `--no-session-persistence`, and 2.1.144's (no `background_tasks`), judged by words alone.
+fn captured_unreadable_transcript_cases(dir: &Path, case: &mut Cases) {
+    let block = Decision::Block;
+    let pass = Decision::Pass;
+    let missing = dir.join("no-such-transcript.jsonl");
     // Captured from 2.1.332 with --no-session-persistence; only the missing path is moved here.
     for (what, fixture, expected) in [
         (

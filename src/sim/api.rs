@@ -103,6 +103,9 @@ impl Reply {
     }
 }
 
+/// The sending half of one HTTP/1.1 connection to the API.
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
 /// Where the API is and how to present ourselves.
 #[derive(Debug, Clone)]
 pub struct Api {
@@ -173,31 +176,61 @@ impl Api {
         }
     }
 
+    /// One attempt: a fresh connection, the request as the CLI sends it, the answer read whole.
     async fn once(
         &self,
         body: Bytes,
         agent_id: Option<&str>,
         attempt: u32,
     ) -> Result<Reply, ApiError> {
-        let connect_error = |message: String| ApiError::Connect {
+        let (mut sender, driver) = self.connect().await?;
+        let request = self.request(body, agent_id, attempt)?;
+        let result = async {
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(|e| self.connect_error(e.to_string()))?;
+            read_reply(response).await
+        }
+        .await;
+        driver.abort();
+        result
+    }
+
+    fn connect_error(&self, message: String) -> ApiError {
+        ApiError::Connect {
             addr: self.authority.clone(),
             message,
-        };
+        }
+    }
+
+    /// An HTTP/1.1 connection to the API, and the task driving it (to abort when done).
+    async fn connect(&self) -> Result<(Sender, tokio::task::JoinHandle<()>), ApiError> {
         let stream = tokio::time::timeout(
             CONNECT_LIMIT,
             tokio::net::TcpStream::connect(&self.authority),
         )
         .await
-        .map_err(|_| connect_error("timed out".into()))?
-        .map_err(|e| connect_error(e.to_string()))?;
+        .map_err(|_| self.connect_error("timed out".into()))?
+        .map_err(|e| self.connect_error(e.to_string()))?;
         let _ = stream.set_nodelay(true);
-        let (mut sender, connection) =
+        let (sender, connection) =
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
                 .await
-                .map_err(|e| connect_error(e.to_string()))?;
+                .map_err(|e| self.connect_error(e.to_string()))?;
         let driver = tokio::spawn(async move {
             let _ = connection.await;
         });
+        Ok((sender, driver))
+    }
+
+    /// The request with the headers the real CLI sends.
+    fn request(
+        &self,
+        body: Bytes,
+        agent_id: Option<&str>,
+        attempt: u32,
+    ) -> Result<hyper::Request<Full<Bytes>>, ApiError> {
         let mut request = hyper::Request::post(format!(
             "{}/v1/messages?beta=true",
             self.path_prefix
@@ -219,79 +252,75 @@ impl Api {
         if let Some(id) = agent_id {
             request = request.header("x-claude-code-agent-id", id);
         }
-        let request = request
+        request
             .body(Full::new(body))
-            .map_err(|e| ApiError::Stream(e.to_string()))?;
-        let result = async {
-            let response = sender
-                .send_request(request)
-                .await
-                .map_err(|e| connect_error(e.to_string()))?;
-            let status = response.status().as_u16();
-            let request_id = response
-                .headers()
-                .get("request-id")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let event_stream = response
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/event-stream"));
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0);
-            let mut body = response.into_body();
-            if status != 200 {
-                let bytes = body
-                    .collect()
-                    .await
-                    .map(|b| b.to_bytes())
-                    .unwrap_or_default();
-                return Err(ApiError::Status {
-                    status,
-                    body: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
-                    retry_after,
-                });
-            }
-            if !event_stream {
-                let bytes = body
-                    .collect()
-                    .await
-                    .map_err(|e| ApiError::Stream(e.to_string()))?
-                    .to_bytes();
-                let message: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| ApiError::Stream(e.to_string()))?;
-                return Ok(Reply {
-                    request_id,
-                    ..reply_from_message(&message)
-                });
-            }
-            let mut assembler = Assembler::default();
-            let mut splitter = SseSplitter::default();
-            while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| ApiError::Stream(e.to_string()))?;
-                if let Ok(data) = frame.into_data() {
-                    for event in splitter.push(&data) {
-                        assembler.event(&event)?;
-                    }
-                }
-                if assembler.done {
-                    break;
-                }
-            }
-            assembler.finish().map(|reply| Reply {
-                request_id,
-                ..reply
-            })
-        }
-        .await;
-        driver.abort();
-        result
+            .map_err(|e| ApiError::Stream(e.to_string()))
     }
+}
+
+/// The answer read whole: an error status with its body and `retry-after`, a plain JSON
+/// message, or an SSE stream assembled into one message.
+async fn read_reply(response: hyper::Response<hyper::body::Incoming>) -> Result<Reply, ApiError> {
+    let status = response.status().as_u16();
+    let request_id = response
+        .headers()
+        .get("request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let event_stream = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0);
+    let mut body = response.into_body();
+    if status != 200 {
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        return Err(ApiError::Status {
+            status,
+            body: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
+            retry_after,
+        });
+    }
+    if !event_stream {
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| ApiError::Stream(e.to_string()))?
+            .to_bytes();
+        let message: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::Stream(e.to_string()))?;
+        return Ok(Reply {
+            request_id,
+            ..reply_from_message(&message)
+        });
+    }
+    let mut assembler = Assembler::default();
+    let mut splitter = SseSplitter::default();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::Stream(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            for event in splitter.push(&data) {
+                assembler.event(&event)?;
+            }
+        }
+        if assembler.done {
+            break;
+        }
+    }
+    assembler.finish().map(|reply| Reply {
+        request_id,
+        ..reply
+    })
 }
 
 fn reply_from_message(message: &Value) -> Reply {

@@ -34,6 +34,23 @@ impl Sim {
                 .unwrap_or(120_000)
                 .clamp(1000, 600_000),
         );
+        let fg = self
+            .bash_foreground(a, &command, &description, tool_use_id, limit, cancel)
+            .await;
+        foreground_result(&fg, limit)
+    }
+
+    /// Runs a foreground command to its end; one still running after [`SLOW_FOREGROUND`] is
+    /// announced as a task (`task_started`), and then reports its end like one.
+    async fn bash_foreground(
+        self: &Arc<Self>,
+        a: usize,
+        command: &str,
+        description: &str,
+        tool_use_id: &str,
+        limit: Duration,
+        cancel: &Cancel,
+    ) -> shell::Foreground {
         let task_id = ids::shell_task_id();
         let run_id = ids::run_id();
         let slow = Arc::new(AtomicBool::new(false));
@@ -43,7 +60,7 @@ impl Sim {
             let (task_id, run_id, description, tool_use_id) = (
                 task_id.clone(),
                 run_id.clone(),
-                description.clone(),
+                description.to_string(),
                 tool_use_id.to_string(),
             );
             move || {
@@ -56,7 +73,7 @@ impl Sim {
             }
         };
         let fg = shell::run_foreground(
-            &command,
+            command,
             &self.cfg.cwd,
             &self.bash_env(false),
             limit,
@@ -74,51 +91,7 @@ impl Sim {
             self.owned_field(a, &mut line);
             self.out.line(line);
         }
-        let mut text = fg.stdout.trim_end().to_string();
-        if !fg.stderr.trim().is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(fg.stderr.trim_end());
-        }
-        let response = json!({"stdout": fg.stdout, "stderr": fg.stderr, "interrupted": fg.interrupted || fg.timed_out,
-                              "isImage": false, "noOutputExpected": false});
-        let (content, is_error) = if fg.interrupted {
-            (
-                format!("{text}\n{}", texts::INTERRUPTED).trim().to_string(),
-                true,
-            )
-        } else if fg.timed_out {
-            (
-                format!(
-                    "Command timed out after {:.1}s\n{text}",
-                    limit.as_secs_f64()
-                )
-                .trim()
-                .to_string(),
-                true,
-            )
-        } else {
-            match fg.ended {
-                Some(e) if e.success() => (
-                    if text.is_empty() {
-                        "(Bash completed with no output)".to_string()
-                    } else {
-                        text
-                    },
-                    false,
-                ),
-                Some(e) => (
-                    format!("Exit code {}\n{text}", e.code()).trim().to_string(),
-                    true,
-                ),
-                None => (text, true),
-            }
-        };
-        ToolOut {
-            is_error,
-            ..ToolOut::ok(content, response)
-        }
+        fg
     }
 
     /// `owned_by_subagent` on a shell task's notification line, when a subagent owns it.
@@ -439,6 +412,56 @@ impl Sim {
         }
         self.emit_tasks_changed();
         Some((owner, notice))
+    }
+}
+
+/// The tool result of a foreground command: its output, or why it stopped (interrupted, timed
+/// out, a non-zero exit), in the CLI's words.
+fn foreground_result(fg: &shell::Foreground, limit: Duration) -> ToolOut {
+    let mut text = fg.stdout.trim_end().to_string();
+    if !fg.stderr.trim().is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(fg.stderr.trim_end());
+    }
+    let response = json!({"stdout": fg.stdout, "stderr": fg.stderr, "interrupted": fg.interrupted || fg.timed_out,
+                          "isImage": false, "noOutputExpected": false});
+    let (content, is_error) = if fg.interrupted {
+        (
+            format!("{text}\n{}", texts::INTERRUPTED).trim().to_string(),
+            true,
+        )
+    } else if fg.timed_out {
+        (
+            format!(
+                "Command timed out after {:.1}s\n{text}",
+                limit.as_secs_f64()
+            )
+            .trim()
+            .to_string(),
+            true,
+        )
+    } else {
+        match fg.ended {
+            Some(e) if e.success() => (
+                if text.is_empty() {
+                    "(Bash completed with no output)".to_string()
+                } else {
+                    text
+                },
+                false,
+            ),
+            Some(e) => (
+                format!("Exit code {}\n{text}", e.code()).trim().to_string(),
+                true,
+            ),
+            None => (text, true),
+        }
+    };
+    ToolOut {
+        is_error,
+        ..ToolOut::ok(content, response)
     }
 }
 

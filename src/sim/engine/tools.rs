@@ -5,6 +5,8 @@
 use super::*;
 
 impl Sim {
+    /// Runs one answer's tool calls: their hooks and permissions, the calls themselves, and
+    /// the message that carries the results back to the agent.
     pub(super) async fn run_tools(self: &Arc<Self>, a: usize, reply: &Reply, cancel: &Cancel) {
         let uses: Vec<Value> = reply.tool_uses().into_iter().cloned().collect();
         // The real CLI takes tens of milliseconds between an answer and its first tool hook;
@@ -12,8 +14,27 @@ impl Sim {
         if !self.cfg.pace.is_zero() {
             tokio::time::sleep(self.cfg.pace).await;
         }
+        let outs = self.execute_calls(a, &uses, cancel).await;
+        self.post_tool_hooks(a, &uses, &outs).await;
+        self.deliver_results(a, &uses, &outs);
+        // 2.1.332 takes some 35 ms from the last PostToolUse hook to the next model request;
+        // without it a subagent's background agent outruns its starter's closing turn.
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace).await;
+        }
+    }
+
+    /// Checks every call first (its input, then PreToolUse and the permission), then runs
+    /// those allowed in order, unless the turn was cut short; counts each call as the agent's.
+    /// Returns each call's result with how long it took.
+    async fn execute_calls(
+        self: &Arc<Self>,
+        a: usize,
+        uses: &[Value],
+        cancel: &Cancel,
+    ) -> Vec<(ToolOut, Duration)> {
         let mut denials = Vec::new();
-        for u in &uses {
+        for u in uses {
             let denial = match self.invalid_input(u) {
                 Some(error) => Some(error),
                 None => self.pre_tool(a, u).await,
@@ -46,8 +67,17 @@ impl Sim {
             }
             outs.push((out, started.elapsed()));
         }
-        let rejected = outs.iter().any(|(out, _)| out.rejected);
-        for (u, (out, took)) in uses.iter().zip(&outs) {
+        outs
+    }
+
+    /// PostToolUse hooks for every call that did not fail.
+    async fn post_tool_hooks(
+        self: &Arc<Self>,
+        a: usize,
+        uses: &[Value],
+        outs: &[(ToolOut, Duration)],
+    ) {
+        for (u, (out, took)) in uses.iter().zip(outs) {
             if out.is_error {
                 continue;
             }
@@ -60,16 +90,23 @@ impl Sim {
             self.run_hooks("PostToolUse", u["name"].as_str(), &payload)
                 .await;
         }
+    }
+
+    /// The user message with the results: printed (as the CLI prints it for this agent), kept
+    /// in the agent's conversation and written to its transcript; a turn cut short adds the
+    /// interruption placeholder after it.
+    fn deliver_results(&self, a: usize, uses: &[Value], outs: &[(ToolOut, Duration)]) {
+        let rejected = outs.iter().any(|(out, _)| out.rejected);
         let results: Vec<Value> = uses
             .iter()
-            .zip(&outs)
+            .zip(outs)
             .map(|(u, (out, _))| {
                 json!({"tool_use_id": u["id"], "type": "tool_result", "content": out.content, "is_error": out.is_error})
             })
             .collect();
         let meta: Vec<Value> = uses
             .iter()
-            .zip(&outs)
+            .zip(outs)
             .map(|(u, (out, _))| if out.rejected {
                 json!({"id": u["id"], "non_execution_kind": "user-rejected"})
             } else {
@@ -78,40 +115,7 @@ impl Sim {
             .collect();
         let message = json!({"role": "user", "content": results});
         let mut line = json!({"type": "user", "message": message});
-        let (transcript, printed) = {
-            let mut st = self.state();
-            let printed = self.agent_fields(&st, a, &mut line);
-            let agent = &mut st.agents[a];
-            // Cut short: the placeholder rides in the same message as the results.
-            let mut kept = message.clone();
-            if let Some(blocks) = kept["content"].as_array_mut() {
-                // ToolSearch's "Tool loaded." follows the results the model reads.
-                blocks.extend(
-                    outs.iter()
-                        .filter_map(|(out, _)| out.after)
-                        .map(|text| json!({"type": "text", "text": text})),
-                );
-                if rejected {
-                    blocks.push(
-                        json!({"type": "text", "text": format!("{}\n", texts::INTERRUPTED_FOR_TOOL)}),
-                    );
-                }
-            }
-            agent.messages.push(kept);
-            // 2.1.332 nudges the main agent once its fifth tool call in a row went by with
-            // nothing said (since its last text or the user's last input).
-            if a == 0 && agent.tools_since_text == texts::QUIET_NUDGE_AFTER {
-                agent.messages.push(texts::quiet_nudge_message());
-            }
-            // Teammates read the agent types too (2.1.332, `teammate-task-wake`'s shape).
-            if matches!(agent.kind, AgentKind::Subagent | AgentKind::Teammate)
-                && !agent.agent_types_sent
-            {
-                agent.agent_types_sent = true;
-                agent.messages.push(texts::agent_types_message());
-            }
-            (agent.transcript.clone(), printed)
-        };
+        let (transcript, printed) = self.remember_results(a, &message, outs, &mut line);
         line["timestamp"] = ids::iso_now().into();
         // A subagent's line carries the result only when it is an error (or cut short).
         if let Some((out, _)) = outs.first()
@@ -148,11 +152,51 @@ impl Sim {
             }
             transcript.row("user", Some(placeholder), Map::new());
         }
-        // 2.1.332 takes some 35 ms from the last PostToolUse hook to the next model request;
-        // without it a subagent's background agent outruns its starter's closing turn.
-        if !self.cfg.pace.is_zero() {
-            tokio::time::sleep(self.cfg.pace).await;
+    }
+
+    /// Keeps the results message in the agent's conversation, with what follows it there (a
+    /// loaded tool's note, the interruption placeholder, the CLI's nudges); fills the printed
+    /// line's agent fields. Returns the agent's transcript and whether the line is printed.
+    fn remember_results(
+        &self,
+        a: usize,
+        message: &Value,
+        outs: &[(ToolOut, Duration)],
+        line: &mut Value,
+    ) -> (Arc<Transcript>, bool) {
+        let rejected = outs.iter().any(|(out, _)| out.rejected);
+        let mut st = self.state();
+        let printed = self.agent_fields(&st, a, line);
+        let agent = &mut st.agents[a];
+        // Cut short: the placeholder rides in the same message as the results.
+        let mut kept = message.clone();
+        if let Some(blocks) = kept["content"].as_array_mut() {
+            // ToolSearch's "Tool loaded." follows the results the model reads.
+            blocks.extend(
+                outs.iter()
+                    .filter_map(|(out, _)| out.after)
+                    .map(|text| json!({"type": "text", "text": text})),
+            );
+            if rejected {
+                blocks.push(
+                    json!({"type": "text", "text": format!("{}\n", texts::INTERRUPTED_FOR_TOOL)}),
+                );
+            }
         }
+        agent.messages.push(kept);
+        // 2.1.332 nudges the main agent once its fifth tool call in a row went by with
+        // nothing said (since its last text or the user's last input).
+        if a == 0 && agent.tools_since_text == texts::QUIET_NUDGE_AFTER {
+            agent.messages.push(texts::quiet_nudge_message());
+        }
+        // Teammates read the agent types too (2.1.332, `teammate-task-wake`'s shape).
+        if matches!(agent.kind, AgentKind::Subagent | AgentKind::Teammate)
+            && !agent.agent_types_sent
+        {
+            agent.agent_types_sent = true;
+            agent.messages.push(texts::agent_types_message());
+        }
+        (agent.transcript.clone(), printed)
     }
 
     /// The CLI's own check of a call's input, before any hook, with no PreToolUse: a TaskStop
