@@ -332,17 +332,6 @@ pub fn template_dir(
     Ok(embedded_root()?.join(crate::scenario::library::SANDBOX_DIR))
 }
 
-/// Each scenario can run on each of `runtimes`: a step, a driver setting or a check one of them
-/// cannot carry is refused here, located, before any CLI is installed.
-pub fn check_runtimes(scenarios: &[Arc<Scenario>], runtimes: &[Runtime]) -> Result<(), AppError> {
-    for scenario in scenarios {
-        for runtime in runtimes {
-            scenario.for_runtime(*runtime)?;
-        }
-    }
-    Ok(())
-}
-
 /// The CLI a run uses, installing a Claude Code version if needed (or one of `--runtime`'s).
 pub async fn cli(args: &BackendArgs) -> Result<Cli, AppError> {
     check_backend(args)?;

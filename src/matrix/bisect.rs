@@ -152,6 +152,30 @@ impl BisectReport {
     }
 }
 
+/// The bisection as a JUnit case: passed with its paragraph, or failed with why it stopped.
+pub fn junit_case(
+    title: &str,
+    found: &Result<BisectReport, BisectError>,
+) -> crate::classify::result::ExtraCase {
+    let (failure, system_out) = match found {
+        Ok(report) => (
+            None,
+            format!(
+                "first version whose verdict differs: {}\n{}\n",
+                report.first_bad.version,
+                report.paragraph(title)
+            ),
+        ),
+        Err(e) => (Some(("bisect".to_string(), e.to_string())), String::new()),
+    };
+    crate::classify::result::ExtraCase {
+        name: format!("bisect {title}"),
+        classname: "wakeprobe.bisect".into(),
+        failure,
+        system_out,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
