@@ -201,3 +201,53 @@ fn the_reader_finds_grouped_imports_and_skips_tests_and_comments() {
     let found: Vec<String> = imports(&code).into_iter().map(|(r, _)| r).collect();
     assert_eq!(found, ["os", "scenario", "evidence", "driver"]);
 }
+
+/// A subcommand's file is its flow (resolve, execute, finish), short enough to read at once:
+/// each module `app::dispatch` sends a subcommand to (`app/NAME.rs` or `app/NAME/mod.rs`) is
+/// under 150 lines; what it needs beside its flow lives in its folder or a lower room.
+#[test]
+fn every_subcommands_file_is_under_150_lines() {
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/app");
+    let dispatch = std::fs::read_to_string(app.join("mod.rs")).unwrap();
+    let arms = dispatch
+        .split("async fn run_subcommand")
+        .nth(1)
+        .expect("app/mod.rs dispatches in run_subcommand");
+    let mut modules: Vec<String> = arms
+        .split("=>")
+        .skip(1)
+        .filter_map(|arm| {
+            let call = arm.trim_start();
+            let (module, _) = call.split_once("::")?;
+            module
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_')
+                .then(|| module.to_string())
+        })
+        .collect();
+    modules.sort();
+    modules.dedup();
+    assert!(
+        modules.len() >= 15,
+        "the dispatch was not read: {modules:?}"
+    );
+    let long: Vec<String> = modules
+        .iter()
+        .filter_map(|module| {
+            let file = [
+                app.join(format!("{module}.rs")),
+                app.join(module).join("mod.rs"),
+            ]
+            .into_iter()
+            .find(|f| f.is_file())
+            .unwrap_or_else(|| panic!("no file for app::{module}"));
+            let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+            (lines >= 150).then(|| format!("{}: {lines} lines", file.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "subcommand files of 150 lines or more:\n{}",
+        long.join("\n")
+    );
+}
