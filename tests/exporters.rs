@@ -234,7 +234,7 @@ fn svg_picture() {
 }
 
 #[test]
-fn junit_xml_follows_the_junit_structure() {
+fn junit_xml_is_the_snapshot_and_a_sample_for_the_xsd() {
     let (_, pr) = load("seed000-print");
     let (_, mut sr) = load("seed000-session");
     // One failing case, to cover <failure>.
@@ -243,37 +243,7 @@ fn junit_xml_follows_the_junit_structure() {
     let sum = summary(&[(&pr, "print"), (&sr, "session")]);
     let xml = junit::render(&sum, &[&pr, &sr], &[]);
     insta::assert_snapshot!("junit_seed000", xml);
-    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
-    // The check is strict: properties inside a testcase, a case without a name, and a
-    // failure before a skipped element are each rejected.
-    for (what, wrong) in [
-        (
-            "properties in a testcase",
-            xml.replacen(
-                "<testcase ",
-                "<testcase name=\"x\"><properties><property name=\"a\" value=\"b\"/></properties></testcase><testcase ",
-                1,
-            ),
-        ),
-        (
-            "a nameless case",
-            xml.replacen(" name=\"subagent-bg-turn-end/print", " label=\"x", 1),
-        ),
-        (
-            "elements out of order",
-            xml.replacen(
-                "<testcase ",
-                "<testcase name=\"x\"><failure/><skipped/></testcase><testcase ",
-                1,
-            ),
-        ),
-        ("a count that is not a number", xml.replacen(" tests=\"", " tests=\"x", 1)),
-    ] {
-        assert!(
-            common::junit::validate(&wrong).is_err(),
-            "{what} must be rejected"
-        );
-    }
+    common::junit::checked_and_kept(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
 }
 
 /// The case of one cell, by its name's start.
@@ -302,7 +272,7 @@ fn junit_errors_for_undecided_and_crashed_runs_and_names_what_failed() {
     crashed.run.cli_exit = Some(ExitDesc::Signal(11));
     let sum = summary(&[(&unknown, "session"), (&crashed, "crashed")]);
     let xml = junit::render(&sum, &[&unknown, &crashed], &[]);
-    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    common::junit::checked_and_kept(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     let case = junit_case(&xml, "subagent-bg-turn-end/session");
     assert!(
         case.contains("<error") && case.contains("type=\"undecided\""),
@@ -362,7 +332,7 @@ fn junit_names_the_check_or_invariant_that_failed_in_its_own_words() {
     assert_eq!(broke.matches_expect, Some(false));
     let sum = summary(&[(&broke, "session")]);
     let xml = junit::render(&sum, &[&broke], &[]);
-    common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    common::junit::checked_and_kept(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     let case = junit_case(&xml, "subagent-bg-turn-end/session");
     assert!(
         case.contains(r#"file="scenarios/subagent-bg-turn-end.toml""#),

@@ -105,7 +105,7 @@ fn seed_000_default_profile_matches_the_pinned_cli_and_fixed_does_not() {
     let output = fixed_output;
     // --junit holds the comparison itself as a failed case, beside each run's cell.
     let xml = std::fs::read_to_string(&junit).expect("conform --junit writes its file");
-    crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    crate::common::junit::checked_and_kept(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     let case = xml
         .split("<testcase ")
         .find(|c| {

@@ -410,7 +410,7 @@ fn bisection_finds_a_planted_change_in_log2_steps() {
     );
     // --junit: each probed version's cell, and the bisection's finding as its own case.
     let xml = std::fs::read_to_string(&junit).expect("bisect --junit writes its file");
-    crate::common::junit::validate(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
+    crate::common::junit::checked_and_kept(&xml).unwrap_or_else(|p| panic!("{p:#?}\n{xml}"));
     assert_eq!(xml.matches("<testcase ").count(), steps + 1, "{xml}");
     assert!(
         xml.contains("name=\"bisect top-level-control/session\"")
