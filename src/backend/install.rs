@@ -137,19 +137,38 @@ pub fn ensure(
             target.display()
         )),
     }
-    let partial = dir.join(format!(".{version}.partial-{}", std::process::id()));
-    let result = install_into(root, &partial, &version, (&spec, &what)).and_then(|()| {
-        let _ = std::fs::remove_dir_all(&target);
-        std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
-            path: target.display().to_string(),
-            source,
-        })
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&partial);
-    }
-    result?;
+    install_whole(&target, &version, |folder| {
+        install_into(root, folder, &version, (&spec, &what))
+    })?;
     usable(&target)
+}
+
+/// Installs `version` into `target` whole: `fill` writes into a fresh hidden folder beside it
+/// (`.VERSION.partial-…`, a `tempfile` folder, so it is removed however `fill` fails), which
+/// replaces `target` only once `fill` succeeded. With the caller's per-version lock held, the
+/// cache never holds half an install.
+pub fn install_whole(
+    target: &Path,
+    version: &str,
+    fill: impl FnOnce(&Path) -> Result<(), InstallError>,
+) -> Result<(), InstallError> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let partial = tempfile::Builder::new()
+        .prefix(&format!(".{version}.partial-"))
+        .tempdir_in(dir)
+        .map_err(|source| InstallError::Cache {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    fill(partial.path())?;
+    let _ = std::fs::remove_dir_all(target);
+    std::fs::rename(partial.path(), target).map_err(|source| InstallError::Cache {
+        path: target.display().to_string(),
+        source,
+    })?;
+    // Renamed into place: nothing is left for the temporary folder to remove.
+    let _ = partial.keep();
+    Ok(())
 }
 
 /// The CLI in `target` if it is complete, runs, and came from `channel`.

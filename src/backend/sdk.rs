@@ -107,19 +107,9 @@ pub fn ensure(
         describe(host, version),
         target.display()
     ));
-    let partial = dir.join(format!(".{version}.partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    let result = install_into(root, host, &partial, version).and_then(|()| {
-        let _ = std::fs::remove_dir_all(&target);
-        std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
-            path: target.display().to_string(),
-            source,
-        })
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&partial);
-    }
-    result?;
+    super::install::install_whole(&target, version, |folder| {
+        install_into(root, host, folder, version)
+    })?;
     installed(host, &target, version)
 }
 

@@ -100,18 +100,9 @@ pub fn ensure(root: &Path, version: &str, progress: &dyn Fn(&str)) -> Result<Cli
             target.display()
         )),
     }
-    let partial = dir.join(format!(".{version}.partial-{}", std::process::id()));
-    let result = unpack_into(root, &partial, version).and_then(|()| {
-        let _ = std::fs::remove_dir_all(&target);
-        std::fs::rename(&partial, &target).map_err(|source| InstallError::Cache {
-            path: target.display().to_string(),
-            source,
-        })
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&partial);
-    }
-    result?;
+    crate::backend::install::install_whole(&target, version, |folder| {
+        unpack_into(root, folder, version)
+    })?;
     installed(&target, version)
 }
 
