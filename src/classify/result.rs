@@ -427,9 +427,11 @@ pub struct MissingPart {
     pub message: String,
 }
 
-/// What a group of repeated runs of one cell says together: the agreed outcome (or `None` when
-/// flaky), the agreement text, the median latency of its primary verdicts, and whether every
-/// run met its expectation (`None` when none states one).
+/// What a group of repeated runs of one cell says together, computed here once for every file
+/// that holds cells (the summary's `CellSummary`, the matrix's `MatrixCell`): the agreed
+/// outcome (or `None` when flaky), the agreement text, the median latency of its primary
+/// verdicts, whether every run met its expectation (`None` when none states one), and how many
+/// runs failed, why, and why they have a draft.
 pub struct CellStats {
     pub outcome: Option<Outcome>,
     /// Every outcome the runs gave, in outcome order.
@@ -437,6 +439,12 @@ pub struct CellStats {
     pub agreement: String,
     pub latency_ms: Option<f64>,
     pub matches_expect: Option<bool>,
+    /// Runs that did not match what the scenario expects.
+    pub failed_runs: usize,
+    /// Why they did not, each reason once ([`RunResult::failures`]).
+    pub failures: Vec<String>,
+    /// Why the runs have a draft to file, each reason once.
+    pub bugs: Vec<String>,
 }
 
 impl CellStats {
@@ -467,6 +475,12 @@ impl CellStats {
             } else {
                 Some(matches.iter().all(|m| *m != Some(false)))
             },
+            failed_runs: matches.iter().filter(|m| **m == Some(false)).count(),
+            failures: distinct(runs.iter().flat_map(|r| r.failures())),
+            bugs: distinct(
+                runs.iter()
+                    .flat_map(|r| super::filing::bug_reasons(&r.run, &r.judgement)),
+            ),
         }
     }
 }
@@ -510,16 +524,9 @@ impl Summary {
                     .iter()
                     .filter(|(r, _)| !r.judgement.contradictions().is_empty())
                     .count(),
-                failed_runs: group
-                    .iter()
-                    .filter(|(r, _)| r.matches_expect == Some(false))
-                    .count(),
-                failures: distinct(group.iter().flat_map(|(r, _)| r.failures())),
-                bugs: distinct(
-                    group
-                        .iter()
-                        .flat_map(|(r, _)| super::filing::bug_reasons(&r.run, &r.judgement)),
-                ),
+                failed_runs: stats.failed_runs,
+                failures: stats.failures,
+                bugs: stats.bugs,
                 drafts: group
                     .iter()
                     .filter(|(r, _)| {

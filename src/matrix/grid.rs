@@ -206,17 +206,6 @@ pub struct Matrix {
     pub shard: Option<ShardPos>,
 }
 
-/// Each item once, in first-seen order.
-fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
-}
-
 impl Matrix {
     /// Groups results into cells; `columns` gives the column order (unknown specs go last).
     pub fn build(results: &[RunResult], columns: &[String]) -> Matrix {
@@ -257,15 +246,9 @@ impl Matrix {
                 want: first.run.want,
                 seen: stats.seen,
                 wanted_checks: WantedCheck::of(&runs),
-                failed_runs: runs
-                    .iter()
-                    .filter(|r| r.matches_expect == Some(false))
-                    .count(),
-                failures: distinct(runs.iter().flat_map(|r| r.failures())),
-                bugs: distinct(
-                    runs.iter()
-                        .flat_map(|r| crate::classify::filing::bug_reasons(&r.run, &r.judgement)),
-                ),
+                failed_runs: stats.failed_runs,
+                failures: stats.failures,
+                bugs: stats.bugs,
             });
         }
         Matrix {
