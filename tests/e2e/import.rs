@@ -10,10 +10,16 @@ use wakeprobe::conform::{self, Shape};
 
 /// Scenario variants whose round trip differs on purpose, and why (documented in the book's
 /// `import`, `book/src/tools.md`).
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
-    "child-hang/session",
-    "the hang bound (`hang_seconds`) is the scenario's declaration, not an event in a transcript",
-)];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
+    ("child-hang/session", HANG_BOUND),
+    ("bg-agent-hangs/print", HANG_BOUND),
+    ("bg-agent-hangs/session", HANG_BOUND),
+    ("bg-agent-fails/print", INJECTED),
+    ("bg-agent-fails/session", INJECTED),
+];
+const HANG_BOUND: &str =
+    "the hang bound (`hang_seconds`) is the scenario's declaration, not an event in a transcript";
+const INJECTED: &str = "the worker fails by an injected fault (an http-400 on its request): the harness's doing, which no transcript records";
 
 /// Scenario variants that race by design: replayed, their differences shown, never failing.
 /// In `cli-own-turn/race` a user message is sent the moment the worker ends its turn; whether
