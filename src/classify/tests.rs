@@ -1049,6 +1049,44 @@ fn a_run_cut_short_names_what_cut_it() {
     }
 }
 
+/// A signal to the whole process tree reaches the work before the harness hears of it: the
+/// CLI's own report of the killed or failed task in those moments (a `task_notification`, as
+/// the tracker's exit) is the signal's doing, not the work's end, so the run was cut before
+/// `bg` ended (seen in CI: both at 1.91 s).
+#[test]
+fn the_clis_report_of_a_task_the_signal_killed_is_not_the_works_end() {
+    for status in ["killed", "failed", "stopped"] {
+        let mut events = start("main", 100.0, 200.0);
+        events.push(ev(
+            1905.0,
+            Source::Stream,
+            None,
+            EventKind::TaskNotified {
+                task_id: "b1".into(),
+                status: status.into(),
+                label: Some("bg".into()),
+                summary: None,
+            },
+        ));
+        events.push(driver_event(
+            1910.0,
+            EventKind::Interrupted {
+                signal: Some("SIGTERM".into()),
+            },
+        ));
+        let j = judge_events(events, "main", EndReason::Interrupted);
+        let v = &j.verdicts[0];
+        assert_eq!(v.outcome, Outcome::Unknown, "{status}: {}", v.explanation);
+        assert!(
+            v.reason
+                .as_deref()
+                .is_some_and(|r| r.contains("(SIGTERM to the harness) before `bg` ended")),
+            "{status}: {:?}",
+            v.reason
+        );
+    }
+}
+
 /// Work never started because the script called a tool this CLI does not offer: the reason
 /// says which tool and which CLI.
 #[test]

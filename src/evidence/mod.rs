@@ -631,17 +631,20 @@ impl EventKind {
     }
 
     /// Events a signal to the whole process tree could cause: a process ending other than by
-    /// a clean exit, the CLI's exit, a task marked failed or killed.
+    /// a clean exit, the CLI's exit, a task marked or reported failed or killed (its
+    /// `task_updated` or its `task_notification`).
     fn signal_could_cause(&self) -> bool {
         match self {
             EventKind::CliExited { .. } => true,
             EventKind::TrackEnded { exit, .. } | EventKind::ProcessExited { exit, .. } => {
                 !exit.success()
             }
-            EventKind::TaskUpdated { status, .. } => matches!(
-                TaskStatus::parse(status),
-                TaskStatus::Failed | TaskStatus::Killed
-            ),
+            EventKind::TaskUpdated { status, .. } | EventKind::TaskNotified { status, .. } => {
+                matches!(
+                    TaskStatus::parse(status),
+                    TaskStatus::Failed | TaskStatus::Killed
+                )
+            }
             _ => false,
         }
     }

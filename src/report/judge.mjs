@@ -37,7 +37,8 @@ function taskStatus(status) {
 function signalCouldCause(e) {
   if (e.kind === "cli_exited") return true;
   if (e.kind === "track_ended" || e.kind === "process_exited") return !exitSuccess(e.exit);
-  if (e.kind === "task_updated") return ["failed", "killed"].includes(taskStatus(e.status));
+  if (e.kind === "task_updated" || e.kind === "task_notified")
+    return ["failed", "killed"].includes(taskStatus(e.status));
   return false;
 }
 
