@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::facts::{Facts, WorkEnd};
+use super::facts::{self, Facts, WorkEnd};
 use super::rules::{AfterEnd, Decision, Unended};
 use crate::evidence::{Event, EventKind, TaskStatus, Timeline, secs};
 
@@ -120,6 +120,8 @@ struct Pair<'a> {
     task_ids: BTreeSet<&'a str>,
     /// The harness restarted the CLI: a restarted CLI's `stopped` is no notice of the end.
     restarted: bool,
+    /// The work is an agent: its final answer is its end.
+    agent: bool,
     /// When the work first showed (its call, task or process): nothing before is about it.
     since: f64,
 }
@@ -128,23 +130,13 @@ impl<'a> Pair<'a> {
     fn of(tl: &'a Timeline, f: &'a Facts) -> Pair<'a> {
         let (waiter, work) = (f.waiter, f.work);
         let task_ids = f.task_ids.iter().map(String::as_str).collect();
-        let since = tl
-            .iter()
-            .find(|e| match &e.kind {
-                EventKind::ToolCall { spawn, track, .. } => {
-                    spawn.as_deref() == Some(work) || track.as_deref() == Some(work)
-                }
-                EventKind::TaskStarted { label, .. } => label.as_deref() == Some(work),
-                EventKind::TrackStarted { name, .. } => name == work,
-                _ => false,
-            })
-            .map_or(f64::INFINITY, |e| e.t_ms);
         Pair {
             tl,
             waiter,
             work,
             task_ids,
-            since,
+            agent: facts::is_agent(f.started, work),
+            since: f.started.map_or(f64::INFINITY, |e| e.t_ms),
             restarted: tl
                 .iter()
                 .any(|e| matches!(e.kind, EventKind::CliRestarted { .. })),
@@ -245,7 +237,9 @@ impl<'a> Pair<'a> {
                         format!("a model request carrying `{}`'s notification", self.work)
                     }
                     EventKind::TurnEnded { .. }
-                        if e.agent.as_deref() == Some(self.work) && self.answered_last(e) =>
+                        if self.agent
+                            && facts::last_turn_end(self.tl, self.work)
+                                .is_some_and(|last| std::ptr::eq(last, e)) =>
                     {
                         format!("`{}`'s final answer (its last turn ends)", self.work)
                     }
@@ -258,13 +252,6 @@ impl<'a> Pair<'a> {
             ended.0,
             ended.1,
         ))
-    }
-
-    /// Whether `turn_end` of the work (an agent) answered its last model request: one came
-    /// before it, and nothing of it came after.
-    fn answered_last(&self, turn_end: &Event) -> bool {
-        let requests = || self.tl.iter().filter(|e| e.is_request_by(self.work));
-        requests().any(|e| e.t_ms <= turn_end.t_ms) && !requests().any(|e| e.t_ms > turn_end.t_ms)
     }
 
     /// The claim "the work's end was its own or the CLI's doing": the harness sent it no kill.

@@ -171,11 +171,7 @@ fn end_told_otherwise<'a>(
         }
         _ => None,
     });
-    let is_agent = started.is_some_and(|e| match &e.kind {
-        EventKind::ToolCall { spawn, .. } => spawn.as_deref() == Some(work),
-        EventKind::TaskStarted { task_type, .. } => task_type == "local_agent",
-        _ => false,
-    });
+    let is_agent = is_agent(started, work);
     let finalized = timeline
         .iter()
         .filter(in_run)
@@ -193,6 +189,16 @@ fn end_told_otherwise<'a>(
     reported.or_else(|| {
         let last = last_turn_end(timeline, work).filter(|e| in_run(e))?;
         is_agent.then_some((last, WorkEnd::Completed))
+    })
+}
+
+/// Whether the work is an agent, by its first trace (a spawning call, an agent's task): only
+/// an agent ends with its own final answer.
+pub fn is_agent(started: Option<&Event>, work: &str) -> bool {
+    started.is_some_and(|e| match &e.kind {
+        EventKind::ToolCall { spawn, .. } => spawn.as_deref() == Some(work),
+        EventKind::TaskStarted { task_type, .. } => task_type == "local_agent",
+        _ => false,
     })
 }
 

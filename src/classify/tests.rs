@@ -1087,6 +1087,43 @@ fn the_clis_report_of_a_task_the_signal_killed_is_not_the_works_end() {
     }
 }
 
+/// A tracked command is no agent: an agent of the same name answering is not its end, for the
+/// rules and for the self-check alike (the proptest's minimal case, once the two disagreed).
+#[test]
+fn an_agents_final_answer_ends_only_the_agent_of_that_name() {
+    let events = vec![
+        request(0.0, "bg", 0, &[]),
+        ev(
+            0.0,
+            Source::Api,
+            None,
+            EventKind::ToolCall {
+                seq: 1,
+                tool: "Bash".into(),
+                tool_use_id: "t".into(),
+                background: false,
+                spawn: None,
+                track: Some("bg".into()),
+                teammate: None,
+                target: None,
+                inserted: false,
+            },
+        ),
+        ev(
+            4817.9,
+            Source::Api,
+            Some("bg"),
+            EventKind::TurnEnded {
+                seq: 1,
+                text: String::new(),
+            },
+        ),
+        cli_exit(6660.3, ExitDesc::Code(0)),
+    ];
+    let j = judge_events(events, "main", EndReason::Finished);
+    assert!(j.contradictions().is_empty(), "{:#?}", j.verdicts);
+}
+
 /// Work never started because the script called a tool this CLI does not offer: the reason
 /// says which tool and which CLI.
 #[test]
