@@ -23,10 +23,7 @@ pub async fn export(args: &ExportArgs) -> AppResult {
     }
     let scenario = resolve::scenarios(std::slice::from_ref(&args.scenario))?.remove(0);
     // The script drives Claude Code: a scenario of another runtime is exported as it runs there.
-    let scenario = match scenario.for_runtime(crate::scenario::Runtime::ClaudeCode)? {
-        Some(on_claude) => std::sync::Arc::new(on_claude),
-        None => scenario,
-    };
+    let scenario = resolve::on_runtime(&scenario, crate::scenario::Runtime::ClaudeCode)?;
     let variant = match &args.variant {
         Some(v) => v.clone(),
         None => scenario.variants().remove(0),

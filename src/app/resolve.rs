@@ -358,6 +358,13 @@ pub fn named_runtime(args: &BackendArgs) -> Option<Runtime> {
     }
 }
 
+/// The runtime of the one CLI [`cli`] gives for these flags: the named one, else Claude Code.
+/// A command that runs on that one CLI puts its targets on it ([`on_runtimes`]) before it
+/// plans them.
+pub fn cli_runtime(args: &BackendArgs) -> Runtime {
+    named_runtime(args).unwrap_or(Runtime::ClaudeCode)
+}
+
 /// The CLI of each runtime the targets run on: `--runtime`'s (or the simulator) for all, else
 /// each scenario's own; a version flag names a version of the one runtime they share.
 pub async fn clis_by_runtime(
@@ -863,17 +870,22 @@ pub fn on_runtimes(
     for target in targets {
         let own = [target.scenario.runtime()];
         for runtime in runtimes.unwrap_or(&own) {
-            let scenario = match target.scenario.for_runtime(*runtime)? {
-                Some(on) => Arc::new(on),
-                None => target.scenario.clone(),
-            };
             out.push(Target {
-                scenario,
+                scenario: on_runtime(&target.scenario, *runtime)?,
                 variant: target.variant.clone(),
             });
         }
     }
     Ok(out)
+}
+
+/// The scenario as it runs on `runtime` (itself when it already does); refused, located, if
+/// that runtime cannot carry it.
+pub fn on_runtime(scenario: &Arc<Scenario>, runtime: Runtime) -> Result<Arc<Scenario>, AppError> {
+    Ok(match scenario.for_runtime(runtime)? {
+        Some(on) => Arc::new(on),
+        None => scenario.clone(),
+    })
 }
 
 /// The runs of each planned target on `cli` (`--repeat` of each), in order; what `cli` cannot

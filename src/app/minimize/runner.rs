@@ -50,7 +50,9 @@ impl Runner {
             e.set_name(&name);
             let path = self.dir.join("candidates").join(format!("{name}.toml"));
             store::write_atomic(&path, e.text().as_bytes())?;
-            let scenario = Arc::new(Scenario::load(&path)?);
+            // On the runtime of the CLI it runs on, as the scenario it came from.
+            let scenario =
+                resolve::on_runtime(&Arc::new(Scenario::load(&path)?), self.cli.kind.runtime())?;
             paths.push(scenario.path.clone());
             let mut plan = scenario.plan_with(&self.variant, &[], RangePolicy::Enforce)?;
             matrix::add_faults(&mut plan, &self.opts.faults);
@@ -103,7 +105,8 @@ pub fn prepare(args: &cli::MinimizeArgs, exec: &cli::ExecArgs) -> Result<Prepare
         resolve::scenarios(std::slice::from_ref(&args.scenario))?,
         exec,
     )?;
-    let scenario = scenarios[0].clone();
+    // The scenario as it runs on the CLI's runtime: its checks are that runtime's.
+    let scenario = resolve::on_runtime(&scenarios[0], resolve::cli_runtime(&args.backend))?;
     resolve::check_exec_args(&scenarios, exec)?;
     let variant = exec
         .variants

@@ -33,8 +33,11 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
         scenario: scenario.clone(),
         variant: variant.clone(),
     };
+    // Every copy runs on the one CLI's runtime.
+    let on_cli = [resolve::cli_runtime(&args.backend)];
     // The clean variant, planned once; its watch says where the faults aim.
-    let mut planned = resolve::plan_targets(&[target(&scenario)], &args.exec)?;
+    let clean = resolve::on_runtimes(&[target(&scenario)], Some(&on_cli))?;
+    let mut planned = resolve::plan_targets(&clean, &args.exec)?;
     let plan = planned[0].plan.clone();
     let waiter = plan
         .watch
@@ -54,6 +57,7 @@ pub async fn nemesis(args: cli::NemesisArgs) -> AppResult {
     all.extend(write_faulted(&run_dir, &scenario, &kinds)?);
     // Each faulted copy of the same variant, planned once.
     let faulted: Vec<Target> = all[1..].iter().map(target).collect();
+    let faulted = resolve::on_runtimes(&faulted, Some(&on_cli))?;
     planned.extend(resolve::plan_targets(&faulted, &args.exec)?);
     let jobs = resolve::jobs_of(&planned, &args.exec, &cli)?;
     let ran = invocation::execute(jobs, &args.exec, &all, &run_dir).await?;

@@ -17,7 +17,12 @@ use setup::{check_param, one_target};
 
 /// `wakeprobe threshold`
 pub async fn threshold(args: cli::ThresholdArgs) -> AppResult {
-    let target = one_target(&args)?;
+    // The variant on the runtime of the CLI it runs on.
+    let target = resolve::on_runtimes(
+        &[one_target(&args)?],
+        Some(&[resolve::cli_runtime(&args.backend)]),
+    )?
+    .remove(0);
     let settings = Settings {
         from: args.from,
         to: args.to,
