@@ -1,7 +1,8 @@
 //! Every exporter over fixed runs: two real runs of the seed-000 scenario on the pinned CLI
 //! (print: the stall; session: the re-invocation), saved as evidence in tests/fixtures/runs.
-//! Snapshots catch any change of output; the Mermaid block is checked against the grammar and
-//! the JUnit file against the JUnit structure CI systems read (in Rust; no xmllint needed).
+//! Snapshots catch any change of output; the Mermaid block is checked against the grammar; the
+//! JUnit files are checked to be well-formed here (no xmllint needed) and kept, with
+//! `WAKEPROBE_JUNIT_SAMPLES`, for `.ci/run` to validate against the JUnit XSD.
 
 mod common;
 
