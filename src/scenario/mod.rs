@@ -385,22 +385,12 @@ impl Scenario {
                     "`[expect.{key}]`: {key} is this scenario's own runtime; its verdicts go in `[expect]` itself"
                 )),
                 Some(_) => table.iter().find_map(|(variant, verdicts)| {
-                    if !self.variants().contains(variant) {
-                        return Some(format!(
-                            "`expect.{key}.{variant}` names no variant, expected one of: {}",
-                            self.variants().join(", ")
-                        ));
-                    }
-                    let names = verdicts.names();
-                    match names.as_slice() {
-                        [] => Some(format!("`expect.{key}.{variant}` lists no verdict")),
-                        _ => names.iter().find(|n| Outcome::parse(n).is_none()).map(|n| {
-                            format!(
-                                "unknown verdict `{n}`, expected one of: {}",
-                                Outcome::names()
-                            )
-                        }),
-                    }
+                    self.verdicts_problem(
+                        &format!("expect.{key}"),
+                        variant,
+                        &verdicts.names(),
+                        false,
+                    )
                 }),
             };
             if let Some(message) = message {
@@ -408,6 +398,40 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// What is wrong with the entry `TABLE.VARIANT = NAMES` (`expect`, `want`, `expect.RUNTIME`),
+    /// if anything: a variant the scenario lacks, no verdict, several where only one may stand
+    /// (`one`), or a name that is no verdict.
+    fn verdicts_problem(
+        &self,
+        table: &str,
+        variant: &str,
+        names: &[&str],
+        one: bool,
+    ) -> Option<String> {
+        let variants = self.variants();
+        if !variants.iter().any(|v| v == variant) {
+            return Some(format!(
+                "`{table}.{variant}` names no variant, expected one of: {}",
+                variants.join(", ")
+            ));
+        }
+        match names {
+            [] => Some(format!(
+                "`{table}.{variant}` lists no verdict, expected one or more of: {}",
+                Outcome::names()
+            )),
+            [_, _, ..] if one => Some(format!(
+                "`{table}.{variant}` lists several verdicts: `{table}` is the one verdict the CLI should give (a race belongs in `expect`)"
+            )),
+            _ => names.iter().find(|n| Outcome::parse(n).is_none()).map(|n| {
+                format!(
+                    "unknown verdict `{n}`, expected one of: {}",
+                    Outcome::names()
+                )
+            }),
+        }
     }
 
     /// Each `expect`/`want` entry names a variant and known verdicts; only `expect` may list
@@ -429,31 +453,8 @@ impl Scenario {
                 }
                 continue; // a runtime's table (`validate_runtime_verdicts`)
             }
-            if !variants.contains(variant) {
-                return Err(at.error(
-                    value.span(),
-                    format!(
-                        "`{table}.{variant}` names no variant, expected one of: {}",
-                        variants.join(", ")
-                    ),
-                ));
-            }
-            let names = value.get_ref().names();
-            let message = match names.as_slice() {
-                [] => Some(format!(
-                    "`{table}.{variant}` lists no verdict, expected one or more of: {}",
-                    Outcome::names()
-                )),
-                [_, _, ..] if table == "want" => Some(format!(
-                    "`want.{variant}` lists several verdicts: `want` is the one verdict the CLI should give (a race belongs in `expect`)"
-                )),
-                _ => names.iter().find(|n| Outcome::parse(n).is_none()).map(|n| {
-                    format!(
-                        "unknown verdict `{n}`, expected one of: {}",
-                        Outcome::names()
-                    )
-                }),
-            };
+            let message =
+                self.verdicts_problem(table, variant, &value.get_ref().names(), table == "want");
             if let Some(message) = message {
                 return Err(at.error(value.span(), message));
             }

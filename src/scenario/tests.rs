@@ -1019,3 +1019,34 @@ fn an_agent_id_placeholder_names_a_spawned_agent() {
     assert_error(&with("{{@agent-id:main}}"), 31, 9, "`{{@agent-id:main}}`");
     assert_error(&with("{{@task-id:worker}}"), 31, 9, "`{{@task-id:worker}}`");
 }
+
+/// A runtime's `[expect.NAME]` entries are checked as `[expect]`'s are: a variant the
+/// scenario has, at least one verdict, known verdicts.
+#[test]
+fn a_runtimes_expectations_are_checked_like_expect() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bg-agent-probe.toml");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let entry = "[expect.claude-code]\nsession = \"woke\"";
+    assert!(
+        source.contains(entry),
+        "the library file still has its entry"
+    );
+    for (planted, message) in [
+        (
+            "bogus = \"woke\"",
+            "`expect.claude-code.bogus` names no variant, expected one of: session",
+        ),
+        (
+            "session = []",
+            "`expect.claude-code.session` lists no verdict, expected one or more of:",
+        ),
+        (
+            "session = \"wokeish\"",
+            "unknown verdict `wokeish`, expected one of:",
+        ),
+    ] {
+        let text = source.replace(entry, &format!("[expect.claude-code]\n{planted}"));
+        let e = Scenario::parse(&path, text).expect_err(planted).to_string();
+        assert!(e.contains(message), "{planted}: {e}");
+    }
+}
